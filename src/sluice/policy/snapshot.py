@@ -1,0 +1,433 @@
+"""Compile a policy set into an immutable :class:`PolicySnapshot` and evaluate
+batches against it.
+
+Compilation (once per policy change) turns every string condition into a
+pattern id inside its field's :class:`FieldScanner`. Evaluation of a record is
+then: read the values of the fields that any policy looks at, scan each value
+once, and only for the policies whose required pattern ids all hit, check the
+remaining conditions (negations, typed comparisons) and decide. A record that
+no pattern hits costs one scan per present field, whatever the policy count.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.policy.model import (
+    ID_FIELDS,
+    Keep,
+    KeepKind,
+    Matcher,
+    MatchOp,
+    Policy,
+    Selector,
+    Signal,
+    Source,
+)
+from sluice.policy.patterns import DatabaseCache, FieldScanner, PatternSpec
+from sluice.policy.ratelimit import RateLimiter
+from sluice.policy.sampling import sample_log, sample_trace, write_threshold
+from sluice.policy.stats import MISSES, PolicyRuntime
+from sluice.policy.transform import CompiledTransform
+from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value
+
+log = logging.getLogger(__name__)
+
+Check = Callable[[Sequence[int], RecordView, Ctx], bool]
+"""A condition decided per candidate record: gets the record's pattern hits."""
+
+
+def _compare(op: MatchOp, value: Value | None, literal: Any) -> bool:
+    if value is None or value is PRESENT:
+        return False
+    if op is MatchOp.EQUALS:
+        if isinstance(literal, bool) or isinstance(value, bool):
+            return isinstance(literal, bool) and isinstance(value, bool) and value == literal
+        if isinstance(literal, int | float):
+            return isinstance(value, int | float) and value == literal
+        return type(value) is type(literal) and value == literal
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    number, bound = float(value), float(literal)
+    if op is MatchOp.GT:
+        return number > bound
+    if op is MatchOp.GTE:
+        return number >= bound
+    if op is MatchOp.LT:
+        return number < bound
+    return number <= bound
+
+
+def _typed_check(matcher: Matcher) -> Check:
+    selector, op, literal, negate = matcher.selector, matcher.op, matcher.value, matcher.negate
+
+    def check(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
+        return _compare(op, view.get(ctx, selector), literal) != negate
+
+    return check
+
+
+def _absent_check(pattern_id: int) -> Check:
+    def check(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
+        return pattern_id not in hits
+
+    return check
+
+
+@dataclass(slots=True)
+class CompiledPolicy:
+    """A valid policy ready to evaluate. `required` is how many distinct pattern
+    ids must hit; `checks` are the conditions decided afterwards."""
+
+    index: int
+    policy: Policy
+    required: int
+    checks: tuple[Check, ...]
+    transforms: tuple[CompiledTransform, ...]
+    limiter: RateLimiter | None
+    counter: list[int]
+    score: int = 0
+    keep: Keep = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.keep = self.policy.keep
+        self.score = self.keep.restrictiveness
+
+    @property
+    def id(self) -> str:
+        return self.policy.id
+
+
+class _SignalTable:
+    """Everything compiled for one signal."""
+
+    def __init__(self, signal: Signal, cache: DatabaseCache | None):
+        self.signal = signal
+        self.cache = cache
+        self.policies: list[CompiledPolicy] = []
+        self.field_ids: dict[Selector, int] = {}
+        self.patterns: list[dict[PatternSpec, int]] = []
+        self.exists_ids: list[int | None] = []
+        self.required_by: dict[int, list[int]] = {}
+        self.always: tuple[int, ...] = ()
+        self.scanners: list[Callable[[Any], tuple[int, ...]]] = []
+        self.field_scanners: list[FieldScanner] = []
+        self._next_id = 0
+        self._readers: dict[type, tuple[FieldReader | None, ...]] = {}
+
+    def _field(self, selector: Selector) -> int:
+        fid = self.field_ids.get(selector)
+        if fid is None:
+            fid = self.field_ids[selector] = len(self.patterns)
+            self.patterns.append({})
+            self.exists_ids.append(None)
+        return fid
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id - 1
+
+    def pattern_id(self, matcher: Matcher) -> int:
+        fid = self._field(matcher.selector)
+        op = MatchOp.EXACT if matcher.op is MatchOp.EQUALS else matcher.op
+        assert isinstance(matcher.value, str)
+        spec = PatternSpec(op, matcher.value, matcher.case_insensitive)
+        known = self.patterns[fid].get(spec)
+        if known is None:
+            known = self.patterns[fid][spec] = self._new_id()
+        return known
+
+    def exists_id(self, selector: Selector) -> int:
+        fid = self._field(selector)
+        known = self.exists_ids[fid]
+        if known is None:
+            known = self.exists_ids[fid] = self._new_id()
+        return known
+
+    def add(self, policy: Policy, runtime: PolicyRuntime, transforms: tuple[CompiledTransform, ...]) -> None:
+        required: set[int] = set()
+        checks: list[Check] = []
+        for matcher in policy.matchers:
+            if matcher.op is MatchOp.EXISTS:
+                pattern = self.exists_id(matcher.selector)
+                if bool(matcher.value) != matcher.negate:
+                    required.add(pattern)
+                else:
+                    checks.append(_absent_check(pattern))
+            elif matcher.is_pattern:
+                pattern = self.pattern_id(matcher)
+                if matcher.negate:
+                    checks.append(_absent_check(pattern))
+                else:
+                    required.add(pattern)
+            else:
+                checks.append(_typed_check(matcher))
+        index = len(self.policies)
+        for pattern in required:
+            self.required_by.setdefault(pattern, []).append(index)
+        if not required:
+            self.always += (index,)
+        keep = policy.keep
+        limiter = runtime.limiter(policy.id, keep) if keep.kind is KeepKind.RATE else None
+        self.policies.append(
+            CompiledPolicy(index, policy, len(required), tuple(checks), transforms, limiter,
+                           runtime.stats.counter(policy.id))
+        )
+
+    def finish(self) -> None:
+        for fid, patterns in enumerate(self.patterns):
+            scanner = FieldScanner(
+                [(pid, spec) for spec, pid in patterns.items()], self.exists_ids[fid], self.cache
+            )
+            self.field_scanners.append(scanner)
+            self.scanners.append(scanner.hits)
+
+    def readers(self, view: RecordView) -> tuple[FieldReader | None, ...]:
+        """(resource, scope, record) readers for this view type, built once."""
+        found = self._readers.get(type(view))
+        if found is None:
+            by_level: list[list[tuple[int, Selector]]] = [[], [], []]
+            for selector, fid in self.field_ids.items():
+                by_level[selector.level].append((fid, selector))
+            found = tuple(view.reader(fields) if fields else None for fields in by_level)
+            self._readers[type(view)] = found
+        return found
+
+
+@dataclass(slots=True)
+class BatchOutcome:
+    """What evaluating one batch did. `modified` is False when the batch came
+    out exactly as it went in (callers may then forward the original bytes)."""
+
+    records: int = 0
+    no_match: int = 0
+    kept: int = 0
+    dropped: int = 0
+    sampled: int = 0
+    transformed: int = 0
+    modified: bool = False
+
+    @property
+    def remaining(self) -> int:
+        return self.records - self.dropped
+
+    def add(self, other: BatchOutcome) -> None:
+        for name in ("records", "no_match", "kept", "dropped", "sampled", "transformed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.modified = self.modified or other.modified
+
+
+def _scan(reader: FieldReader | None, container: Any,
+          scanners: list[Callable[[Any], tuple[int, ...]]]) -> tuple[int, ...]:
+    if reader is None:
+        return ()
+    hits: tuple[int, ...] = ()
+    for fid, value in reader(container):
+        found = scanners[fid](value)
+        if found:
+            hits += found
+    return hits
+
+
+class PolicySnapshot:
+    """An immutable, compiled policy set. Evaluation only reads it, so any
+    number of threads may evaluate while a provider compiles the next one."""
+
+    def __init__(self, policies: Sequence[Policy], tables: dict[Signal, _SignalTable],
+                 runtime: PolicyRuntime):
+        self.policies = tuple(policies)
+        self._tables = tables
+        self.runtime = runtime
+
+    @classmethod
+    def compile(
+        cls,
+        policies: Iterable[Policy],
+        runtime: PolicyRuntime | None = None,
+        cache: DatabaseCache | None = None,
+    ) -> PolicySnapshot:
+        """Compile the enabled policies; invalid ones stay inert (their errors
+        are kept for reporting on :attr:`errors`)."""
+        runtime = runtime or PolicyRuntime()
+        active = sorted(
+            (p for p in policies if p.enabled and p.signal is not None), key=lambda p: p.id.encode()
+        )
+        tables = {signal: _SignalTable(signal, cache) for signal in Signal}
+        for policy in active:
+            if not policy.valid:
+                continue
+            assert policy.signal is not None
+            try:
+                transforms = tuple(CompiledTransform.compile(t) for t in policy.transforms)
+            except ValueError as problem:  # validated at parse time; belt and braces
+                log.error("policy %r: %s", policy.id, problem)
+                continue
+            tables[policy.signal].add(policy, runtime, transforms)
+        for table in tables.values():
+            table.finish()
+        runtime.retain({p.id for p in active})
+        return cls(active, tables, runtime)
+
+    @property
+    def errors(self) -> dict[str, tuple[str, ...]]:
+        """Compile errors of enabled policies, by policy id."""
+        return {p.id: p.errors for p in self.policies if p.errors}
+
+    def count(self, signal: Signal) -> int:
+        """How many policies of `signal` are active (valid and enabled)."""
+        return len(self._tables[signal].policies)
+
+    def fallback_patterns(self) -> int:
+        """Patterns matched with RE2 one by one (Hyperscan cannot take them)."""
+        return sum(s.fallback_count for t in self._tables.values() for s in t.field_scanners)
+
+    def evaluate(self, signal: Signal, view: RecordView, batch: Any) -> BatchOutcome:
+        """Apply the policies to a decoded batch in place: drop, sample, transform,
+        then prune empty containers. Counters go to :attr:`runtime`."""
+        table = self._tables[signal]
+        outcome = BatchOutcome()
+        if not table.policies:
+            for resource in view.resources(batch):
+                for scope in view.scopes(resource):
+                    outcome.records += len(view.records(scope))
+            outcome.no_match = outcome.records
+            outcome.modified = view.prune(batch)
+            return outcome
+        resource_reader, scope_reader, record_reader = table.readers(view)
+        scanners = table.scanners
+        always = table.always
+        for resource in view.resources(batch):
+            resource_hits = _scan(resource_reader, resource, scanners)
+            for scope in view.scopes(resource):
+                container_hits = resource_hits + _scan(scope_reader, scope, scanners)
+                records = view.records(scope)
+                dropped: list[int] = []
+                for position, record in enumerate(records):
+                    hits = container_hits
+                    if record_reader is not None:
+                        for fid, value in record_reader(record):
+                            found = scanners[fid](value)
+                            if found:
+                                hits += found
+                    if not hits and not always:
+                        continue
+                    status = self._decide(table, hits, view, Ctx(resource, scope, record), outcome)
+                    if status == 0:
+                        dropped.append(position)
+                    elif status == 2:  # a shared resource/scope value changed: rescan it
+                        resource_hits = _scan(resource_reader, resource, scanners)
+                        container_hits = resource_hits + _scan(scope_reader, scope, scanners)
+                outcome.records += len(records)
+                if dropped:
+                    view.remove_records(scope, dropped)
+        outcome.no_match = outcome.records - outcome.kept - outcome.dropped - outcome.sampled \
+            - outcome.transformed
+        if view.prune(batch):
+            outcome.modified = True
+        return outcome
+
+    def _decide(self, table: _SignalTable, hits: tuple[int, ...], view: RecordView, ctx: Ctx,
+                outcome: BatchOutcome) -> int | None:
+        """Decide one record whose fields hit something. Returns None when no
+        policy matched, 0 when dropped, 1 when kept, 2 when kept and a shared
+        resource/scope value was rewritten."""
+        policies = table.policies
+        counts: dict[int, int] = {}
+        required_by = table.required_by
+        for pattern in set(hits) if len(hits) > 1 else hits:
+            for index in required_by.get(pattern, ()):
+                counts[index] = counts.get(index, 0) + 1
+        candidates = [i for i, n in counts.items() if n == policies[i].required]
+        candidates.extend(table.always)
+        matched = [
+            policies[i] for i in sorted(candidates)
+            if all(check(hits, view, ctx) for check in policies[i].checks)
+        ]
+        if not matched:
+            return None
+        winner = matched[0]
+        for policy in matched[1:]:
+            if policy.score > winner.score:
+                winner = policy
+        keep = winner.keep
+        kind = keep.kind
+        write: int | None = None
+        if kind is KeepKind.ALL:
+            kept = True
+            if table.signal is Signal.TRACE:
+                write = 0
+        elif kind is KeepKind.NONE:
+            kept = False
+        elif kind is KeepKind.RATE:
+            assert winner.limiter is not None
+            kept = winner.limiter.allow()
+        elif kind is KeepKind.PERCENT:
+            kept = self._sample_log(winner, view, ctx)
+        else:
+            kept, write = sample_trace(keep, view.trace_state(ctx.record), view.trace_id(ctx.record))
+        if kept:
+            for policy in matched:
+                policy.counter[0] += 1
+        else:
+            winner.counter[0] += 1
+            for policy in matched:
+                if policy is not winner:
+                    policy.counter[MISSES] += 1
+            outcome.dropped += 1
+            outcome.modified = True
+            return 0
+        status = 1
+        changed = False
+        if write is not None:
+            state = view.trace_state(ctx.record)
+            view.set_trace_state(ctx.record, write_threshold(state, write, keep.precision))
+            changed = True
+        if table.signal is Signal.LOG:
+            for policy in matched:
+                for step in policy.transforms:
+                    hit = step.apply(view, ctx)
+                    slot = step.counter_slot + (0 if hit else 1)
+                    policy.counter[slot] += 1
+                    changed = True
+                    if hit and step.touches_container:
+                        status = 2
+        if changed:
+            outcome.modified = True
+        if kind in (KeepKind.PERCENT, KeepKind.RATE, KeepKind.TRACE_SAMPLE):
+            outcome.sampled += 1
+        elif changed and table.signal is Signal.LOG:
+            outcome.transformed += 1
+        else:
+            outcome.kept += 1
+        return status
+
+    @staticmethod
+    def _sample_log(winner: CompiledPolicy, view: RecordView, ctx: Ctx) -> bool:
+        keep, key = winner.keep, winner.policy.sample_key
+        if key is None:
+            return sample_log(keep.percent, None, False)
+        value = view.get(ctx, key)
+        is_trace_id = key.source is Source.FIELD and key.name == "trace_id"
+        return sample_log(keep.percent, _key_bytes(value, key), is_trace_id)
+
+
+def _key_bytes(value: Value | None, key: Selector) -> bytes:
+    """A sample key's bytes: ids raw, strings UTF-8, ints/doubles 8-byte
+    big-endian, bools one byte; absent or untyped gives b'' (keep)."""
+    if value is None or value is PRESENT:
+        return b""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return bytes.fromhex(value) if key.name in ID_FIELDS and key.source is Source.FIELD \
+            else value.encode("utf-8", "replace")
+    if isinstance(value, bool):
+        return b"\x01" if value else b"\x00"
+    if isinstance(value, int):
+        return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "big")
+    return struct.pack(">d", value)
+

@@ -1,0 +1,118 @@
+"""The seam between the engine and a wire form of telemetry.
+
+The engine never knows whether a record is an OTLP protobuf message, an OTLP
+JSON object or a Datadog log; it talks to a :class:`RecordView`, which knows
+how to walk one decoded batch and how to read and write the values that
+selectors name. Views live in :mod:`sluice.telemetry`.
+
+A batch is walked as containers: resources hold scopes, scopes hold records
+(log records, metrics, spans). ``Ctx`` bundles one record with its containers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
+
+from sluice.policy.model import Selector, TypedValue
+
+
+class _Present:
+    """A value that exists but has no typed scalar view (array, kvlist, empty AnyValue)."""
+
+    _instance: _Present | None = None
+
+    def __new__(cls) -> _Present:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "PRESENT"
+
+
+PRESENT: Final = _Present()
+"""Marks a value that exists but is not a string, number, bool or bytes."""
+
+Value = TypedValue | _Present
+"""What a view returns for a selector: a typed scalar, or PRESENT."""
+
+
+class Ctx(NamedTuple):
+    """A record with the containers it lives in."""
+
+    resource: Any
+    scope: Any
+    record: Any
+
+
+FieldReader = Callable[[Any], list[tuple[int, str | _Present]]]
+"""Reads the scan values of one record or container: ``(field id, value)`` pairs
+for every selector of a plan whose value is present (E true). String values are
+non-empty; anything else present is PRESENT. Multi-valued fields (span event
+names) give one pair per value."""
+
+
+class RecordView(ABC):
+    """How the engine walks and edits one decoded batch of one signal."""
+
+    @abstractmethod
+    def resources(self, batch: Any) -> Sequence[Any]:
+        """The resource containers of a batch, in document order."""
+
+    @abstractmethod
+    def scopes(self, resource: Any) -> Sequence[Any]:
+        """The scope containers of a resource, in document order."""
+
+    @abstractmethod
+    def records(self, scope: Any) -> Sequence[Any]:
+        """The records of a scope, in document order."""
+
+    @abstractmethod
+    def remove_records(self, scope: Any, indexes: list[int]) -> None:
+        """Remove the records at `indexes` (ascending) from a scope."""
+
+    @abstractmethod
+    def prune(self, batch: Any) -> bool:
+        """Remove scopes with no records, then resources with no scopes.
+        Returns True when something was removed."""
+
+    @abstractmethod
+    def reader(self, fields: Sequence[tuple[int, Selector]]) -> FieldReader:
+        """A function reading the given selectors' scan values off one record,
+        scope or resource container (all selectors given share one level)."""
+
+    @abstractmethod
+    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        """The typed value of a selector, None when absent. Ids are raw bytes;
+        empty well-known scalar fields are absent, empty string attributes are ""."""
+
+    # -- edits (logs) -------------------------------------------------------
+
+    def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
+        """Write a string value: overwrite in place if present, else create
+        (attributes are appended; missing intermediate kvlists are created)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot write {selector.describe()}")
+
+    def remove(self, ctx: Ctx, selector: Selector) -> bool:
+        """Delete the value (fields become empty); True if something was there."""
+        raise NotImplementedError(f"{type(self).__name__} cannot remove {selector.describe()}")
+
+    def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
+        """Move an attribute to key `to` in the same list, keeping its type.
+        Returns True when the source existed (even if an existing target blocked it)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot rename {source.describe()}")
+
+    # -- traces -------------------------------------------------------------
+
+    def trace_state(self, record: Any) -> str:
+        """The span's W3C tracestate ('' when unset)."""
+        raise NotImplementedError
+
+    def set_trace_state(self, record: Any, value: str) -> None:
+        raise NotImplementedError
+
+    def trace_id(self, record: Any) -> bytes:
+        """The raw trace id; b'' when empty or all zero."""
+        raise NotImplementedError

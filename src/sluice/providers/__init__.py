@@ -1,0 +1,1 @@
+"""Where policies come from: files, and (later) HTTP and gRPC sync."""

@@ -1,0 +1,631 @@
+"""Record views over OTLP JSON export requests (decoded with :func:`json.loads`).
+
+The documents are edited in place and written back with the same OTLP
+camelCase keys, so a record no policy touched comes out exactly as it came in.
+Ids are lowercase hex strings; enums may be names or numbers; 64-bit integers
+may be strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sluice.policy.model import (
+    EVENT_NAME,
+    ID_FIELDS,
+    LINK_TRACE_ID,
+    METRIC_TYPE,
+    SPAN_KIND,
+    SPAN_STATUS,
+    TEMPORALITY,
+    Level,
+    Selector,
+    Signal,
+    Source,
+)
+from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value, _Present
+
+JsonObj = dict[str, Any]
+ScanValue = str | _Present
+
+# -- AnyValue and attribute lists -------------------------------------------------
+
+
+def typed_any(av: Any) -> Value:
+    """The typed view of an OTLP JSON AnyValue (an attribute's value)."""
+    if not isinstance(av, dict):
+        return PRESENT
+    if "stringValue" in av:
+        s = av["stringValue"]
+        return s if isinstance(s, str) else PRESENT
+    if "boolValue" in av:
+        return bool(av["boolValue"])
+    if "intValue" in av:
+        try:
+            return int(av["intValue"])
+        except (TypeError, ValueError):
+            return PRESENT
+    if "doubleValue" in av:
+        raw = av["doubleValue"]
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            return PRESENT
+    if "bytesValue" in av:
+        try:
+            return base64.b64decode(av["bytesValue"])
+        except (TypeError, ValueError, binascii.Error):
+            return PRESENT
+    return PRESENT
+
+
+def scan_any(av: Any) -> ScanValue:
+    """The scan view of an attribute value: its string if non-empty, else PRESENT."""
+    if isinstance(av, dict):
+        s = av.get("stringValue")
+        if s and isinstance(s, str):
+            return s
+    return PRESENT
+
+
+def find_kv(kvs: Any, path: Sequence[str]) -> JsonObj | None:
+    """The KeyValue at `path` (first entry per segment; inner segments walk kvlists)."""
+    for depth, key in enumerate(path):
+        if not isinstance(kvs, list):
+            return None
+        found = None
+        for kv in kvs:
+            if isinstance(kv, dict) and kv.get("key") == key:
+                found = kv
+                break
+        if found is None:
+            return None
+        if depth == len(path) - 1:
+            return found
+        value = found.get("value")
+        kvs = value.get("kvlistValue", {}).get("values") if isinstance(value, dict) else None
+    return None
+
+
+def _parent_list(holder: JsonObj, path: Sequence[str], create: bool) -> list[Any] | None:
+    """The attribute list that holds the last segment of `path`; with `create`,
+    missing intermediate kvlists are made (and a missing top list)."""
+    kvs = holder.get("attributes")
+    if not isinstance(kvs, list):
+        if not create:
+            return None
+        kvs = holder["attributes"] = []
+    for key in path[:-1]:
+        kv = find_kv(kvs, (key,))
+        if kv is None:
+            if not create:
+                return None
+            kv = {"key": key, "value": {"kvlistValue": {"values": []}}}
+            kvs.append(kv)
+        value = kv.get("value")
+        inner = value.get("kvlistValue") if isinstance(value, dict) else None
+        if not isinstance(inner, dict):
+            if not create:
+                return None
+            inner = {"values": []}
+            kv["value"] = {"kvlistValue": inner}
+        if not isinstance(inner.get("values"), list):
+            inner["values"] = []
+        kvs = inner["values"]
+    return kvs
+
+
+def set_attribute(holder: JsonObj, path: Sequence[str], value: JsonObj) -> None:
+    kvs = _parent_list(holder, path, create=True)
+    assert kvs is not None
+    kv = find_kv(kvs, path[-1:])
+    if kv is None:
+        kvs.append({"key": path[-1], "value": value})
+    else:
+        kv["value"] = value
+
+
+def remove_attribute(holder: JsonObj, path: Sequence[str]) -> bool:
+    kvs = _parent_list(holder, path, create=False)
+    if not kvs:
+        return False
+    key = path[-1]
+    kept = [kv for kv in kvs if not (isinstance(kv, dict) and kv.get("key") == key)]
+    if len(kept) == len(kvs):
+        return False
+    kvs[:] = kept
+    return True
+
+
+def rename_attribute(holder: JsonObj, path: Sequence[str], to: str, upsert: bool) -> bool:
+    kvs = _parent_list(holder, path, create=False)
+    source = find_kv(kvs, path[-1:]) if kvs else None
+    if source is None or kvs is None:
+        return False
+    if to == path[-1]:
+        return True
+    target = find_kv(kvs, (to,))
+    if target is not None and not upsert:
+        return True
+    value = source.get("value", {})
+    if target is not None:
+        target["value"] = value
+    kvs[:] = [kv for kv in kvs if not (isinstance(kv, dict) and kv.get("key") == path[-1])]
+    if target is None:
+        kvs.append({"key": to, "value": value})
+    return True
+
+
+def _hex_id(raw: Any) -> str | None:
+    if not raw or not isinstance(raw, str) or raw.strip("0") == "":
+        return None
+    return raw.lower()
+
+
+def _id_bytes(raw: Any) -> bytes | None:
+    if not raw or not isinstance(raw, str):
+        return None
+    try:
+        value = bytes.fromhex(raw)
+    except ValueError:
+        return None
+    return value if value.strip(b"\x00") else None
+
+
+def _nonempty(raw: Any) -> str | None:
+    return raw if raw and isinstance(raw, str) else None
+
+
+def _enum_name(raw: Any, prefix: str, names: Sequence[str]) -> str | None:
+    """Short lowercase name of an OTLP enum given as name or number (None for 0/unknown)."""
+    if isinstance(raw, str):
+        if raw.isdigit():
+            raw = int(raw)
+        elif raw.startswith(prefix):
+            name = raw[len(prefix):].lower()
+            return name if name in names else None
+        else:
+            return None
+    if isinstance(raw, int) and 0 < raw < len(names) + 1:
+        return names[raw - 1]
+    return None
+
+
+# -- the shared walking/reading machinery -------------------------------------------
+
+
+Getter = Callable[[Any], Any]
+
+
+class _JsonView(RecordView):
+    """What the three OTLP JSON signals share: containers, attributes, reading."""
+
+    RESOURCES: str
+    SCOPES: str
+    RECORDS: str
+
+    def resources(self, batch: Any) -> Sequence[Any]:
+        items = batch.get(self.RESOURCES) if isinstance(batch, dict) else None
+        return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else ()
+
+    def scopes(self, resource: Any) -> Sequence[Any]:
+        items = resource.get(self.SCOPES)
+        return [s for s in items if isinstance(s, dict)] if isinstance(items, list) else ()
+
+    def records(self, scope: Any) -> Sequence[Any]:
+        items = scope.get(self.RECORDS)
+        return items if isinstance(items, list) else ()
+
+    def remove_records(self, scope: Any, indexes: list[int]) -> None:
+        gone = set(indexes)
+        scope[self.RECORDS] = [r for i, r in enumerate(scope[self.RECORDS]) if i not in gone]
+
+    def prune(self, batch: Any) -> bool:
+        resources = batch.get(self.RESOURCES) if isinstance(batch, dict) else None
+        if not isinstance(resources, list):
+            return False
+        changed = False
+        for resource in resources:
+            scopes = resource.get(self.SCOPES) if isinstance(resource, dict) else None
+            if isinstance(scopes, list):
+                kept = [s for s in scopes if isinstance(s, dict) and s.get(self.RECORDS)]
+                if len(kept) != len(scopes):
+                    resource[self.SCOPES] = kept
+                    changed = True
+        kept_resources = [r for r in resources if isinstance(r, dict) and r.get(self.SCOPES)]
+        if len(kept_resources) != len(resources):
+            batch[self.RESOURCES] = kept_resources
+            changed = True
+        return changed
+
+    # Attribute holders: the object whose "attributes" list a source reads.
+    def record_attribute_holder(self, record: Any) -> Any:
+        return record
+
+    def _holder(self, ctx: Ctx, source: Source) -> Any:
+        if source is Source.RESOURCE_ATTRIBUTE:
+            return ctx.resource.get("resource")
+        if source is Source.SCOPE_ATTRIBUTE:
+            return ctx.scope.get("scope")
+        return self.record_attribute_holder(ctx.record)
+
+    # Per-signal field tables: scan getter and typed getter, by field name.
+    def scan_field(self, name: str) -> Getter:
+        raise NotImplementedError(name)
+
+    def multi_field(self, name: str) -> Callable[[Any], list[str]] | None:
+        return None
+
+    def typed_field(self, ctx: Ctx, name: str) -> Value | None:
+        raise NotImplementedError(name)
+
+    def reader(self, fields: Sequence[tuple[int, Selector]]) -> FieldReader:
+        getters: list[tuple[int, Getter]] = []
+        multi: list[tuple[int, Callable[[Any], list[str]]]] = []
+        index: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        source = None
+        for fid, sel in fields:
+            if sel.source is Source.FIELD:
+                many = self.multi_field(sel.name)
+                if many is not None:
+                    multi.append((fid, many))
+                else:
+                    getters.append((fid, self.container_getter(sel)))
+            elif sel.source is Source.EVENT_ATTRIBUTE:
+                multi.append((fid, _event_attribute_values(sel.path)))
+            else:
+                source = sel.source
+                index.setdefault(sel.path[0], []).append((fid, sel.path[1:]))
+        attrs_of = self._attrs_getter(source) if source is not None else None
+
+        def read(container: Any) -> list[tuple[int, ScanValue]]:
+            out: list[tuple[int, ScanValue]] = []
+            for fid, get in getters:
+                v = get(container)
+                if v is not None:
+                    out.append((fid, v))
+            for fid, many in multi:
+                out.extend((fid, v) for v in many(container))
+            if attrs_of is not None:
+                kvs = attrs_of(container)
+                if kvs:
+                    seen: set[str] = set()
+                    for kv in kvs:
+                        key = kv.get("key") if isinstance(kv, dict) else None
+                        entries = index.get(key) if isinstance(key, str) else None
+                        if entries is None or key in seen:
+                            continue
+                        seen.add(key)  # type: ignore[arg-type]
+                        for fid, rest in entries:
+                            if rest:
+                                value = kv.get("value")
+                                inner = (value.get("kvlistValue", {}).get("values")
+                                         if isinstance(value, dict) else None)
+                                found = find_kv(inner, rest)
+                                if found is not None:
+                                    out.append((fid, scan_any(found.get("value"))))
+                            else:
+                                out.append((fid, scan_any(kv.get("value"))))
+            return out
+
+        return read
+
+    def _attrs_getter(self, source: Source) -> Callable[[Any], Any]:
+        if source is Source.RESOURCE_ATTRIBUTE:
+            return lambda res: (res.get("resource") or {}).get("attributes")
+        if source is Source.SCOPE_ATTRIBUTE:
+            return lambda scope: (scope.get("scope") or {}).get("attributes")
+        holder = self.record_attribute_holder
+        return lambda rec: (holder(rec) or {}).get("attributes")
+
+    def container_getter(self, sel: Selector) -> Getter:
+        if sel.level is Level.RESOURCE or sel.name == "scope_schema_url":
+            return lambda c: _nonempty(c.get("schemaUrl"))
+        if sel.name in ("scope_name", "scope_version"):
+            key = sel.name[len("scope_"):]
+            return lambda c: _nonempty((c.get("scope") or {}).get(key))
+        return self.scan_field(sel.name)
+
+    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        if selector.source is Source.FIELD:
+            name = selector.name
+            if name == "resource_schema_url":
+                return _nonempty(ctx.resource.get("schemaUrl"))
+            if name == "scope_schema_url":
+                return _nonempty(ctx.scope.get("schemaUrl"))
+            if name in ("scope_name", "scope_version"):
+                return _nonempty((ctx.scope.get("scope") or {}).get(name[len("scope_"):]))
+            return self.typed_field(ctx, name)
+        if selector.source is Source.EVENT_ATTRIBUTE:
+            values = _event_attribute_values(selector.path)(ctx.record)
+            return values[0] if values else None
+        holder = self._holder(ctx, selector.source)
+        kv = find_kv(holder.get("attributes") if isinstance(holder, dict) else None, selector.path)
+        return None if kv is None else typed_any(kv.get("value"))
+
+
+def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[str]]:
+    def values(span: Any) -> list[str]:
+        out: list[str] = []
+        for event in span.get("events") or ():
+            kv = find_kv(event.get("attributes") if isinstance(event, dict) else None, path)
+            if kv is not None:
+                v = scan_any(kv.get("value"))
+                out.append(v)  # type: ignore[arg-type]
+        return out
+
+    return values
+
+
+# -- logs -------------------------------------------------------------------------
+
+
+def _body_scan(rec: Any) -> ScanValue | None:
+    body = rec.get("body")
+    if not body or not isinstance(body, dict):
+        return None
+    s = body.get("stringValue")
+    if s is not None:
+        return s if s and isinstance(s, str) else None
+    return PRESENT
+
+
+_LOG_SCALARS = {"severity_text": "severityText", "event_name": "eventName"}
+_LOG_IDS = {"trace_id": "traceId", "span_id": "spanId"}
+
+
+class JsonLogView(_JsonView):
+    """OTLP JSON logs: resourceLogs / scopeLogs / logRecords."""
+
+    RESOURCES, SCOPES, RECORDS = "resourceLogs", "scopeLogs", "logRecords"
+
+    def scan_field(self, name: str) -> Getter:
+        if name == "body":
+            return _body_scan
+        if name in _LOG_SCALARS:
+            key = _LOG_SCALARS[name]
+            return lambda rec: _nonempty(rec.get(key))
+        key = _LOG_IDS[name]
+        return lambda rec: _hex_id(rec.get(key))
+
+    def typed_field(self, ctx: Ctx, name: str) -> Value | None:
+        rec = ctx.record
+        if name == "body":
+            body = rec.get("body")
+            if not body or not isinstance(body, dict):
+                return None
+            value = typed_any(body)
+            return None if value == "" else value
+        if name in _LOG_SCALARS:
+            return _nonempty(rec.get(_LOG_SCALARS[name]))
+        return _id_bytes(rec.get(_LOG_IDS[name]))
+
+    def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
+        if selector.source is Source.FIELD:
+            name = selector.name
+            if name == "body":
+                ctx.record["body"] = {"stringValue": value}
+            elif name in _LOG_SCALARS:
+                ctx.record[_LOG_SCALARS[name]] = value
+            elif name in _LOG_IDS:
+                ctx.record[_LOG_IDS[name]] = _valid_hex(value, 16 if name == "trace_id" else 8)
+            elif name == "resource_schema_url":
+                ctx.resource["schemaUrl"] = value
+            elif name == "scope_schema_url":
+                ctx.scope["schemaUrl"] = value
+            return
+        holder = self._writable_holder(ctx, selector.source)
+        set_attribute(holder, selector.path, {"stringValue": value})
+
+    def _writable_holder(self, ctx: Ctx, source: Source) -> JsonObj:
+        if source is Source.RESOURCE_ATTRIBUTE:
+            key, container = "resource", ctx.resource
+        elif source is Source.SCOPE_ATTRIBUTE:
+            key, container = "scope", ctx.scope
+        else:
+            return ctx.record  # type: ignore[no-any-return]
+        if not isinstance(container.get(key), dict):
+            container[key] = {}
+        return container[key]  # type: ignore[no-any-return]
+
+    def remove(self, ctx: Ctx, selector: Selector) -> bool:
+        if selector.source is Source.FIELD:
+            existed = self.get(ctx, selector) is not None
+            name = selector.name
+            if name == "body":
+                ctx.record.pop("body", None)
+            elif name in _LOG_SCALARS:
+                ctx.record[_LOG_SCALARS[name]] = ""
+            elif name in _LOG_IDS:
+                ctx.record[_LOG_IDS[name]] = ""
+            elif name == "resource_schema_url":
+                ctx.resource["schemaUrl"] = ""
+            elif name == "scope_schema_url":
+                ctx.scope["schemaUrl"] = ""
+            return existed
+        holder = self._holder(ctx, selector.source)
+        return isinstance(holder, dict) and remove_attribute(holder, selector.path)
+
+    def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
+        if source.source is Source.FIELD:
+            return False
+        holder = self._holder(ctx, source.source)
+        return isinstance(holder, dict) and rename_attribute(holder, source.path, to, upsert)
+
+
+def _valid_hex(value: str, size: int) -> str:
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        return ""
+    return raw.hex() if len(raw) == size else ""
+
+
+# -- metrics ----------------------------------------------------------------------
+
+_METRIC_DATA = (
+    ("gauge", "gauge"),
+    ("sum", "sum"),
+    ("histogram", "histogram"),
+    ("exponentialHistogram", "exponential_histogram"),
+    ("summary", "summary"),
+)
+_TEMPORALITIES = ("delta", "cumulative")
+
+
+def metric_data(metric: Any) -> tuple[str, Any] | tuple[None, None]:
+    for key, name in _METRIC_DATA:
+        data = metric.get(key)
+        if isinstance(data, dict):
+            return name, data
+    return None, None
+
+
+def _metric_type(metric: Any) -> str | None:
+    return metric_data(metric)[0]
+
+
+def _temporality(metric: Any) -> str | None:
+    name, data = metric_data(metric)
+    if name not in ("sum", "histogram", "exponential_histogram"):
+        return None
+    return _enum_name(data.get("aggregationTemporality"), "AGGREGATION_TEMPORALITY_",
+                      _TEMPORALITIES)
+
+
+def _first_datapoint(metric: Any) -> Any:
+    _, data = metric_data(metric)
+    points = data.get("dataPoints") if data is not None else None
+    return points[0] if isinstance(points, list) and points and isinstance(points[0], dict) else None
+
+
+class JsonMetricView(_JsonView):
+    """OTLP JSON metrics: one record per metric; datapoint attributes come from
+    the metric's first data point."""
+
+    RESOURCES, SCOPES, RECORDS = "resourceMetrics", "scopeMetrics", "metrics"
+
+    def record_attribute_holder(self, record: Any) -> Any:
+        return _first_datapoint(record)
+
+    def scan_field(self, name: str) -> Getter:
+        if name == METRIC_TYPE:
+            return _metric_type
+        if name == TEMPORALITY:
+            return _temporality
+        return lambda metric: _nonempty(metric.get(name))
+
+    def typed_field(self, ctx: Ctx, name: str) -> Value | None:
+        value: Value | None = self.scan_field(name)(ctx.record)
+        return value
+
+
+# -- traces -----------------------------------------------------------------------
+
+_SPAN_KINDS = ("internal", "server", "client", "producer", "consumer")
+_STATUS = ("ok", "error")
+_SPAN_IDS = {"trace_id": "traceId", "span_id": "spanId", "parent_span_id": "parentSpanId"}
+
+
+def _span_kind(span: Any) -> str | None:
+    return _enum_name(span.get("kind"), "SPAN_KIND_", _SPAN_KINDS)
+
+
+def _span_status(span: Any) -> str:
+    status = span.get("status")
+    code = status.get("code") if isinstance(status, dict) else None
+    return _enum_name(code, "STATUS_CODE_", _STATUS) or "unset"
+
+
+def _event_names(span: Any) -> list[str]:
+    events = span.get("events")
+    if not isinstance(events, list):
+        return []
+    return [e["name"] for e in events if isinstance(e, dict) and _nonempty(e.get("name"))]
+
+
+def _link_trace_ids(span: Any) -> list[str]:
+    links = span.get("links")
+    if not isinstance(links, list):
+        return []
+    out = []
+    for link in links:
+        hexid = _hex_id(link.get("traceId")) if isinstance(link, dict) else None
+        if hexid:
+            out.append(hexid)
+    return out
+
+
+class JsonTraceView(_JsonView):
+    """OTLP JSON traces: resourceSpans / scopeSpans / spans."""
+
+    RESOURCES, SCOPES, RECORDS = "resourceSpans", "scopeSpans", "spans"
+
+    def scan_field(self, name: str) -> Getter:
+        if name == SPAN_KIND:
+            return _span_kind
+        if name == SPAN_STATUS:
+            return _span_status
+        if name in _SPAN_IDS:
+            key = _SPAN_IDS[name]
+            return lambda span: _hex_id(span.get(key))
+        key = "traceState" if name == "trace_state" else name
+        return lambda span: _nonempty(span.get(key))
+
+    def multi_field(self, name: str) -> Callable[[Any], list[str]] | None:
+        if name == EVENT_NAME:
+            return _event_names
+        if name == LINK_TRACE_ID:
+            return _link_trace_ids
+        return None
+
+    def typed_field(self, ctx: Ctx, name: str) -> Value | None:
+        if name in ID_FIELDS:
+            return _id_bytes(ctx.record.get(_SPAN_IDS[name]))
+        many = self.multi_field(name)
+        if many is not None:
+            values = many(ctx.record)
+            return values[0] if values else None
+        value: Value | None = self.scan_field(name)(ctx.record)
+        return value
+
+    def trace_state(self, record: Any) -> str:
+        value = record.get("traceState")
+        return value if isinstance(value, str) else ""
+
+    def set_trace_state(self, record: Any, value: str) -> None:
+        record["traceState"] = value
+
+    def trace_id(self, record: Any) -> bytes:
+        return _id_bytes(record.get("traceId")) or b""
+
+
+
+
+# -- signal dispatch ----------------------------------------------------------------
+
+_VIEWS: dict[Signal, RecordView] = {
+    Signal.LOG: JsonLogView(),
+    Signal.METRIC: JsonMetricView(),
+    Signal.TRACE: JsonTraceView(),
+}
+_TOP_KEYS = (("resourceLogs", Signal.LOG), ("resourceMetrics", Signal.METRIC),
+             ("resourceSpans", Signal.TRACE))
+
+
+def json_view(signal: Signal) -> RecordView:
+    """The OTLP JSON view of a signal (views hold no state; one each is shared)."""
+    return _VIEWS[signal]
+
+
+def detect_signal(doc: Any) -> Signal | None:
+    """The signal of an export request, from its first top-level key."""
+    if isinstance(doc, dict):
+        for key in doc:
+            for top, signal in _TOP_KEYS:
+                if key == top:
+                    return signal
+    return None
