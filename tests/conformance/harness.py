@@ -77,14 +77,31 @@ def run_case(case: Path, workdir: Path) -> tuple[list[tuple[Any, Any]], Any, Any
     for i, batch in enumerate(batches(case)):
         out, st = workdir / f"out_{i}.json", workdir / f"stats_{i}.json"
         proc = subprocess.run(
-            [*sluice_command(), "eval", "--policies", str(case / "policies.json"),
-             "--input", str(batch.input), "--output", str(out), "--stats", str(st),
-             "--signal", batch.signal],
-            capture_output=True, text=True, timeout=60,
+            [
+                *sluice_command(),
+                "eval",
+                "--policies",
+                str(case / "policies.json"),
+                "--input",
+                str(batch.input),
+                "--output",
+                str(out),
+                "--stats",
+                str(st),
+                "--signal",
+                batch.signal,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert proc.returncode == 0, f"{case.name}: exit {proc.returncode}: {proc.stderr}"
-        pairs.append((normalize(json.loads(out.read_text())),
-                      normalize(json.loads(batch.expected.read_text()))))
+        pairs.append(
+            (
+                normalize(json.loads(out.read_text())),
+                normalize(json.loads(batch.expected.read_text())),
+            )
+        )
         stats.append(json.loads(st.read_text()))
     actual_stats = stats[0] if len(stats) == 1 else merge_stats(stats)
     expected_stats = json.loads((case / "expected_stats.json").read_text())

@@ -16,6 +16,7 @@ import math
 import re
 import struct
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from sluice.policy import regex_dialect
@@ -151,8 +152,12 @@ SPAN_KIND_ENUM = _Enum(
 SPAN_STATUS_ENUM = _Enum(
     "SPAN_STATUS_CODE_",
     {"unset": 0, "ok": 1, "error": 2},
-    {"SPAN_STATUS_CODE_UNSPECIFIED": "unset", "STATUS_CODE_UNSET": "unset",
-     "STATUS_CODE_OK": "ok", "STATUS_CODE_ERROR": "error"},
+    {
+        "SPAN_STATUS_CODE_UNSPECIFIED": "unset",
+        "STATUS_CODE_UNSET": "unset",
+        "STATUS_CODE_OK": "ok",
+        "STATUS_CODE_ERROR": "error",
+    },
 )
 SAMPLING_MODE_ENUM = _Enum(
     "SAMPLING_MODE_", {"hash_seed": 1, "proportional": 2, "equalizing": 3}, {}
@@ -267,9 +272,9 @@ def _int64(value: Any) -> int:
         raise _Invalid(f"invalid int_value {json_repr(value)}")
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        number = int(value)
-    elif isinstance(value, float) and value.is_integer():
+    elif (isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip())) or (
+        isinstance(value, float) and value.is_integer()
+    ):
         number = int(value)
     else:
         raise _Invalid(f"invalid int_value {json_repr(value)}")
@@ -309,8 +314,18 @@ def _typed_literal(value: Any, op: MatchOp) -> TypedValue:
         return value
     if not isinstance(value, Mapping):
         raise _Invalid(f"invalid {op.value} value {json_repr(value)}")
-    variants = [k for k in ("bool_value", "int_value", "double_value", "bytes_value",
-                            "hex_value", "string_value") if _has(value, k)]
+    variants = [
+        k
+        for k in (
+            "bool_value",
+            "int_value",
+            "double_value",
+            "bytes_value",
+            "hex_value",
+            "string_value",
+        )
+        if _has(value, k)
+    ]
     if not variants:
         raise _Invalid(f"{op.value} value oneof is unset")
     if len(variants) > 1:
@@ -467,7 +482,11 @@ def parse_trace_keep(raw: Any) -> Keep:
         if isinstance(mode_raw, int) and not isinstance(mode_raw, bool):
             mode = SamplingMode(mode_raw) if mode_raw in (1, 2, 3) else SamplingMode.HASH_SEED
         else:
-            name = SAMPLING_MODE_ENUM.parse(mode_raw, "mode") if mode_raw != "SAMPLING_MODE_UNSPECIFIED" else "hash_seed"
+            name = (
+                SAMPLING_MODE_ENUM.parse(mode_raw, "mode")
+                if mode_raw != "SAMPLING_MODE_UNSPECIFIED"
+                else "hash_seed"
+            )
             mode = SamplingMode[name.upper()]
     precision_raw = _get(raw, "sampling_precision")
     precision = 4
@@ -480,7 +499,10 @@ def parse_trace_keep(raw: Any) -> Keep:
         raise _Invalid(f"hash_seed {seed} out of range [0, 4294967295]")
     fail_closed = _bool(_get(raw, "fail_closed"), True)
     common: dict[str, Any] = {
-        "mode": mode, "precision": precision, "hash_seed": seed, "fail_closed": fail_closed,
+        "mode": mode,
+        "precision": precision,
+        "hash_seed": seed,
+        "fail_closed": fail_closed,
     }
     if pct >= 100:
         return Keep(KeepKind.ALL, percent=100.0, text="100%", **common)
@@ -586,7 +608,8 @@ def _collect(errors: list[str], prefix: str, parse: Callable[[], Any]) -> Any:
 def parse_policy(obj: Mapping[str, Any]) -> Policy:
     """Parse and validate one policy object that has a usable ``id``."""
     pid = obj["id"]
-    name = obj.get("name") if isinstance(obj.get("name"), str) else ""
+    raw_name = obj.get("name")
+    name = raw_name if isinstance(raw_name, str) else ""
     enabled_raw = obj.get("enabled")
     enabled = enabled_raw if isinstance(enabled_raw, bool) else True
     signal = next((s for s in Signal if isinstance(obj.get(s.value), Mapping)), None)
@@ -605,7 +628,7 @@ def parse_policy(obj: Mapping[str, Any]) -> Policy:
         errors.append(f"{sig}: match: must be a list")
     else:
         for i, item in enumerate(match_list):
-            m = _collect(errors, f"{sig}: match[{i}]", lambda item=item: parse_matcher(item, signal))
+            m = _collect(errors, f"{sig}: match[{i}]", partial(parse_matcher, item, signal))
             if m is not None:
                 matchers.append(m)
 
@@ -656,7 +679,7 @@ def load_document(doc: Any) -> LoadReport:
     Duplicate ids: the later policy wins and a warning is recorded.
     """
     if not isinstance(doc, Mapping) or not isinstance(doc.get("policies"), list):
-        raise PolicyDocumentError("the document has no \"policies\" array")
+        raise PolicyDocumentError('the document has no "policies" array')
     report = LoadReport()
     by_id: dict[str, int] = {}
     for index, obj in enumerate(doc["policies"]):
@@ -665,7 +688,7 @@ def load_document(doc: Any) -> LoadReport:
             continue
         pid = obj.get("id")
         if not isinstance(pid, str) or not pid:
-            report.warnings.append(f"policies[{index}]: missing or empty \"id\"; ignored")
+            report.warnings.append(f'policies[{index}]: missing or empty "id"; ignored')
             continue
         policy = parse_policy(obj)
         if policy.signal is None and policy.enabled:

@@ -11,6 +11,7 @@ with RE2 instead. Compiled databases are cached on disk by content hash.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import logging
 import os
@@ -29,9 +30,12 @@ from sluice.policy.view import PRESENT, _Present
 
 log = logging.getLogger(__name__)
 
+_HYPERSCAN_VERSION = importlib.metadata.version("hyperscan")
+
 MEMO_LIMIT = 4096
-"""Distinct values remembered per field; low-cardinality fields (severity,
-service name) are then answered without scanning."""
+"""Distinct values remembered per field, so low-cardinality fields (severity,
+service name) are answered without scanning. A field that fills the memo has
+too many distinct values (message bodies) and is scanned without one."""
 
 _BASE_FLAGS = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
 _LITERAL_ANCHORS = {
@@ -92,7 +96,7 @@ class DatabaseCache:
 
     @staticmethod
     def key(entries: Sequence[tuple[int, bytes, int]]) -> str:
-        digest = hashlib.sha256(f"hyperscan {hyperscan.__version__}\n".encode())
+        digest = hashlib.sha256(f"hyperscan {_HYPERSCAN_VERSION}\n".encode())
         for pattern_id, expression, flags in entries:
             digest.update(b"%d %d %d\n" % (pattern_id, flags, len(expression)))
             digest.update(expression)
@@ -206,7 +210,9 @@ class FieldScanner:
         for pattern_id in self._rejected_from_build:
             self._fallback.append((pattern_id, self._re2(specs[pattern_id])))
         self._scratch: dict[int, Any] = {}
-        self._memo: dict[str, tuple[int, ...]] = {}
+        self._memo: dict[str, tuple[int, ...]] | None = {}
+        if self._database is None and not self._fallback:
+            self.hits = self._exact_hits  # type: ignore[method-assign]
 
     @staticmethod
     def _re2(spec: PatternSpec) -> Any:
@@ -238,14 +244,22 @@ class FieldScanner:
             scratch = self._scratch[ident] = hyperscan.Scratch(self._database)
         return scratch
 
+    def _exact_hits(self, value: str | _Present) -> tuple[int, ...]:
+        if value is PRESENT:
+            return self._exists_only
+        exact = self._exact.get(value)  # type: ignore[arg-type]
+        return self._exists_only + tuple(exact) if exact else self._exists_only
+
     def hits(self, value: str | _Present) -> tuple[int, ...]:
         """Pattern ids (and the exists id) satisfied by one present value."""
         if value is PRESENT:
             return self._exists_only
         assert isinstance(value, str)
-        found = self._memo.get(value)
-        if found is not None:
-            return found
+        memo = self._memo
+        if memo is not None:
+            found = memo.get(value)
+            if found is not None:
+                return found
         ids: list[int] = list(self._exists_only)
         exact = self._exact.get(value)
         if exact:
@@ -261,7 +275,9 @@ class FieldScanner:
             if regex.search(value) is not None:
                 ids.append(pattern_id)
         found = tuple(ids)
-        if len(self._memo) >= MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[value] = found
+        if memo is not None:
+            if len(memo) >= MEMO_LIMIT:
+                self._memo = None
+            else:
+                memo[value] = found
         return found

@@ -33,7 +33,7 @@ from sluice.policy.ratelimit import RateLimiter
 from sluice.policy.sampling import sample_log, sample_trace, write_threshold
 from sluice.policy.stats import MISSES, PolicyRuntime
 from sluice.policy.transform import CompiledTransform
-from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value
+from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value
 
 log = logging.getLogger(__name__)
 
@@ -80,17 +80,19 @@ def _absent_check(pattern_id: int) -> Check:
 
 @dataclass(slots=True)
 class CompiledPolicy:
-    """A valid policy ready to evaluate. `required` is how many distinct pattern
-    ids must hit; `checks` are the conditions decided afterwards."""
+    """A valid policy ready to evaluate. It is indexed under one of its required
+    pattern ids (its anchor); `rest` are the other ids that must also hit, and
+    `checks` the conditions decided afterwards."""
 
     index: int
     policy: Policy
-    required: int
+    required: frozenset[int]
     checks: tuple[Check, ...]
     transforms: tuple[CompiledTransform, ...]
     limiter: RateLimiter | None
     counter: list[int]
     score: int = 0
+    rest: tuple[int, ...] = ()
     keep: Keep = field(init=False)
 
     def __post_init__(self) -> None:
@@ -112,7 +114,7 @@ class _SignalTable:
         self.field_ids: dict[Selector, int] = {}
         self.patterns: list[dict[PatternSpec, int]] = []
         self.exists_ids: list[int | None] = []
-        self.required_by: dict[int, list[int]] = {}
+        self.anchored: dict[int, list[int]] = {}
         self.always: tuple[int, ...] = ()
         self.scanners: list[Callable[[Any], tuple[int, ...]]] = []
         self.field_scanners: list[FieldScanner] = []
@@ -148,7 +150,9 @@ class _SignalTable:
             known = self.exists_ids[fid] = self._new_id()
         return known
 
-    def add(self, policy: Policy, runtime: PolicyRuntime, transforms: tuple[CompiledTransform, ...]) -> None:
+    def add(
+        self, policy: Policy, runtime: PolicyRuntime, transforms: tuple[CompiledTransform, ...]
+    ) -> None:
         required: set[int] = set()
         checks: list[Check] = []
         for matcher in policy.matchers:
@@ -167,18 +171,41 @@ class _SignalTable:
             else:
                 checks.append(_typed_check(matcher))
         index = len(self.policies)
-        for pattern in required:
-            self.required_by.setdefault(pattern, []).append(index)
         if not required:
             self.always += (index,)
         keep = policy.keep
         limiter = runtime.limiter(policy.id, keep) if keep.kind is KeepKind.RATE else None
         self.policies.append(
-            CompiledPolicy(index, policy, len(required), tuple(checks), transforms, limiter,
-                           runtime.stats.counter(policy.id))
+            CompiledPolicy(
+                index,
+                policy,
+                frozenset(required),
+                tuple(checks),
+                transforms,
+                limiter,
+                runtime.stats.counter(policy.id),
+            )
         )
 
+    def _anchor(self) -> None:
+        """Index every policy under its most selective required id: the one the
+        fewest policies share, preferring patterns over `exists` ids (a value that
+        is merely present hits those). A record then only touches policies whose
+        anchor hit, however many share its common conditions."""
+        sharing: dict[int, int] = {}
+        for policy in self.policies:
+            for pattern in policy.required:
+                sharing[pattern] = sharing.get(pattern, 0) + 1
+        exists = {e for e in self.exists_ids if e is not None}
+        for policy in self.policies:
+            if not policy.required:
+                continue
+            anchor = min(policy.required, key=lambda p: (p in exists, sharing[p], p))
+            policy.rest = tuple(sorted(policy.required - {anchor}))
+            self.anchored.setdefault(anchor, []).append(policy.index)
+
     def finish(self) -> None:
+        self._anchor()
         for fid, patterns in enumerate(self.patterns):
             scanner = FieldScanner(
                 [(pid, spec) for spec, pid in patterns.items()], self.exists_ids[fid], self.cache
@@ -190,9 +217,9 @@ class _SignalTable:
         """(resource, scope, record) readers for this view type, built once."""
         found = self._readers.get(type(view))
         if found is None:
-            by_level: list[list[tuple[int, Selector]]] = [[], [], []]
+            by_level: list[list[tuple[Scan, Selector]]] = [[], [], []]
             for selector, fid in self.field_ids.items():
-                by_level[selector.level].append((fid, selector))
+                by_level[selector.level].append((self.scanners[fid], selector))
             found = tuple(view.reader(fields) if fields else None for fields in by_level)
             self._readers[type(view)] = found
         return found
@@ -221,24 +248,17 @@ class BatchOutcome:
         self.modified = self.modified or other.modified
 
 
-def _scan(reader: FieldReader | None, container: Any,
-          scanners: list[Callable[[Any], tuple[int, ...]]]) -> tuple[int, ...]:
-    if reader is None:
-        return ()
-    hits: tuple[int, ...] = ()
-    for fid, value in reader(container):
-        found = scanners[fid](value)
-        if found:
-            hits += found
-    return hits
+def _scan(reader: FieldReader | None, container: Any) -> tuple[int, ...]:
+    return () if reader is None else reader(container)
 
 
 class PolicySnapshot:
     """An immutable, compiled policy set. Evaluation only reads it, so any
     number of threads may evaluate while a provider compiles the next one."""
 
-    def __init__(self, policies: Sequence[Policy], tables: dict[Signal, _SignalTable],
-                 runtime: PolicyRuntime):
+    def __init__(
+        self, policies: Sequence[Policy], tables: dict[Signal, _SignalTable], runtime: PolicyRuntime
+    ):
         self.policies = tuple(policies)
         self._tables = tables
         self.runtime = runtime
@@ -298,55 +318,66 @@ class PolicySnapshot:
             outcome.modified = view.prune(batch)
             return outcome
         resource_reader, scope_reader, record_reader = table.readers(view)
-        scanners = table.scanners
         always = table.always
         for resource in view.resources(batch):
-            resource_hits = _scan(resource_reader, resource, scanners)
+            resource_hits = _scan(resource_reader, resource)
             for scope in view.scopes(resource):
-                container_hits = resource_hits + _scan(scope_reader, scope, scanners)
+                container_hits = resource_hits + _scan(scope_reader, scope)
                 records = view.records(scope)
                 dropped: list[int] = []
                 for position, record in enumerate(records):
-                    hits = container_hits
-                    if record_reader is not None:
-                        for fid, value in record_reader(record):
-                            found = scanners[fid](value)
-                            if found:
-                                hits += found
+                    hits = (
+                        container_hits + record_reader(record) if record_reader else container_hits
+                    )
                     if not hits and not always:
                         continue
                     status = self._decide(table, hits, view, Ctx(resource, scope, record), outcome)
                     if status == 0:
                         dropped.append(position)
                     elif status == 2:  # a shared resource/scope value changed: rescan it
-                        resource_hits = _scan(resource_reader, resource, scanners)
-                        container_hits = resource_hits + _scan(scope_reader, scope, scanners)
+                        resource_hits = _scan(resource_reader, resource)
+                        container_hits = resource_hits + _scan(scope_reader, scope)
                 outcome.records += len(records)
                 if dropped:
                     view.remove_records(scope, dropped)
-        outcome.no_match = outcome.records - outcome.kept - outcome.dropped - outcome.sampled \
-            - outcome.transformed
+        outcome.no_match = (
+            outcome.records - outcome.kept - outcome.dropped - outcome.sampled - outcome.transformed
+        )
         if view.prune(batch):
             outcome.modified = True
         return outcome
 
-    def _decide(self, table: _SignalTable, hits: tuple[int, ...], view: RecordView, ctx: Ctx,
-                outcome: BatchOutcome) -> int | None:
+    def _decide(
+        self,
+        table: _SignalTable,
+        hits: tuple[int, ...],
+        view: RecordView,
+        ctx: Ctx,
+        outcome: BatchOutcome,
+    ) -> int | None:
         """Decide one record whose fields hit something. Returns None when no
         policy matched, 0 when dropped, 1 when kept, 2 when kept and a shared
         resource/scope value was rewritten."""
         policies = table.policies
-        counts: dict[int, int] = {}
-        required_by = table.required_by
-        for pattern in set(hits) if len(hits) > 1 else hits:
-            for index in required_by.get(pattern, ()):
-                counts[index] = counts.get(index, 0) + 1
-        candidates = [i for i, n in counts.items() if n == policies[i].required]
-        candidates.extend(table.always)
-        matched = [
-            policies[i] for i in sorted(candidates)
-            if all(check(hits, view, ctx) for check in policies[i].checks)
-        ]
+        anchored = table.anchored
+        if len(hits) > 1:
+            hit_set = set(hits)
+            candidates = [i for pattern in hit_set for i in anchored.get(pattern, ())]
+            if len(candidates) > 1:
+                candidates.sort()
+        else:
+            hit_set = set(hits)
+            candidates = list(anchored.get(hits[0], ())) if hits else []
+        if table.always:
+            candidates = sorted(candidates + list(table.always))
+        matched = []
+        for index in candidates:
+            policy = policies[index]
+            if policy.rest and not hit_set.issuperset(policy.rest):
+                continue
+            if policy.checks and not all(check(hits, view, ctx) for check in policy.checks):
+                continue
+            matched.append(policy)
         if not matched:
             return None
         winner = matched[0]
@@ -368,7 +399,9 @@ class PolicySnapshot:
         elif kind is KeepKind.PERCENT:
             kept = self._sample_log(winner, view, ctx)
         else:
-            kept, write = sample_trace(keep, view.trace_state(ctx.record), view.trace_id(ctx.record))
+            kept, write = sample_trace(
+                keep, view.trace_state(ctx.record), view.trace_id(ctx.record)
+            )
         if kept:
             for policy in matched:
                 policy.counter[0] += 1
@@ -423,11 +456,13 @@ def _key_bytes(value: Value | None, key: Selector) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return bytes.fromhex(value) if key.name in ID_FIELDS and key.source is Source.FIELD \
+        return (
+            bytes.fromhex(value)
+            if key.name in ID_FIELDS and key.source is Source.FIELD
             else value.encode("utf-8", "replace")
+        )
     if isinstance(value, bool):
         return b"\x01" if value else b"\x00"
     if isinstance(value, int):
         return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "big")
     return struct.pack(">d", value)
-

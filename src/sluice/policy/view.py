@@ -47,11 +47,13 @@ class Ctx(NamedTuple):
     record: Any
 
 
-FieldReader = Callable[[Any], list[tuple[int, str | _Present]]]
-"""Reads the scan values of one record or container: ``(field id, value)`` pairs
-for every selector of a plan whose value is present (E true). String values are
-non-empty; anything else present is PRESENT. Multi-valued fields (span event
-names) give one pair per value."""
+Scan = Callable[[Any], tuple[int, ...]]
+"""Scans one present value of a field (a non-empty str, or PRESENT for a value
+that exists without a string view) and returns the pattern ids it hits."""
+
+FieldReader = Callable[[Any], tuple[int, ...]]
+"""Reads one record (or container), passes each present value of a plan's
+selectors to that selector's Scan, and returns all ids hit, concatenated."""
 
 
 class RecordView(ABC):
@@ -79,9 +81,11 @@ class RecordView(ABC):
         Returns True when something was removed."""
 
     @abstractmethod
-    def reader(self, fields: Sequence[tuple[int, Selector]]) -> FieldReader:
-        """A function reading the given selectors' scan values off one record,
-        scope or resource container (all selectors given share one level)."""
+    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
+        """A function scanning the given selectors' values on one record, scope or
+        resource container (the selectors share one level). Values that are
+        absent (E false) are not scanned; a multi-valued field scans each value;
+        an attribute key present twice counts only its first entry."""
 
     @abstractmethod
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:

@@ -26,7 +26,8 @@ from sluice.policy.model import (
     Signal,
     Source,
 )
-from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value, _Present
+from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value, _Present
+from sluice.telemetry.reading import MultiGetter, make_plan
 
 JsonObj = dict[str, Any]
 ScanValue = str | _Present
@@ -71,6 +72,14 @@ def scan_any(av: Any) -> ScanValue:
     return PRESENT
 
 
+def _kvlist_values(value: Any) -> Any:
+    if isinstance(value, dict):
+        kvlist = value.get("kvlistValue")
+        if isinstance(kvlist, dict):
+            return kvlist.get("values")
+    return None
+
+
 def find_kv(kvs: Any, path: Sequence[str]) -> JsonObj | None:
     """The KeyValue at `path` (first entry per segment; inner segments walk kvlists)."""
     for depth, key in enumerate(path):
@@ -85,8 +94,7 @@ def find_kv(kvs: Any, path: Sequence[str]) -> JsonObj | None:
             return None
         if depth == len(path) - 1:
             return found
-        value = found.get("value")
-        kvs = value.get("kvlistValue", {}).get("values") if isinstance(value, dict) else None
+        kvs = _kvlist_values(found.get("value"))
     return None
 
 
@@ -185,7 +193,7 @@ def _enum_name(raw: Any, prefix: str, names: Sequence[str]) -> str | None:
         if raw.isdigit():
             raw = int(raw)
         elif raw.startswith(prefix):
-            name = raw[len(prefix):].lower()
+            name = raw[len(prefix) :].lower()
             return name if name in names else None
         else:
             return None
@@ -262,54 +270,55 @@ class _JsonView(RecordView):
     def typed_field(self, ctx: Ctx, name: str) -> Value | None:
         raise NotImplementedError(name)
 
-    def reader(self, fields: Sequence[tuple[int, Selector]]) -> FieldReader:
-        getters: list[tuple[int, Getter]] = []
-        multi: list[tuple[int, Callable[[Any], list[str]]]] = []
-        index: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        source = None
-        for fid, sel in fields:
-            if sel.source is Source.FIELD:
-                many = self.multi_field(sel.name)
-                if many is not None:
-                    multi.append((fid, many))
-                else:
-                    getters.append((fid, self.container_getter(sel)))
-            elif sel.source is Source.EVENT_ATTRIBUTE:
-                multi.append((fid, _event_attribute_values(sel.path)))
-            else:
-                source = sel.source
-                index.setdefault(sel.path[0], []).append((fid, sel.path[1:]))
-        attrs_of = self._attrs_getter(source) if source is not None else None
+    def _multi(self, selector: Selector) -> MultiGetter | None:
+        if selector.source is Source.EVENT_ATTRIBUTE:
+            return _event_attribute_values(selector.path)
+        return self.multi_field(selector.name)
 
-        def read(container: Any) -> list[tuple[int, ScanValue]]:
-            out: list[tuple[int, ScanValue]] = []
-            for fid, get in getters:
-                v = get(container)
-                if v is not None:
-                    out.append((fid, v))
-            for fid, many in multi:
-                out.extend((fid, v) for v in many(container))
-            if attrs_of is not None:
-                kvs = attrs_of(container)
-                if kvs:
-                    seen: set[str] = set()
-                    for kv in kvs:
-                        key = kv.get("key") if isinstance(kv, dict) else None
-                        entries = index.get(key) if isinstance(key, str) else None
-                        if entries is None or key in seen:
-                            continue
-                        seen.add(key)  # type: ignore[arg-type]
-                        for fid, rest in entries:
-                            if rest:
-                                value = kv.get("value")
-                                inner = (value.get("kvlistValue", {}).get("values")
-                                         if isinstance(value, dict) else None)
-                                found = find_kv(inner, rest)
-                                if found is not None:
-                                    out.append((fid, scan_any(found.get("value"))))
-                            else:
-                                out.append((fid, scan_any(kv.get("value"))))
-            return out
+    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
+        plan = make_plan(fields, self.container_getter, self._multi)
+        getters, multi, index = plan.getters, plan.multi, plan.index
+        attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
+
+        def read(container: Any) -> tuple[int, ...]:
+            hits: tuple[int, ...] = ()
+            for scan, get in getters:
+                value = get(container)
+                if value is not None:
+                    found = scan(value)
+                    if found:
+                        hits += found
+            for scan, many in multi:
+                for value in many(container):
+                    found = scan(value)
+                    if found:
+                        hits += found
+            kvs = attrs_of(container) if attrs_of is not None else None
+            if kvs:
+                seen: set[str] | None = None
+                for kv in kvs:
+                    key = kv.get("key")
+                    entries = index.get(key)
+                    if entries is None:
+                        continue
+                    if seen is None:
+                        seen = {key}
+                    elif key in seen:
+                        continue  # only the first entry of a key counts
+                    else:
+                        seen.add(key)
+                    value = kv.get("value")
+                    for scan, rest in entries:
+                        if rest:
+                            inner = find_kv(_kvlist_values(value), rest)
+                            if inner is None:
+                                continue
+                            found = scan(scan_any(inner.get("value")))
+                        else:
+                            found = scan(scan_any(value))
+                        if found:
+                            hits += found
+            return hits
 
         return read
 
@@ -325,7 +334,7 @@ class _JsonView(RecordView):
         if sel.level is Level.RESOURCE or sel.name == "scope_schema_url":
             return lambda c: _nonempty(c.get("schemaUrl"))
         if sel.name in ("scope_name", "scope_version"):
-            key = sel.name[len("scope_"):]
+            key = sel.name[len("scope_") :]
             return lambda c: _nonempty((c.get("scope") or {}).get(key))
         return self.scan_field(sel.name)
 
@@ -337,7 +346,7 @@ class _JsonView(RecordView):
             if name == "scope_schema_url":
                 return _nonempty(ctx.scope.get("schemaUrl"))
             if name in ("scope_name", "scope_version"):
-                return _nonempty((ctx.scope.get("scope") or {}).get(name[len("scope_"):]))
+                return _nonempty((ctx.scope.get("scope") or {}).get(name[len("scope_") :]))
             return self.typed_field(ctx, name)
         if selector.source is Source.EVENT_ATTRIBUTE:
             values = _event_attribute_values(selector.path)(ctx.record)
@@ -490,16 +499,19 @@ def _metric_type(metric: Any) -> str | None:
 
 def _temporality(metric: Any) -> str | None:
     name, data = metric_data(metric)
-    if name not in ("sum", "histogram", "exponential_histogram"):
+    if data is None or name not in ("sum", "histogram", "exponential_histogram"):
         return None
-    return _enum_name(data.get("aggregationTemporality"), "AGGREGATION_TEMPORALITY_",
-                      _TEMPORALITIES)
+    return _enum_name(
+        data.get("aggregationTemporality"), "AGGREGATION_TEMPORALITY_", _TEMPORALITIES
+    )
 
 
 def _first_datapoint(metric: Any) -> Any:
     _, data = metric_data(metric)
     points = data.get("dataPoints") if data is not None else None
-    return points[0] if isinstance(points, list) and points and isinstance(points[0], dict) else None
+    return (
+        points[0] if isinstance(points, list) and points and isinstance(points[0], dict) else None
+    )
 
 
 class JsonMetricView(_JsonView):
@@ -603,8 +615,6 @@ class JsonTraceView(_JsonView):
         return _id_bytes(record.get("traceId")) or b""
 
 
-
-
 # -- signal dispatch ----------------------------------------------------------------
 
 _VIEWS: dict[Signal, RecordView] = {
@@ -612,8 +622,11 @@ _VIEWS: dict[Signal, RecordView] = {
     Signal.METRIC: JsonMetricView(),
     Signal.TRACE: JsonTraceView(),
 }
-_TOP_KEYS = (("resourceLogs", Signal.LOG), ("resourceMetrics", Signal.METRIC),
-             ("resourceSpans", Signal.TRACE))
+_TOP_KEYS = (
+    ("resourceLogs", Signal.LOG),
+    ("resourceMetrics", Signal.METRIC),
+    ("resourceSpans", Signal.TRACE),
+)
 
 
 def json_view(signal: Signal) -> RecordView:

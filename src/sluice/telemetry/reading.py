@@ -1,0 +1,49 @@
+"""How a view turns a list of selectors into a read plan, shared by all views.
+
+The plan splits selectors into plain field getters, multi-valued getters
+(span event names, link ids, event attributes) and an index of attribute
+keys, so that a record's attribute list is walked once whatever the number of
+attribute selectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.policy.model import Selector, Source
+from sluice.policy.view import Scan
+
+Getter = Callable[[Any], Any]
+MultiGetter = Callable[[Any], list[Any]]
+
+
+@dataclass
+class ReadPlan:
+    getters: list[tuple[Scan, Getter]] = field(default_factory=list)
+    multi: list[tuple[Scan, MultiGetter]] = field(default_factory=list)
+    index: dict[str, list[tuple[Scan, tuple[str, ...]]]] = field(default_factory=dict)
+    attribute_source: Source | None = None
+
+
+def make_plan(
+    fields: Sequence[tuple[Scan, Selector]],
+    field_getter: Callable[[Selector], Getter],
+    multi_getter: Callable[[Selector], MultiGetter | None],
+) -> ReadPlan:
+    plan = ReadPlan()
+    for scan, selector in fields:
+        if selector.source is Source.ATTRIBUTE or selector.source in (
+            Source.RESOURCE_ATTRIBUTE,
+            Source.SCOPE_ATTRIBUTE,
+        ):
+            plan.attribute_source = selector.source
+            plan.index.setdefault(selector.path[0], []).append((scan, selector.path[1:]))
+            continue
+        many = multi_getter(selector)
+        if many is not None:
+            plan.multi.append((scan, many))
+        else:
+            plan.getters.append((scan, field_getter(selector)))
+    return plan

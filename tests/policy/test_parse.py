@@ -1,0 +1,300 @@
+"""Loading policies: both dialects, every spelling, per-policy errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sluice.policy import PolicyDocumentError, load_document
+from sluice.policy.model import KeepKind, MatchOp, Policy, SamplingMode, Selector, Signal, Source
+from sluice.policy.parse import json_repr
+
+
+def one(policy: dict[str, Any]) -> Policy:
+    report = load_document({"policies": [{"id": "p", "name": "p", **policy}]})
+    assert len(report.policies) == 1
+    return report.policies[0]
+
+
+def errors(policy: dict[str, Any]) -> list[str]:
+    return list(one(policy).errors)
+
+
+def test_authoring_and_proto_json_spellings_give_the_same_matcher() -> None:
+    authoring = one(
+        {
+            "log": {
+                "match": [{"log_field": "body", "starts_with": "GET", "case_insensitive": True}],
+                "keep": "none",
+            }
+        }
+    )
+    proto = one(
+        {
+            "enabled": True,
+            "log": {
+                "match": [
+                    {"logField": "LOG_FIELD_BODY", "startsWith": "GET", "caseInsensitive": True}
+                ],
+                "keep": "none",
+            },
+        }
+    )
+    numbered = one(
+        {
+            "log": {
+                "match": [{"logField": 1, "startsWith": "GET", "caseInsensitive": True}],
+                "keep": "none",
+            }
+        }
+    )
+    assert authoring.matchers == proto.matchers == numbered.matchers
+    assert authoring.matchers[0].op is MatchOp.STARTS_WITH
+
+
+@pytest.mark.parametrize(
+    "alias, field", [("message", "body"), ("status", "severity_text"), ("level", "severity_text")]
+)
+def test_datadog_field_aliases(alias: str, field: str) -> None:
+    policy = one({"log": {"match": [{"log_field": alias, "exact": "x"}], "keep": "none"}})
+    assert policy.matchers[0].selector == Selector(Source.FIELD, field)
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("http.method", ("http.method",)),
+        (["a", "b"], ("a", "b")),
+        ({"path": ["a", "b"]}, ("a", "b")),
+    ],
+)
+def test_attribute_path_forms(path: Any, expected: tuple[str, ...]) -> None:
+    policy = one({"log": {"match": [{"log_attribute": path, "exists": True}], "keep": "none"}})
+    assert policy.matchers[0].selector.path == expected
+
+
+def test_keep_forms() -> None:
+    def keep(value: Any) -> Any:
+        return one({"log": {"match": [{"log_field": "body", "exists": True}], "keep": value}}).keep
+
+    assert keep("all").kind is KeepKind.ALL
+    assert keep(" none ").kind is KeepKind.NONE
+    assert keep("").kind is KeepKind.ALL
+    assert keep("12.5%").percent == 12.5
+    assert keep("100%").kind is KeepKind.ALL
+    assert keep("0%").kind is KeepKind.NONE
+    rate = keep("3/5m")
+    assert (rate.kind, rate.limit, rate.window_ms) == (KeepKind.RATE, 3, 300_000)
+    assert keep("7/s").window_ms == 1000
+    assert keep(True).kind is KeepKind.ALL
+    assert keep({"percentage": 49.6}).percent == 50.0
+
+
+@pytest.mark.parametrize("bad", ["bogus", "0/s", "1/0s", "101%", "-1%", "nan%", "1.5/s", "2 /s"])
+def test_invalid_log_keep_message(bad: str) -> None:
+    assert errors({"log": {"match": [{"log_field": "body", "exists": True}], "keep": bad}}) == [
+        f"log: keep: invalid value {json_repr(bad)}"
+    ]
+
+
+def test_sample_rate_dialect() -> None:
+    policy = one({"log": {"match": [{"log_field": "body", "exists": True}], "sample_rate": 0.1}})
+    assert policy.keep.kind is KeepKind.PERCENT
+    assert policy.keep.percent == pytest.approx(10.0)
+    assert errors(
+        {
+            "log": {
+                "match": [{"log_field": "body", "exists": True}],
+                "sample_rate": 0.1,
+                "keep": "all",
+            }
+        }
+    ) == ["log: keep and sample_rate are mutually exclusive"]
+    assert errors(
+        {"log": {"match": [{"log_field": "body", "exists": True}], "sample_rate": 2}}
+    ) == ["log: sample_rate: 2 out of range [0, 1]"]
+
+
+def test_all_errors_of_a_policy_are_collected_in_order() -> None:
+    found = errors(
+        {
+            "log": {
+                "match": [
+                    {"log_field": "body", "regex": "([bad"},
+                    {"log_field": "body"},
+                    {"exact": "x"},
+                    {"log_attribute": {"path": []}, "exact": "x"},
+                    {"log_field": "LOG_FIELD_UNSPECIFIED", "exact": "x"},
+                    {"log_field": "body", "exact": "a", "contains": "b"},
+                    {"log_field": "body", "exact": ""},
+                ],
+                "keep": "sometimes",
+                "transform": {
+                    "redact": [{"log_attribute": "cvv", "regex": "(?=x)"}],
+                    "rename": [{"from_log_attribute": "a", "to": ""}],
+                },
+            }
+        }
+    )
+    assert found[0].startswith('log: match[0]: invalid regex "([bad"')
+    assert found[1:6] == [
+        "log: match[1]: matcher has no match condition",
+        "log: match[2]: matcher has no field specified",
+        "log: match[3]: attribute has empty path",
+        "log: match[4]: field is unspecified",
+        "log: match[5]: matcher has more than one match condition",
+    ]
+    assert found[6] == "log: match[6]: empty pattern"
+    assert found[7] == 'log: keep: invalid value "sometimes"'
+    assert found[8].startswith('log: transform: redact[0]: invalid regex "(?=x)"')
+    assert found[9] == "log: transform: rename[0]: rename target is empty"
+
+
+def test_empty_match_list_and_missing_keeps() -> None:
+    assert errors({"log": {"match": [], "keep": "none"}}) == ["log: no matchers specified"]
+    assert errors({"metric": {"match": [{"metric_field": "name", "exact": "x"}]}}) == [
+        "metric: keep: missing"
+    ]
+    assert errors({"trace": {"match": [{"trace_field": "name", "exact": "x"}]}}) == [
+        "trace: keep: missing"
+    ]
+    assert errors(
+        {"trace": {"match": [{"trace_field": "name", "exact": "x"}], "keep": {"percentage": 150}}}
+    ) == ["trace: keep: percentage 150 out of range [0, 100]"]
+
+
+def test_trace_keep_fields() -> None:
+    keep = one(
+        {
+            "trace": {
+                "match": [{"span_kind": "SPAN_KIND_SERVER", "exists": True}],
+                "keep": {
+                    "percentage": 10.1,
+                    "mode": "SAMPLING_MODE_EQUALIZING",
+                    "samplingPrecision": 20,
+                    "hashSeed": "7",
+                    "failClosed": False,
+                },
+            }
+        }
+    ).keep
+    assert keep.kind is KeepKind.TRACE_SAMPLE
+    assert keep.percent == pytest.approx(10.1, rel=1e-6) and keep.percent != 10.1  # float32
+    assert (keep.mode, keep.precision, keep.hash_seed, keep.fail_closed) == (
+        SamplingMode.EQUALIZING,
+        14,
+        7,
+        False,
+    )
+
+
+def test_value_carrying_selectors_ignore_exists() -> None:
+    policy = one(
+        {
+            "trace": {
+                "match": [
+                    {"spanStatus": 0, "exists": True},
+                    {"span_kind": 2},
+                    {"event_name": "boom"},
+                ],
+                "keep": {"percentage": 0},
+            }
+        }
+    )
+    assert [(m.selector.name, m.value) for m in policy.matchers] == [
+        ("span_status", "unset"),
+        ("span_kind", "server"),
+        ("span_event_name", "boom"),
+    ]
+    metric = one({"metric": {"match": [{"metric_type": "METRIC_TYPE_HISTOGRAM"}], "keep": False}})
+    assert metric.matchers[0].value == "histogram"
+    assert metric.signal is Signal.METRIC
+
+
+def test_typed_literals() -> None:
+    def value(literal: Any, op: str = "equals") -> Any:
+        p = one({"log": {"match": [{"log_attribute": "a", op: literal}], "keep": "none"}})
+        assert p.valid, p.errors
+        return p.matchers[0].value
+
+    assert value(True) is True
+    assert value(5) == 5 and isinstance(value(5), int)
+    assert isinstance(value(5.0), float)
+    assert value({"int_value": "-9007199254740993"}) == -9007199254740993
+    assert value({"hexValue": "DEADbeef"}) == b"\xde\xad\xbe\xef"
+    assert value({"bytes_value": "AAE="}) == b"\x00\x01"
+    assert value(3, "gte") == 3
+    bad = errors(
+        {
+            "log": {
+                "match": [
+                    {"log_attribute": "a", "equals": {"hex_value": "abc"}},
+                    {"log_attribute": "a", "gt": "5"},
+                    {"log_attribute": "a", "equals": {}},
+                ],
+                "keep": "none",
+            }
+        }
+    )
+    assert bad[0] == 'log: match[0]: invalid hex_value "abc"'
+    assert bad[1].startswith("log: match[1]: gt requires a number")
+    assert bad[2] == "log: match[2]: equals value oneof is unset"
+
+
+def test_disabled_and_targetless_policies() -> None:
+    report = load_document(
+        {
+            "policies": [
+                {"id": "off", "name": "x", "enabled": False, "log": {"match": [], "keep": "bogus"}},
+                {"id": "none", "name": "x"},
+                {"name": "no id"},
+                "junk",
+            ]
+        }
+    )
+    assert [p.id for p in report.policies] == ["off", "none"]
+    assert report.policies[0].errors == ()  # disabled: never compiled, never reported
+    assert len(report.warnings) == 3
+
+
+def test_duplicate_ids_later_wins_with_warning() -> None:
+    report = load_document(
+        {
+            "policies": [
+                {
+                    "id": "d",
+                    "name": "first",
+                    "log": {"match": [{"log_field": "body", "exists": True}], "keep": "none"},
+                },
+                {
+                    "id": "d",
+                    "name": "second",
+                    "log": {"match": [{"log_field": "body", "exists": True}], "keep": "all"},
+                },
+            ]
+        }
+    )
+    assert [p.name for p in report.policies] == ["second"]
+    assert any("duplicate" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize("doc", [[], {}, {"policies": {}}, "x"])
+def test_document_without_policies_array_is_a_document_error(doc: Any) -> None:
+    with pytest.raises(PolicyDocumentError):
+        load_document(doc)
+
+
+@pytest.mark.parametrize("pattern", [r"a\z", r"(?<name>x)", r"x(?i)y", r"[[:alpha:]]+", r"\pN"])
+def test_re2_only_syntax_is_valid(pattern: str) -> None:
+    assert (
+        errors({"log": {"match": [{"log_field": "body", "regex": pattern}], "keep": "none"}}) == []
+    )
+
+
+@pytest.mark.parametrize("pattern", [r"(?=x)", r"(a)\1", r"a++", r"\Z", r"(?<!x)y"])
+def test_patterns_re2_rejects_are_errors(pattern: str) -> None:
+    found = errors({"log": {"match": [{"log_field": "body", "regex": pattern}], "keep": "none"}})
+    assert len(found) == 1 and found[0].startswith(
+        f"log: match[0]: invalid regex {json_repr(pattern)}"
+    )
