@@ -16,7 +16,7 @@ import math
 import re
 import struct
 from collections.abc import Callable, Mapping
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from sluice.policy import regex_dialect
@@ -60,6 +60,7 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 DEFAULT_REDACT_REPLACEMENT = "[REDACTED]"
 
 
+@cache
 def _camel(snake: str) -> str:
     head, *rest = snake.split("_")
     return head + "".join(part.title() for part in rest)

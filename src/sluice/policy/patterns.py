@@ -254,23 +254,19 @@ class FieldScanner:
         """Pattern ids (and the exists id) satisfied by one present value."""
         if value is PRESENT:
             return self._exists_only
-        assert isinstance(value, str)
         memo = self._memo
         if memo is not None:
-            found = memo.get(value)
+            found = memo.get(value)  # type: ignore[arg-type]
             if found is not None:
                 return found
         ids: list[int] = list(self._exists_only)
-        exact = self._exact.get(value)
+        exact = self._exact.get(value)  # type: ignore[arg-type]
         if exact:
             ids.extend(exact)
-        if self._database is not None:
-            self._database.scan(
-                value.encode("utf-8", "replace"),
-                match_event_handler=_on_match,
-                context=ids,
-                scratch=self._scratch_for_thread(),
-            )
+        database = self._database
+        if database is not None:
+            scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()
+            database.scan(value.encode("utf-8", "replace"), _on_match, 0, ids, scratch)  # type: ignore[union-attr]
         for pattern_id, regex in self._fallback:
             if regex.search(value) is not None:
                 ids.append(pattern_id)
@@ -279,5 +275,5 @@ class FieldScanner:
             if len(memo) >= MEMO_LIMIT:
                 self._memo = None
             else:
-                memo[value] = found
+                memo[value] = found  # type: ignore[index]
         return found
