@@ -266,3 +266,28 @@ def test_unkeyed_percentage_samples_randomly() -> None:
     snap = compile_log({"match": [{"log_field": "body", "exists": True}], "keep": "50%"})
     kept = len(run(snap, logs(*[rec(str(i)) for i in range(2000)])))
     assert 850 < kept < 1150
+
+
+def test_malformed_records_pass_through_untouched() -> None:
+    snap = compile_log(
+        {
+            "match": [
+                {"log_field": "body", "contains": "x"},
+                {"log_attribute": "k", "exists": True},
+            ],
+            "keep": "none",
+        }
+    )
+    weird = [
+        {"body": "x not an AnyValue", "attributes": [attr("k", "v")]},
+        {"body": {"stringValue": "x"}, "attributes": "not a list"},
+        {"body": {"stringValue": "x"}, "attributes": [{"no": "key"}]},
+        {"body": {"stringValue": ["x"]}, "attributes": [attr("k", "v")]},
+        {"body": {"stringValue": "x"}, "attributes": [attr("k", "v")]},
+    ]
+    doc = logs(*weird)
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    remaining = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert remaining == weird[:4]
+    assert outcome.dropped == 1
+    assert outcome.malformed + outcome.no_match == 4 and outcome.malformed >= 3

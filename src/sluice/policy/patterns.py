@@ -17,7 +17,7 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 _HYPERSCAN_VERSION = importlib.metadata.version("hyperscan")
 
-MEMO_LIMIT = 4096
+MEMO_LIMIT = 2048
 """Distinct values remembered per field, so low-cardinality fields (severity,
 service name) are answered without scanning. A field that fills the memo has
 too many distinct values (message bodies) and is scanned without one."""
@@ -176,12 +176,37 @@ def _bisect(
     accepted.extend(entries)
 
 
+class _Memo(dict[Any, tuple[int, ...]]):
+    """Value -> pattern ids. A lookup that hits is a plain C-level ``dict``
+    access; a miss runs ``__missing__``, which scans and remembers the answer.
+    A field whose distinct values overflow the memo (message bodies, request
+    ids) is not worth remembering: the memo is emptied and stops growing."""
+
+    __slots__ = ("limit", "scanner")
+
+    def __init__(self, scanner: FieldScanner, limit: int):
+        super().__init__()
+        self.scanner = scanner
+        self.limit = limit
+
+    def __missing__(self, value: str) -> tuple[int, ...]:
+        found = self.scanner.compute(value)
+        if self.limit:
+            if len(self) < self.limit:
+                self[value] = found
+            else:
+                self.limit = 0
+                self.clear()
+                self[PRESENT] = self.scanner.exists_only
+        return found
+
+
 class FieldScanner:
     """Answers "which pattern ids hit this value" for every matcher on one field.
 
     `exists_id` (if any) is reported for every present value, so `exists`
-    conditions count like patterns. Thread-safe: each thread gets its own
-    Hyperscan scratch space.
+    conditions count like patterns. :attr:`hits` is the function to call.
+    Thread-safe: each thread gets its own Hyperscan scratch space.
     """
 
     def __init__(
@@ -189,9 +214,10 @@ class FieldScanner:
         patterns: Sequence[tuple[int, PatternSpec]],
         exists_id: int | None,
         cache: DatabaseCache | None,
+        memoize: bool = True,
     ):
         self.exists_id = exists_id
-        self._exists_only: tuple[int, ...] = () if exists_id is None else (exists_id,)
+        self.exists_only: tuple[int, ...] = () if exists_id is None else (exists_id,)
         self._exact: dict[str, list[int]] = {}
         self._fallback: list[tuple[int, Any]] = []
         entries: list[tuple[int, bytes, int]] = []
@@ -210,9 +236,12 @@ class FieldScanner:
         for pattern_id in self._rejected_from_build:
             self._fallback.append((pattern_id, self._re2(specs[pattern_id])))
         self._scratch: dict[int, Any] = {}
-        self._memo: dict[str, tuple[int, ...]] | None = {}
-        if self._database is None and not self._fallback:
-            self.hits = self._exact_hits  # type: ignore[method-assign]
+        self._memo = _Memo(self, MEMO_LIMIT)
+        self._memo[PRESENT] = self.exists_only
+        self.hits: Callable[[str | _Present], tuple[int, ...]] = (
+            self._memo.__getitem__ if memoize else self.compute  # type: ignore[assignment]
+        )
+        """Pattern ids (and the exists id) satisfied by one present value."""
 
     @staticmethod
     def _re2(spec: PatternSpec) -> Any:
@@ -244,36 +273,20 @@ class FieldScanner:
             scratch = self._scratch[ident] = hyperscan.Scratch(self._database)
         return scratch
 
-    def _exact_hits(self, value: str | _Present) -> tuple[int, ...]:
-        if value is PRESENT:
-            return self._exists_only
-        exact = self._exact.get(value)  # type: ignore[arg-type]
-        return self._exists_only + tuple(exact) if exact else self._exists_only
-
-    def hits(self, value: str | _Present) -> tuple[int, ...]:
-        """Pattern ids (and the exists id) satisfied by one present value."""
-        if value is PRESENT:
-            return self._exists_only
-        memo = self._memo
-        if memo is not None:
-            found = memo.get(value)  # type: ignore[arg-type]
-            if found is not None:
-                return found
-        ids: list[int] = list(self._exists_only)
-        exact = self._exact.get(value)  # type: ignore[arg-type]
+    def compute(self, value: str) -> tuple[int, ...]:
+        """Scan one string value (no memo). A value that is not a string (from
+        a malformed record) is present but has nothing to scan."""
+        if value.__class__ is not str:
+            return self.exists_only
+        ids: list[int] = list(self.exists_only)
+        exact = self._exact.get(value)
         if exact:
             ids.extend(exact)
         database = self._database
         if database is not None:
             scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()
-            database.scan(value.encode("utf-8", "replace"), _on_match, 0, ids, scratch)  # type: ignore[union-attr]
+            database.scan(value.encode("utf-8", "replace"), _on_match, 0, ids, scratch)
         for pattern_id, regex in self._fallback:
             if regex.search(value) is not None:
                 ids.append(pattern_id)
-        found = tuple(ids)
-        if memo is not None:
-            if len(memo) >= MEMO_LIMIT:
-                self._memo = None
-            else:
-                memo[value] = found  # type: ignore[index]
-        return found
+        return tuple(ids)

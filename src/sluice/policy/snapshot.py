@@ -12,6 +12,7 @@ no pattern hits costs one scan per present field, whatever the policy count.
 from __future__ import annotations
 
 import logging
+import operator
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,35 @@ def _absent_check(pattern_id: int) -> Check:
     return check
 
 
+# Fields with few distinct values: an equality on them hits often.
+_LOW_CARDINALITY = frozenset(
+    {
+        "severity_text",
+        "span_kind",
+        "span_status",
+        "metric_type",
+        "aggregation_temporality",
+        "scope_name",
+        "scope_version",
+        "resource_schema_url",
+        "scope_schema_url",
+    }
+)
+
+
+def _estimated_hit_rate(selector: Selector, spec: PatternSpec) -> float:
+    """A rough prior of how often a condition hits a present value, used only to
+    choose anchors: equality on an enum-like field is common, a short literal
+    or a regex somewhere in a long body less so, a long literal rare."""
+    if selector.source is Source.FIELD and selector.name in _LOW_CARDINALITY:
+        return 0.3
+    if spec.op is MatchOp.REGEX:
+        return 0.05
+    if spec.op is MatchOp.EXACT:
+        return 0.02
+    return 0.2 if len(spec.text) < 4 else 0.03
+
+
 @dataclass(slots=True)
 class CompiledPolicy:
     """A valid policy ready to evaluate. It is indexed under one of its required
@@ -115,10 +145,12 @@ class _SignalTable:
         self.patterns: list[dict[PatternSpec, int]] = []
         self.exists_ids: list[int | None] = []
         self.anchored: dict[int, list[int]] = {}
+        self.anchors: frozenset[int] = frozenset()
         self.always: tuple[int, ...] = ()
         self.scanners: list[Callable[[Any], tuple[int, ...]]] = []
         self.field_scanners: list[FieldScanner] = []
         self._next_id = 0
+        self.hit_rate: dict[int, float] = {}
         self._readers: dict[type, tuple[FieldReader | None, ...]] = {}
 
     def _field(self, selector: Selector) -> int:
@@ -141,6 +173,7 @@ class _SignalTable:
         known = self.patterns[fid].get(spec)
         if known is None:
             known = self.patterns[fid][spec] = self._new_id()
+            self.hit_rate[known] = _estimated_hit_rate(matcher.selector, spec)
         return known
 
     def exists_id(self, selector: Selector) -> int:
@@ -148,6 +181,7 @@ class _SignalTable:
         known = self.exists_ids[fid]
         if known is None:
             known = self.exists_ids[fid] = self._new_id()
+            self.hit_rate[known] = 1.0
         return known
 
     def add(
@@ -188,30 +222,63 @@ class _SignalTable:
         )
 
     def _anchor(self) -> None:
-        """Index every policy under its most selective required id: the one the
-        fewest policies share, preferring patterns over `exists` ids (a value that
-        is merely present hits those). A record then only touches policies whose
-        anchor hit, however many share its common conditions."""
+        """Index every policy under its most selective required id, the one that
+        minimises (policies sharing it) x (estimated hit rate). A record then only
+        touches policies whose anchor hit, however many share its common
+        conditions, and a record whose hits anchor nothing is passed over at once."""
         sharing: dict[int, int] = {}
         for policy in self.policies:
             for pattern in policy.required:
                 sharing[pattern] = sharing.get(pattern, 0) + 1
-        exists = {e for e in self.exists_ids if e is not None}
         for policy in self.policies:
             if not policy.required:
                 continue
-            anchor = min(policy.required, key=lambda p: (p in exists, sharing[p], p))
+            anchor = min(policy.required, key=lambda p: (sharing[p] * self.hit_rate[p], p))
             policy.rest = tuple(sorted(policy.required - {anchor}))
             self.anchored.setdefault(anchor, []).append(policy.index)
+        self.anchors = frozenset(self.anchored)
 
     def finish(self) -> None:
         self._anchor()
+        self._selectors = {fid: selector for selector, fid in self.field_ids.items()}
         for fid, patterns in enumerate(self.patterns):
             scanner = FieldScanner(
-                [(pid, spec) for spec, pid in patterns.items()], self.exists_ids[fid], self.cache
+                [(pid, spec) for spec, pid in patterns.items()],
+                self.exists_ids[fid],
+                self.cache,
+                memoize=self._selectors[fid] not in _UNIQUE_VALUED,
             )
             self.field_scanners.append(scanner)
             self.scanners.append(scanner.hits)
+
+    def matching(
+        self, hits: tuple[int, ...], anchors: Iterable[int], view: RecordView, ctx: Ctx
+    ) -> list[CompiledPolicy]:
+        """The policies a record matches, in id order, given its pattern hits and
+        which of them are anchors."""
+        policies = self.policies
+        anchored = self.anchored
+        hit_set: set[int] | None = None
+        matched = []
+        for anchor in anchors:
+            for index in anchored[anchor]:
+                policy = policies[index]
+                rest = policy.rest
+                if rest:
+                    if hit_set is None:
+                        hit_set = set(hits)
+                    if not hit_set.issuperset(rest):
+                        continue
+                if policy.checks and not all(check(hits, view, ctx) for check in policy.checks):
+                    continue
+                matched.append(policy)
+        for index in self.always:
+            policy = policies[index]
+            if all(check(hits, view, ctx) for check in policy.checks):
+                matched.append(policy)
+        if len(matched) > 1:
+            matched.sort(key=_by_index)
+        return matched
 
     def readers(self, view: RecordView) -> tuple[FieldReader | None, ...]:
         """(resource, scope, record) readers for this view type, built once."""
@@ -225,6 +292,13 @@ class _SignalTable:
         return found
 
 
+_by_index = operator.attrgetter("index")
+
+# Fields whose values are nearly always distinct: remembering them costs more
+# than it saves.
+_UNIQUE_VALUED = frozenset({Selector(Source.FIELD, "body")})
+
+
 @dataclass(slots=True)
 class BatchOutcome:
     """What evaluating one batch did. `modified` is False when the batch came
@@ -236,6 +310,8 @@ class BatchOutcome:
     dropped: int = 0
     sampled: int = 0
     transformed: int = 0
+    malformed: int = 0
+    """Records that could not be read (not well-formed OTLP); passed through."""
     modified: bool = False
 
     @property
@@ -243,7 +319,15 @@ class BatchOutcome:
         return self.records - self.dropped
 
     def add(self, other: BatchOutcome) -> None:
-        for name in ("records", "no_match", "kept", "dropped", "sampled", "transformed"):
+        for name in (
+            "records",
+            "no_match",
+            "kept",
+            "dropped",
+            "sampled",
+            "transformed",
+            "malformed",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.modified = self.modified or other.modified
 
@@ -319,6 +403,7 @@ class PolicySnapshot:
             return outcome
         resource_reader, scope_reader, record_reader = table.readers(view)
         always = table.always
+        anchors = table.anchors
         for resource in view.resources(batch):
             resource_hits = _scan(resource_reader, resource)
             for scope in view.scopes(resource):
@@ -326,12 +411,28 @@ class PolicySnapshot:
                 records = view.records(scope)
                 dropped: list[int] = []
                 for position, record in enumerate(records):
-                    hits = (
-                        container_hits + record_reader(record) if record_reader else container_hits
-                    )
-                    if not hits and not always:
+                    try:
+                        hits = (
+                            container_hits + record_reader(record)
+                            if record_reader
+                            else container_hits
+                        )
+                    except (AttributeError, TypeError, KeyError):
+                        outcome.malformed += 1  # fail open: let it through untouched
                         continue
-                    status = self._decide(table, hits, view, Ctx(resource, scope, record), outcome)
+                    if always:
+                        hit_anchors: Iterable[int] = anchors.intersection(hits)
+                    elif not hits:
+                        continue
+                    else:
+                        hit_anchors = anchors.intersection(hits)
+                        if not hit_anchors:
+                            continue
+                    ctx = Ctx(resource, scope, record)
+                    matched = table.matching(hits, hit_anchors, view, ctx)
+                    if not matched:
+                        continue
+                    status = self._decide(table, matched, view, ctx, outcome)
                     if status == 0:
                         dropped.append(position)
                     elif status == 2:  # a shared resource/scope value changed: rescan it
@@ -340,8 +441,12 @@ class PolicySnapshot:
                 outcome.records += len(records)
                 if dropped:
                     view.remove_records(scope, dropped)
-        outcome.no_match = (
-            outcome.records - outcome.kept - outcome.dropped - outcome.sampled - outcome.transformed
+        outcome.no_match = outcome.records - (
+            outcome.kept
+            + outcome.dropped
+            + outcome.sampled
+            + outcome.transformed
+            + outcome.malformed
         )
         if view.prune(batch):
             outcome.modified = True
@@ -350,36 +455,14 @@ class PolicySnapshot:
     def _decide(
         self,
         table: _SignalTable,
-        hits: tuple[int, ...],
+        matched: list[CompiledPolicy],
         view: RecordView,
         ctx: Ctx,
         outcome: BatchOutcome,
-    ) -> int | None:
-        """Decide one record whose fields hit something. Returns None when no
-        policy matched, 0 when dropped, 1 when kept, 2 when kept and a shared
+    ) -> int:
+        """Decide one record that `matched` policies (in id order) match.
+        Returns 0 when dropped, 1 when kept, 2 when kept and a shared
         resource/scope value was rewritten."""
-        policies = table.policies
-        anchored = table.anchored
-        if len(hits) > 1:
-            hit_set = set(hits)
-            candidates = [i for pattern in hit_set for i in anchored.get(pattern, ())]
-            if len(candidates) > 1:
-                candidates.sort()
-        else:
-            hit_set = set(hits)
-            candidates = list(anchored.get(hits[0], ())) if hits else []
-        if table.always:
-            candidates = sorted(candidates + list(table.always))
-        matched = []
-        for index in candidates:
-            policy = policies[index]
-            if policy.rest and not hit_set.issuperset(policy.rest):
-                continue
-            if policy.checks and not all(check(hits, view, ctx) for check in policy.checks):
-                continue
-            matched.append(policy)
-        if not matched:
-            return None
         winner = matched[0]
         for policy in matched[1:]:
             if policy.score > winner.score:

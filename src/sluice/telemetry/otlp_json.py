@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -281,6 +282,8 @@ class _JsonView(RecordView):
         attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
 
         def read(container: Any) -> tuple[int, ...]:
+            # Assumes a well-formed record; anything else raises, and the engine
+            # then lets the record through unevaluated.
             hits: tuple[int, ...] = ()
             for scan, get in getters:
                 value = get(container)
@@ -295,20 +298,30 @@ class _JsonView(RecordView):
                         hits += found
             kvs = attrs_of(container) if attrs_of is not None else None
             if kvs:
-                seen: set[str] | None = None
+                first = seen = None
                 for kv in kvs:
-                    key = kv.get("key")
-                    entries = index.get(key)
-                    if entries is None:
+                    key = kv["key"]
+                    entry = index.get(key)
+                    if entry is None:
                         continue
-                    if seen is None:
-                        seen = {key}
+                    if first is None:  # only the first entry of a key counts
+                        first = key
+                    elif seen is None:
+                        if key == first:
+                            continue
+                        seen = {first, key}
                     elif key in seen:
-                        continue  # only the first entry of a key counts
+                        continue
                     else:
                         seen.add(key)
                     value = kv.get("value")
-                    for scan, rest in entries:
+                    if entry.__class__ is not tuple:
+                        text = value.get("stringValue") if value else None
+                        found = entry(text or PRESENT)  # type: ignore[operator]
+                        if found:
+                            hits += found
+                        continue
+                    for scan, rest in entry:
                         if rest:
                             inner = find_kv(_kvlist_values(value), rest)
                             if inner is None:
@@ -327,6 +340,8 @@ class _JsonView(RecordView):
             return lambda res: (res.get("resource") or {}).get("attributes")
         if source is Source.SCOPE_ATTRIBUTE:
             return lambda scope: (scope.get("scope") or {}).get("attributes")
+        if type(self).record_attribute_holder is _JsonView.record_attribute_holder:
+            return operator.methodcaller("get", "attributes")
         holder = self.record_attribute_holder
         return lambda rec: (holder(rec) or {}).get("attributes")
 
@@ -374,12 +389,12 @@ def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[str]]
 
 def _body_scan(rec: Any) -> ScanValue | None:
     body = rec.get("body")
-    if not body or not isinstance(body, dict):
+    if not body:
         return None
-    s = body.get("stringValue")
-    if s is not None:
-        return s if s and isinstance(s, str) else None
-    return PRESENT
+    text = body.get("stringValue")
+    if text is None:
+        return PRESENT
+    return text or None
 
 
 _LOG_SCALARS = {"severity_text": "severityText", "event_name": "eventName"}
@@ -396,7 +411,7 @@ class JsonLogView(_JsonView):
             return _body_scan
         if name in _LOG_SCALARS:
             key = _LOG_SCALARS[name]
-            return lambda rec: _nonempty(rec.get(key))
+            return lambda rec: rec.get(key) or None
         key = _LOG_IDS[name]
         return lambda rec: _hex_id(rec.get(key))
 

@@ -221,29 +221,38 @@ class _ProtoView(RecordView):
                     if found:
                         hits += found
             if attrs_of is not None:
-                seen: set[str] | None = None
+                first = seen = None
                 for kv in attrs_of(container):
                     key = kv.key
-                    entries = index.get(key)
-                    if entries is None:
+                    entry = index.get(key)
+                    if entry is None:
                         continue
-                    if seen is None:
-                        seen = {key}
+                    if first is None:  # only the first entry of a key counts
+                        first = key
+                    elif seen is None:
+                        if key == first:
+                            continue
+                        seen = {first, key}
                     elif key in seen:
-                        continue  # only the first entry of a key counts
+                        continue
                     else:
                         seen.add(key)
                     value = kv.value
-                    for scan, rest in entries:
-                        if rest:
-                            if value.WhichOneof("value") != "kvlist_value":
-                                continue
+                    if entry.__class__ is not tuple:
+                        found = entry(value.string_value or PRESENT)  # type: ignore[operator]
+                        if found:
+                            hits += found
+                        continue
+                    for scan, rest in entry:
+                        if not rest:
+                            found = scan(scan_any(value))
+                        elif value.WhichOneof("value") == "kvlist_value":
                             inner = find_kv(value.kvlist_value.values, rest)
                             if inner is None:
                                 continue
                             found = scan(scan_any(inner.value))
                         else:
-                            found = scan(scan_any(value))
+                            continue
                         if found:
                             hits += found
             return hits

@@ -19,11 +19,17 @@ Getter = Callable[[Any], Any]
 MultiGetter = Callable[[Any], list[Any]]
 
 
+AttributeEntries = Scan | tuple[tuple[Scan, tuple[str, ...]], ...]
+"""What the plan does with an attribute key: scan its value (the common case:
+one selector for exactly that key), or, for nested paths or several selectors
+sharing a first segment, (scan, remaining path) pairs."""
+
+
 @dataclass
 class ReadPlan:
     getters: list[tuple[Scan, Getter]] = field(default_factory=list)
     multi: list[tuple[Scan, MultiGetter]] = field(default_factory=list)
-    index: dict[str, list[tuple[Scan, tuple[str, ...]]]] = field(default_factory=dict)
+    index: dict[str, AttributeEntries] = field(default_factory=dict)
     attribute_source: Source | None = None
 
 
@@ -33,17 +39,21 @@ def make_plan(
     multi_getter: Callable[[Selector], MultiGetter | None],
 ) -> ReadPlan:
     plan = ReadPlan()
+    by_key: dict[str, list[tuple[Scan, tuple[str, ...]]]] = {}
     for scan, selector in fields:
         if selector.source is Source.ATTRIBUTE or selector.source in (
             Source.RESOURCE_ATTRIBUTE,
             Source.SCOPE_ATTRIBUTE,
         ):
             plan.attribute_source = selector.source
-            plan.index.setdefault(selector.path[0], []).append((scan, selector.path[1:]))
+            by_key.setdefault(selector.path[0], []).append((scan, selector.path[1:]))
             continue
         many = multi_getter(selector)
         if many is not None:
             plan.multi.append((scan, many))
         else:
             plan.getters.append((scan, field_getter(selector)))
+    for key, entries in by_key.items():
+        single = len(entries) == 1 and not entries[0][1]
+        plan.index[key] = entries[0][0] if single else tuple(entries)
     return plan
