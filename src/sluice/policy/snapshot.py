@@ -146,6 +146,7 @@ class _SignalTable:
         self.exists_ids: list[int | None] = []
         self.anchored: dict[int, list[int]] = {}
         self.anchors: frozenset[int] = frozenset()
+        self._candidates: dict[tuple[int, ...], tuple[CompiledPolicy, ...]] = {}
         self.always: tuple[int, ...] = ()
         self.scanners: list[Callable[[Any], tuple[int, ...]]] = []
         self.field_scanners: list[FieldScanner] = []
@@ -251,34 +252,29 @@ class _SignalTable:
             self.field_scanners.append(scanner)
             self.scanners.append(scanner.hits)
 
-    def matching(
-        self, hits: tuple[int, ...], anchors: Iterable[int], view: RecordView, ctx: Ctx
-    ) -> list[CompiledPolicy]:
-        """The policies a record matches, in id order, given its pattern hits and
-        which of them are anchors."""
+    def candidates(self, hits: tuple[int, ...]) -> tuple[CompiledPolicy, ...]:
+        """Policies (in id order) whose required ids all hit; their remaining
+        checks still have to pass. Remembered per distinct hits tuple: records
+        of the same shape hit the same ids."""
+        found = self._candidates.get(hits)
+        if found is not None:
+            return found
         policies = self.policies
         anchored = self.anchored
-        hit_set: set[int] | None = None
-        matched = []
-        for anchor in anchors:
-            for index in anchored[anchor]:
-                policy = policies[index]
-                rest = policy.rest
-                if rest:
-                    if hit_set is None:
-                        hit_set = set(hits)
-                    if not hit_set.issuperset(rest):
-                        continue
-                if policy.checks and not all(check(hits, view, ctx) for check in policy.checks):
-                    continue
-                matched.append(policy)
-        for index in self.always:
-            policy = policies[index]
-            if all(check(hits, view, ctx) for check in policy.checks):
-                matched.append(policy)
-        if len(matched) > 1:
-            matched.sort(key=_by_index)
-        return matched
+        hit_set = set(hits)
+        selected = [
+            policies[index]
+            for anchor in self.anchors.intersection(hit_set)
+            for index in anchored[anchor]
+            if hit_set.issuperset(policies[index].rest)
+        ]
+        selected.extend(policies[index] for index in self.always)
+        selected.sort(key=_by_index)
+        found = tuple(selected)
+        if len(self._candidates) >= CANDIDATE_MEMO_LIMIT:
+            self._candidates.clear()
+        self._candidates[hits] = found
+        return found
 
     def readers(self, view: RecordView) -> tuple[FieldReader | None, ...]:
         """(resource, scope, record) readers for this view type, built once."""
@@ -293,6 +289,9 @@ class _SignalTable:
 
 
 _by_index = operator.attrgetter("index")
+
+CANDIDATE_MEMO_LIMIT = 4096
+"""Distinct hit combinations whose candidate policies are remembered per signal."""
 
 # Fields whose values are nearly always distinct: remembering them costs more
 # than it saves.
@@ -403,7 +402,6 @@ class PolicySnapshot:
             return outcome
         resource_reader, scope_reader, record_reader = table.readers(view)
         always = table.always
-        anchors = table.anchors
         for resource in view.resources(batch):
             resource_hits = _scan(resource_reader, resource)
             for scope in view.scopes(resource):
@@ -420,16 +418,17 @@ class PolicySnapshot:
                     except (AttributeError, TypeError, KeyError):
                         outcome.malformed += 1  # fail open: let it through untouched
                         continue
-                    if always:
-                        hit_anchors: Iterable[int] = anchors.intersection(hits)
-                    elif not hits:
+                    if not hits and not always:
                         continue
-                    else:
-                        hit_anchors = anchors.intersection(hits)
-                        if not hit_anchors:
-                            continue
+                    candidates = table.candidates(hits)
+                    if not candidates:
+                        continue
                     ctx = Ctx(resource, scope, record)
-                    matched = table.matching(hits, hit_anchors, view, ctx)
+                    matched = [
+                        p
+                        for p in candidates
+                        if not p.checks or all(check(hits, view, ctx) for check in p.checks)
+                    ]
                     if not matched:
                         continue
                     status = self._decide(table, matched, view, ctx, outcome)
