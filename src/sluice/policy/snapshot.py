@@ -147,6 +147,7 @@ class _SignalTable:
         self.anchored: dict[int, list[int]] = {}
         self.anchors: frozenset[int] = frozenset()
         self._candidates: dict[tuple[int, ...], tuple[CompiledPolicy, ...]] = {}
+        self.remembered_candidates = self._candidates.get
         self.always: tuple[int, ...] = ()
         self.scanners: list[Callable[[Any], tuple[int, ...]]] = []
         self.field_scanners: list[FieldScanner] = []
@@ -402,6 +403,7 @@ class PolicySnapshot:
             return outcome
         resource_reader, scope_reader, record_reader = table.readers(view)
         always = table.always
+        remembered = table.remembered_candidates
         for resource in view.resources(batch):
             resource_hits = _scan(resource_reader, resource)
             for scope in view.scopes(resource):
@@ -420,7 +422,9 @@ class PolicySnapshot:
                         continue
                     if not hits and not always:
                         continue
-                    candidates = table.candidates(hits)
+                    candidates = remembered(hits)
+                    if candidates is None:
+                        candidates = table.candidates(hits)
                     if not candidates:
                         continue
                     ctx = Ctx(resource, scope, record)

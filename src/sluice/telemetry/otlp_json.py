@@ -12,7 +12,7 @@ import base64
 import binascii
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from sluice.policy.model import (
     EVENT_NAME,
@@ -276,15 +276,48 @@ class _JsonView(RecordView):
             return _event_attribute_values(selector.path)
         return self.multi_field(selector.name)
 
+    PLAIN_FIELDS: ClassVar[dict[str, str]] = {}
+    """Record fields that are plain JSON strings, by selector name -> JSON key."""
+
+    def _plain_key(self, selector: Selector) -> str | None:
+        if selector.level is Level.RESOURCE or selector.name == "scope_schema_url":
+            return "schemaUrl"
+        return self.PLAIN_FIELDS.get(selector.name)
+
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        plan = make_plan(fields, self.container_getter, self._multi)
-        getters, multi, index = plan.getters, plan.multi, plan.index
+        plan = make_plan(fields, self._multi)
+        multi, index = plan.multi, plan.index
+        body_scan: Scan | None = None
+        plain: list[tuple[Scan, str]] = []
+        getters: list[tuple[Scan, Getter]] = []
+        for scan, selector in plan.fields:
+            key = self._plain_key(selector)
+            if selector.name == "body" and isinstance(self, JsonLogView):
+                body_scan = scan
+            elif key is not None:
+                plain.append((scan, key))
+            else:
+                getters.append((scan, self.container_getter(selector)))
         attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
 
         def read(container: Any) -> tuple[int, ...]:
             # Assumes a well-formed record; anything else raises, and the engine
             # then lets the record through unevaluated.
             hits: tuple[int, ...] = ()
+            if body_scan is not None:
+                body = container.get("body")
+                if body:
+                    text = body.get("stringValue")
+                    if text is None or text:
+                        found = body_scan(PRESENT if text is None else text)
+                        if found:
+                            hits += found
+            for scan, key in plain:
+                value = container.get(key)
+                if value:
+                    found = scan(value)
+                    if found:
+                        hits += found
             for scan, get in getters:
                 value = get(container)
                 if value is not None:
@@ -405,6 +438,7 @@ class JsonLogView(_JsonView):
     """OTLP JSON logs: resourceLogs / scopeLogs / logRecords."""
 
     RESOURCES, SCOPES, RECORDS = "resourceLogs", "scopeLogs", "logRecords"
+    PLAIN_FIELDS: ClassVar[dict[str, str]] = _LOG_SCALARS
 
     def scan_field(self, name: str) -> Getter:
         if name == "body":
@@ -534,6 +568,11 @@ class JsonMetricView(_JsonView):
     the metric's first data point."""
 
     RESOURCES, SCOPES, RECORDS = "resourceMetrics", "scopeMetrics", "metrics"
+    PLAIN_FIELDS: ClassVar[dict[str, str]] = {
+        "name": "name",
+        "description": "description",
+        "unit": "unit",
+    }
 
     def record_attribute_holder(self, record: Any) -> Any:
         return _first_datapoint(record)
@@ -590,6 +629,7 @@ class JsonTraceView(_JsonView):
     """OTLP JSON traces: resourceSpans / scopeSpans / spans."""
 
     RESOURCES, SCOPES, RECORDS = "resourceSpans", "scopeSpans", "spans"
+    PLAIN_FIELDS: ClassVar[dict[str, str]] = {"name": "name", "trace_state": "traceState"}
 
     def scan_field(self, name: str) -> Getter:
         if name == SPAN_KIND:

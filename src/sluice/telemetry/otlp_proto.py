@@ -7,6 +7,7 @@ numbers.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -202,13 +203,51 @@ class _ProtoView(RecordView):
             return _event_attribute_values(selector.path)
         return self.multi_field(selector.name)
 
+    PLAIN_FIELDS: frozenset[str] = frozenset()
+    """Record fields that are plain string fields of the message, by name."""
+
+    def _plain_attribute(self, selector: Selector) -> str | None:
+        if selector.level is Level.RESOURCE or selector.name == "scope_schema_url":
+            return "schema_url"
+        return selector.name if selector.name in self.PLAIN_FIELDS else None
+
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        plan = make_plan(fields, self.container_getter, self._multi)
-        getters, multi, index = plan.getters, plan.multi, plan.index
+        plan = make_plan(fields, self._multi)
+        multi, index = plan.multi, plan.index
+        body_scan: Scan | None = None
+        plain: list[tuple[Scan, Callable[[Any], str]]] = []
+        getters: list[tuple[Scan, Getter]] = []
+        for scan, selector in plan.fields:
+            name = self._plain_attribute(selector)
+            if selector.name == "body" and isinstance(self, ProtoLogView):
+                body_scan = scan
+            elif name is not None:
+                plain.append((scan, operator.attrgetter(name)))
+            else:
+                getters.append((scan, self.container_getter(selector)))
         attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
 
         def read(container: Any) -> tuple[int, ...]:
             hits: tuple[int, ...] = ()
+            if body_scan is not None and container.HasField("body"):
+                body = container.body
+                kind = body.WhichOneof("value")
+                if kind == "string_value":
+                    text = body.string_value
+                    if text:
+                        found = body_scan(text)
+                        if found:
+                            hits += found
+                elif kind is not None:
+                    found = body_scan(PRESENT)
+                    if found:
+                        hits += found
+            for scan, get_text in plain:
+                value = get_text(container)
+                if value:
+                    found = scan(value)
+                    if found:
+                        hits += found
             for scan, get in getters:
                 value = get(container)
                 if value is not None:
@@ -314,6 +353,7 @@ class ProtoLogView(_ProtoView):
     """ExportLogsServiceRequest: resource_logs / scope_logs / log_records."""
 
     RESOURCES, SCOPES, RECORDS = "resource_logs", "scope_logs", "log_records"
+    PLAIN_FIELDS = frozenset({"severity_text", "event_name"})
 
     def scan_field(self, name: str) -> Getter:
         if name == "body":
@@ -416,6 +456,7 @@ class ProtoMetricView(_ProtoView):
     come from the first data point."""
 
     RESOURCES, SCOPES, RECORDS = "resource_metrics", "scope_metrics", "metrics"
+    PLAIN_FIELDS = frozenset({"name", "description", "unit"})
 
     def record_attributes(self, record: Any) -> Any:
         return _first_point_attributes(record)
@@ -446,6 +487,7 @@ class ProtoTraceView(_ProtoView):
     """ExportTraceServiceRequest: resource_spans / scope_spans / spans."""
 
     RESOURCES, SCOPES, RECORDS = "resource_spans", "scope_spans", "spans"
+    PLAIN_FIELDS = frozenset({"name", "trace_state"})
 
     def scan_field(self, name: str) -> Getter:
         if name == SPAN_KIND:

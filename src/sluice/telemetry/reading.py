@@ -27,7 +27,8 @@ sharing a first segment, (scan, remaining path) pairs."""
 
 @dataclass
 class ReadPlan:
-    getters: list[tuple[Scan, Getter]] = field(default_factory=list)
+    fields: list[tuple[Scan, Selector]] = field(default_factory=list)
+    """Single-valued well-known fields; the view decides how to read each."""
     multi: list[tuple[Scan, MultiGetter]] = field(default_factory=list)
     index: dict[str, AttributeEntries] = field(default_factory=dict)
     attribute_source: Source | None = None
@@ -35,7 +36,6 @@ class ReadPlan:
 
 def make_plan(
     fields: Sequence[tuple[Scan, Selector]],
-    field_getter: Callable[[Selector], Getter],
     multi_getter: Callable[[Selector], MultiGetter | None],
 ) -> ReadPlan:
     plan = ReadPlan()
@@ -52,7 +52,7 @@ def make_plan(
         if many is not None:
             plan.multi.append((scan, many))
         else:
-            plan.getters.append((scan, field_getter(selector)))
+            plan.fields.append((scan, selector))
     for key, entries in by_key.items():
         single = len(entries) == 1 and not entries[0][1]
         plan.index[key] = entries[0][0] if single else tuple(entries)
