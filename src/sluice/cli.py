@@ -4,41 +4,74 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
 from sluice import __version__
 from sluice.demo import run_demo
 from sluice.evaluate import InputError, evaluate_document, read_json, stats_document, write_json
-from sluice.policy import LoadReport, PolicySnapshot, Signal
-from sluice.providers.file import PolicyFileError, read_policy_file
+from sluice.policy import PolicySnapshot, Signal
+from sluice.providers.config import ConfigError, ProviderConfig, ProviderType, expand_env
+from sluice.providers.file import PolicyFileError, log_report, read_policy_file
+from sluice.providers.registry import PolicyRegistry
+from sluice.providers.remote import RemoteProvider
+from sluice.providers.server import PolicyServer
 
 log = logging.getLogger("sluice")
 
 SIGNALS = {"log": Signal.LOG, "metric": Signal.METRIC, "trace": Signal.TRACE}
 
 
-def _report(report: LoadReport, source: str) -> int:
-    """Log document warnings and per-policy errors; returns the error count."""
-    for warning in report.warnings:
-        log.warning("%s: %s", source, warning)
-    errors = 0
-    for policy in report.policies:
-        if policy.enabled:
-            for error in policy.errors:
-                log.error("%s: policy %r skipped: %s", source, policy.id, error)
-                errors += 1
-    return errors
+class UsageError(Exception):
+    """Arguments that cannot work together; printed as an error, exit 2."""
+
+
+def _headers(raw: list[str]) -> tuple[tuple[str, str], ...]:
+    headers = []
+    for item in raw:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header {item!r}: expected 'Name: value'")
+        headers.append((name.strip(), expand_env(value.strip(), "--header")))
+    return tuple(headers)
+
+
+def _synced_snapshot(args: argparse.Namespace) -> tuple[PolicySnapshot, RemoteProvider]:
+    kind: ProviderType = "grpc" if args.grpc else "http"
+    config = ProviderConfig(
+        type=kind,
+        id="sync",
+        url=args.grpc or args.server,
+        headers=_headers(args.header),
+        timeout_secs=args.timeout,
+    )
+    provider = RemoteProvider(config, PolicyRegistry())
+    if not provider.sync(full_sync=True):
+        raise InputError(f"policy sync with {config.url} failed: {provider.last_error}")
+    return provider.registry.snapshot, provider
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    report = read_policy_file(args.policies)
-    _report(report, args.policies)
-    snapshot = PolicySnapshot.compile(report.policies)
+    sources = [bool(args.policies), bool(args.server), bool(args.grpc)]
+    if sum(sources) != 1:
+        raise UsageError("eval needs exactly one of --policies, --server or --grpc")
+    provider = None
+    if args.policies:
+        report = read_policy_file(args.policies)
+        log_report(report, args.policies)
+        snapshot = PolicySnapshot.compile(report.policies)
+    else:
+        snapshot, provider = _synced_snapshot(args)
     doc = read_json(args.input)
     evaluate_document(snapshot, doc, SIGNALS[args.signal] if args.signal else None)
     write_json(args.output, doc)
+    if provider is not None:
+        if not provider.sync(full_sync=True):
+            log.error("final status sync failed: %s", provider.last_error)
+        provider.transport.close()
     if args.stats:
         write_json(args.stats, stats_document(snapshot.runtime.stats))
     return 0
@@ -50,22 +83,45 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = read_policy_file(path)
         for warning in report.warnings:
             print(f"{path}: warning: {warning}")
+        errors = 0
         for policy in report.policies:
             if not policy.enabled:
                 continue
             for error in policy.errors:
                 print(f"{path}: {policy.id}: {error}")
-                failed += 1
+                errors += 1
         valid = sum(1 for p in report.policies if p.enabled and p.valid and p.signal)
-        print(
-            f"{path}: {valid} valid, {failed} error(s), "
-            f"{sum(1 for p in report.policies if not p.enabled)} disabled"
-        )
+        disabled = sum(1 for p in report.policies if not p.enabled)
+        print(f"{path}: {valid} valid, {errors} error(s), {disabled} disabled")
+        failed += errors
     return 1 if failed else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(sys.stdout, Path(args.output_dir) if args.output_dir else None)
+
+
+def cmd_policy_server(args: argparse.Namespace) -> int:
+    path = Path(args.policies)
+    if not path.is_file():
+        raise PolicyFileError(f"{path}: no such file")
+    token = expand_env(args.token, "--token") if args.token else ""
+    server = PolicyServer(path, token=token, host=args.host)
+    if server.source.problem:
+        raise PolicyFileError(server.source.problem)
+    http_port = server.start_http(args.http_port)
+    grpc_port = server.start_grpc(args.grpc_port)
+    print(f"HTTP_PORT={http_port}", flush=True)
+    print(f"GRPC_PORT={grpc_port}", flush=True)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        server.stopped.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server.stopped.wait()
+    server.stop()
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,8 +134,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ev = sub.add_parser("eval", help="apply a policy file to one OTLP JSON export request")
-    ev.add_argument("--policies", required=True, help="policy file (JSON)")
+    ev = sub.add_parser("eval", help="apply policies to one OTLP JSON export request")
+    ev.add_argument("--policies", help="policy file (JSON)")
+    ev.add_argument(
+        "--server",
+        metavar="URL",
+        help="get policies from a sync server over HTTP (…/v1/policy/sync)",
+    )
+    ev.add_argument("--grpc", metavar="HOST:PORT", help="get policies from a gRPC sync server")
+    ev.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="header for sync requests (repeatable; ${ENV} is expanded)",
+    )
+    ev.add_argument("--timeout", type=float, default=10.0, help="sync timeout in seconds")
     ev.add_argument("--input", required=True, help="OTLP JSON export request to filter")
     ev.add_argument("--output", required=True, help="where to write the filtered request")
     ev.add_argument("--stats", help="where to write per-policy hit/miss counts")
@@ -97,11 +167,24 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the bundled example policies on bundled telemetry")
     demo.add_argument("--output-dir", help="also write the filtered documents here")
     demo.set_defaults(run=cmd_demo)
+
+    server = sub.add_parser("policy-server", help="serve a policy file over HTTP and gRPC sync")
+    server.add_argument(
+        "--policies", required=True, help="policy file to serve (reloaded on change)"
+    )
+    server.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    server.add_argument("--http-port", type=int, default=0, help="HTTP port (0: any free port)")
+    server.add_argument("--grpc-port", type=int, default=0, help="gRPC port (0: any free port)")
+    server.add_argument(
+        "--token", default="", help="require 'Authorization: Bearer TOKEN' (${ENV} is expanded)"
+    )
+    server.set_defaults(run=cmd_policy_server)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,
@@ -109,7 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         code: int = args.run(args)
-    except (PolicyFileError, InputError) as problem:
+    except UsageError as problem:
+        parser.error(str(problem))
+    except (PolicyFileError, InputError, ConfigError) as problem:
         print(f"sluice: error: {problem}", file=sys.stderr)
         return 1
     return code

@@ -1,0 +1,160 @@
+"""Provider configuration: ``{type, id, path | url, poll_interval_secs, headers}``,
+validated once, with ``${ENV}`` expansion in string values."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+ProviderType = Literal["file", "http", "grpc"]
+PROVIDER_TYPES: tuple[ProviderType, ...] = ("file", "http", "grpc")
+DEFAULT_POLL_SECS = {"file": 30.0, "http": 60.0, "grpc": 60.0}
+_ENV = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(ValueError):
+    """A configuration problem; the message names where and what."""
+
+
+def expand_env(value: str, where: str = "") -> str:
+    """Replace ``${NAME}`` with the environment variable NAME (unset: empty,
+    with a warning); ``$${X}`` is a literal ``${X}``."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        name = match.group(1)
+        if name not in os.environ:
+            log.warning(
+                "%s: environment variable %s is not set; using an empty value",
+                where or "config",
+                name,
+            )
+        return os.environ.get(name, "")
+
+    return _ENV.sub(replace, value)
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One policy provider. `path` for file providers; `url` for http (the
+    sync endpoint URL) and grpc (``host:port``, or ``grpcs://host:port`` /
+    ``tls: true`` for TLS)."""
+
+    type: ProviderType
+    id: str
+    path: str = ""
+    url: str = ""
+    poll_interval_secs: float = 60.0
+    headers: tuple[tuple[str, str], ...] = ()
+    encoding: Literal["json", "protobuf"] = "json"
+    """HTTP request/response format of the sync protocol."""
+    timeout_secs: float = 10.0
+    tls: bool = False
+    ca_file: str = ""
+
+    @property
+    def priority(self) -> int:
+        """Remote providers win over files for the same policy id."""
+        return 0 if self.type == "file" else 1
+
+
+def _number(raw: Any, where: str, minimum: float) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < minimum:
+        raise ConfigError(f"{where}: expected a number >= {minimum:g}, got {raw!r}")
+    return float(raw)
+
+
+def _string(raw: Any, where: str) -> str:
+    if not isinstance(raw, str):
+        raise ConfigError(f"{where}: expected a string, got {raw!r}")
+    return expand_env(raw, where)
+
+
+def parse_provider(raw: Any, where: str, index: int) -> ProviderConfig:
+    """Validate one provider entry; `where` prefixes error messages
+    (e.g. ``config.json: policy_providers[0]``)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: expected an object, got {raw!r}")
+    kind = raw.get("type")
+    if kind not in PROVIDER_TYPES:
+        raise ConfigError(
+            f"{where}.type: unknown provider type {kind!r} (expected file, http or grpc)"
+        )
+    pid = raw.get("id", f"{kind}-{index}")
+    pid = _string(pid, f"{where}.id")
+    values: dict[str, Any] = {"type": kind, "id": pid}
+    if kind == "file":
+        if "path" not in raw:
+            raise ConfigError(f"{where}: 'path' is required for a file provider")
+        values["path"] = _string(raw["path"], f"{where}.path")
+    else:
+        if "url" not in raw:
+            raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
+        url = _string(raw["url"], f"{where}.url")
+        if kind == "http" and not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
+        values["url"] = url
+    values["poll_interval_secs"] = _number(
+        raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs", 0.01
+    )
+    headers = raw.get("headers", [])
+    if not isinstance(headers, list):
+        raise ConfigError(f"{where}.headers: expected a list of {{name, value}} objects")
+    parsed = []
+    for i, header in enumerate(headers):
+        at = f"{where}.headers[{i}]"
+        if not isinstance(header, Mapping) or "name" not in header or "value" not in header:
+            raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
+        parsed.append(
+            (_string(header["name"], f"{at}.name"), _string(header["value"], f"{at}.value"))
+        )
+    values["headers"] = tuple(parsed)
+    encoding = raw.get("encoding", "json")
+    if encoding not in ("json", "protobuf"):
+        raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {encoding!r}")
+    values["encoding"] = encoding
+    values["timeout_secs"] = _number(raw.get("timeout_secs", 10), f"{where}.timeout_secs", 0.01)
+    tls = raw.get("tls", False)
+    if not isinstance(tls, bool):
+        raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
+    values["tls"] = tls
+    if "ca_file" in raw:
+        values["ca_file"] = _string(raw["ca_file"], f"{where}.ca_file")
+    known = {
+        "type",
+        "id",
+        "path",
+        "url",
+        "poll_interval_secs",
+        "headers",
+        "encoding",
+        "timeout_secs",
+        "tls",
+        "ca_file",
+    }
+    for key in raw:
+        if key not in known:
+            log.warning("%s: unknown key %r ignored", where, key)
+    return ProviderConfig(**values)
+
+
+def parse_providers(raw: Any, where: str) -> list[ProviderConfig]:
+    """A ``policy_providers`` list; provider ids must be unique."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected a list of providers")
+    providers = [parse_provider(item, f"{where}[{i}]", i) for i, item in enumerate(raw)]
+    seen: set[str] = set()
+    for i, provider in enumerate(providers):
+        if provider.id in seen:
+            raise ConfigError(f"{where}[{i}].id: duplicate provider id {provider.id!r}")
+        seen.add(provider.id)
+    return providers
