@@ -14,6 +14,7 @@ from sluice import __version__
 from sluice.demo import run_demo
 from sluice.evaluate import InputError, evaluate_document, read_json, stats_document, write_json
 from sluice.policy import PolicySnapshot, Signal
+from sluice.providers import Provider, make_providers, parse_providers
 from sluice.providers.config import ConfigError, ProviderConfig, ProviderType, expand_env
 from sluice.providers.file import PolicyFileError, log_report, read_policy_file
 from sluice.providers.registry import PolicyRegistry
@@ -54,24 +55,53 @@ def _synced_snapshot(args: argparse.Namespace) -> tuple[PolicySnapshot, RemotePr
     return provider.registry.snapshot, provider
 
 
+def _configured_snapshot(path: str) -> tuple[PolicySnapshot, list[Provider]]:
+    """Load every provider of a config file's ``policy_providers`` once."""
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    configs = parse_providers(
+        doc.get("policy_providers"), f"{path}: policy_providers", Path(path).parent
+    )
+    if not configs:
+        raise ConfigError(f"{path}: policy_providers: no providers configured")
+    registry = PolicyRegistry()
+    providers = make_providers(configs, registry)
+    failed = []
+    for provider in providers:
+        if isinstance(provider, RemoteProvider):
+            ok = provider.sync(full_sync=True)
+        else:
+            ok = provider.poll()
+        if not ok:
+            failed.append(f"{provider.config.id}: {provider.last_error}")
+    if failed:
+        raise InputError(f"{path}: provider(s) failed to load: " + "; ".join(failed))
+    return registry.snapshot, providers
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    sources = [bool(args.policies), bool(args.server), bool(args.grpc)]
+    sources = [bool(args.policies), bool(args.server), bool(args.grpc), bool(args.config)]
     if sum(sources) != 1:
-        raise UsageError("eval needs exactly one of --policies, --server or --grpc")
-    provider = None
+        raise UsageError("eval needs exactly one of --policies, --server, --grpc or --config")
+    providers: list[Provider] = []
     if args.policies:
         report = read_policy_file(args.policies)
         log_report(report, args.policies)
         snapshot = PolicySnapshot.compile(report.policies)
+    elif args.config:
+        snapshot, providers = _configured_snapshot(args.config)
     else:
-        snapshot, provider = _synced_snapshot(args)
+        snapshot, remote = _synced_snapshot(args)
+        providers = [remote]
     doc = read_json(args.input)
     evaluate_document(snapshot, doc, SIGNALS[args.signal] if args.signal else None)
     write_json(args.output, doc)
-    if provider is not None:
-        if not provider.sync(full_sync=True):
-            log.error("final status sync failed: %s", provider.last_error)
-        provider.transport.close()
+    for provider in providers:
+        if isinstance(provider, RemoteProvider):
+            if not provider.sync(full_sync=True):
+                log.error("final status sync failed: %s", provider.last_error)
+            provider.transport.close()
     if args.stats:
         write_json(args.stats, stats_document(snapshot.runtime.stats))
     return 0
@@ -142,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="get policies from a sync server over HTTP (…/v1/policy/sync)",
     )
     ev.add_argument("--grpc", metavar="HOST:PORT", help="get policies from a gRPC sync server")
+    ev.add_argument(
+        "--config",
+        metavar="CONFIG.json",
+        help="get policies from the policy_providers of a config file",
+    )
     ev.add_argument(
         "--header",
         action="append",

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 log = logging.getLogger(__name__)
@@ -77,9 +78,12 @@ def _string(raw: Any, where: str) -> str:
     return expand_env(raw, where)
 
 
-def parse_provider(raw: Any, where: str, index: int) -> ProviderConfig:
+def parse_provider(
+    raw: Any, where: str, index: int, base_dir: Path | None = None
+) -> ProviderConfig:
     """Validate one provider entry; `where` prefixes error messages
-    (e.g. ``config.json: policy_providers[0]``)."""
+    (e.g. ``config.json: policy_providers[0]``). A relative file `path` is
+    taken relative to `base_dir` (the config file's folder) when given."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected an object, got {raw!r}")
     kind = raw.get("type")
@@ -93,7 +97,10 @@ def parse_provider(raw: Any, where: str, index: int) -> ProviderConfig:
     if kind == "file":
         if "path" not in raw:
             raise ConfigError(f"{where}: 'path' is required for a file provider")
-        values["path"] = _string(raw["path"], f"{where}.path")
+        path = _string(raw["path"], f"{where}.path")
+        if base_dir is not None and not Path(path).is_absolute():
+            path = str(base_dir / path)
+        values["path"] = path
     else:
         if "url" not in raw:
             raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
@@ -145,13 +152,13 @@ def parse_provider(raw: Any, where: str, index: int) -> ProviderConfig:
     return ProviderConfig(**values)
 
 
-def parse_providers(raw: Any, where: str) -> list[ProviderConfig]:
+def parse_providers(raw: Any, where: str, base_dir: Path | None = None) -> list[ProviderConfig]:
     """A ``policy_providers`` list; provider ids must be unique."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: expected a list of providers")
-    providers = [parse_provider(item, f"{where}[{i}]", i) for i, item in enumerate(raw)]
+    providers = [parse_provider(item, f"{where}[{i}]", i, base_dir) for i, item in enumerate(raw)]
     seen: set[str] = set()
     for i, provider in enumerate(providers):
         if provider.id in seen:
