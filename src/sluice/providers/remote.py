@@ -85,6 +85,9 @@ class RemoteProvider(Provider):
             result = self.transport.sync(request)
         except SyncError as problem:
             return self._record(False, str(problem))
+        except Exception as problem:  # never raise: a broken sync must not stop anything
+            log.exception("provider %s: unexpected sync failure", self.config.id)
+            return self._record(False, f"unexpected sync failure: {problem!r}")
         self.registry.runtime.stats.commit(counts)
         self.last_sync_nanos = time.time_ns()
         self.recommended_interval = result.interval_secs

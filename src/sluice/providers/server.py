@@ -64,7 +64,8 @@ class PolicyFileSource:
         except (ValueError, KeyError, TypeError, json_format.ParseError) as problem:
             self._fail(f"{self.path}: cannot serve: {problem}")
             return
-        message.hash = hashlib.sha256("".join(p.id for p in message.policies).encode()).hexdigest()
+        # The hash covers content, not only ids: an edited policy is a new set.
+        message.hash = hashlib.sha256(message.SerializeToString(deterministic=True)).hexdigest()
         message.sync_type = pb.SYNC_TYPE_FULL
         message.recommended_sync_interval_seconds = RECOMMENDED_INTERVAL_SECS
         with self._lock:

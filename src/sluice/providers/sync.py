@@ -4,6 +4,7 @@ sending it over HTTP (JSON or protobuf) or gRPC, and reading the
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import ssl
@@ -25,6 +26,22 @@ SYNC_METHOD = "/tero.policy.v1.PolicyService/Sync"
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
 _PROTOBUF_TYPES = (PROTOBUF, "application/protobuf")
+_RESPONSE_KEYS = frozenset(
+    {
+        "policies",
+        "hash",
+        "syncTimestampUnixNano",
+        "sync_timestamp_unix_nano",
+        "recommendedSyncIntervalSeconds",
+        "recommended_sync_interval_seconds",
+        "syncType",
+        "sync_type",
+        "errorMessage",
+        "error_message",
+    }
+)
+MIN_INTERVAL_SECS = 1.0
+"""A server cannot make a client poll more often than this."""
 ALL_STAGES = (
     pb.POLICY_STAGE_LOG_FILTER,
     pb.POLICY_STAGE_LOG_TRANSFORM,
@@ -121,7 +138,9 @@ def read_response(response: Any) -> SyncResult:
     )
     report = load_document({"policies": doc.get("policies", [])})
     interval = response.recommended_sync_interval_seconds or None
-    return SyncResult(report, response.hash, float(interval) if interval else None)
+    return SyncResult(
+        report, response.hash, max(float(interval), MIN_INTERVAL_SECS) if interval else None
+    )
 
 
 def read_json_response(body: bytes) -> SyncResult:
@@ -133,6 +152,8 @@ def read_json_response(body: bytes) -> SyncResult:
         raise SyncError(f"response is not JSON: {problem}") from None
     if not isinstance(doc, dict):
         raise SyncError("response is not a JSON object")
+    if not _RESPONSE_KEYS.intersection(doc):
+        raise SyncError("response has none of the SyncResponse fields")
     try:
         message = json_format.ParseDict(doc, pb.SyncResponse(), ignore_unknown_fields=True)
     except (json_format.ParseError, TypeError, ValueError):
@@ -151,7 +172,9 @@ def read_json_response(body: bytes) -> SyncResult:
     return SyncResult(
         report,
         str(doc.get("hash", "")),
-        float(interval) if isinstance(interval, int | float) and interval > 0 else None,
+        max(float(interval), MIN_INTERVAL_SECS)
+        if isinstance(interval, int | float) and interval > 0
+        else None,
     )
 
 
@@ -205,6 +228,10 @@ class HttpSyncTransport(SyncTransport):
         except (urllib.error.URLError, OSError) as problem:
             reason = getattr(problem, "reason", problem)
             raise SyncError(f"cannot reach {self.url}: {reason}") from None
+        except http.client.HTTPException as problem:
+            raise SyncError(
+                f"bad HTTP response from {self.url}: {type(problem).__name__} {problem}"
+            ) from None
         media = received.split(";")[0].strip().lower()
         if media in _PROTOBUF_TYPES:
             message = pb.SyncResponse()
