@@ -223,7 +223,10 @@ class FieldScanner:
         entries: list[tuple[int, bytes, int]] = []
         specs = dict(patterns)
         for pattern_id, spec in patterns:
-            if spec.op is MatchOp.EXACT and not spec.case_insensitive:
+            # A dictionary answers exact literals on fields whose values repeat;
+            # on unique values (bodies) hashing each one costs more than letting
+            # the database take the literal too.
+            if spec.op is MatchOp.EXACT and not spec.case_insensitive and memoize:
                 self._exact.setdefault(spec.text, []).append(pattern_id)
                 continue
             expression = spec.hyperscan_expression()
@@ -279,9 +282,10 @@ class FieldScanner:
         if value.__class__ is not str:
             return self.exists_only
         ids: list[int] = list(self.exists_only)
-        exact = self._exact.get(value)
-        if exact:
-            ids.extend(exact)
+        if self._exact:
+            exact = self._exact.get(value)
+            if exact:
+                ids.extend(exact)
         database = self._database
         if database is not None:
             scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()
@@ -289,4 +293,4 @@ class FieldScanner:
         for pattern_id, regex in self._fallback:
             if regex.search(value) is not None:
                 ids.append(pattern_id)
-        return tuple(ids)
+        return tuple(ids) if ids else ()
