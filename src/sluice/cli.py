@@ -136,7 +136,10 @@ def cmd_policy_server(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise PolicyFileError(f"{path}: no such file")
     token = expand_env(args.token, "--token") if args.token else ""
-    server = PolicyServer(path, token=token, host=args.host)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise UsageError("--tls-cert and --tls-key go together")
+    tls = (Path(args.tls_cert), Path(args.tls_key)) if args.tls_cert else None
+    server = PolicyServer(path, token=token, host=args.host, tls=tls)
     if server.source.problem:
         raise PolicyFileError(server.source.problem)
     http_port = server.start_http(args.http_port)
@@ -213,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument(
         "--token", default="", help="require 'Authorization: Bearer TOKEN' (${ENV} is expanded)"
     )
+    server.add_argument("--tls-cert", help="PEM certificate chain: serve HTTPS and gRPC over TLS")
+    server.add_argument("--tls-key", help="PEM private key for --tls-cert")
     server.set_defaults(run=cmd_policy_server)
     return parser
 

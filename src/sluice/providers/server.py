@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 import logging
+import ssl
 import threading
 import time
 from concurrent import futures
@@ -125,11 +126,19 @@ class StatusBook:
 class PolicyServer:
     """The served file, the collected statuses, and the listeners."""
 
-    def __init__(self, policies: Path, token: str = "", host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        policies: Path,
+        token: str = "",
+        host: str = "127.0.0.1",
+        tls: tuple[Path, Path] | None = None,
+    ):
         self.source = PolicyFileSource(policies)
         self.book = StatusBook()
         self.token = token
         self.host = host
+        self.tls = tls
+        """(certificate chain, private key) PEM files: serve HTTPS and gRPC over TLS."""
         self.stopped = threading.Event()
         self._http: ThreadingHTTPServer | None = None
         self._grpc: grpc.Server | None = None
@@ -214,6 +223,10 @@ class PolicyServer:
 
         self._http = ThreadingHTTPServer((self.host, port), Handler)
         self._http.daemon_threads = True
+        if self.tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*self.tls)
+            self._http.socket = context.wrap_socket(self._http.socket, server_side=True)
         threading.Thread(
             target=self._http.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -243,7 +256,13 @@ class PolicyServer:
         )
         self._grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self._grpc.add_generic_rpc_handlers((handler,))
-        bound = self._grpc.add_insecure_port(f"{self.host}:{port}")
+        address = f"{self.host}:{port}"
+        if self.tls is not None:
+            chain, key = (path.read_bytes() for path in self.tls)
+            credentials = grpc.ssl_server_credentials([(key, chain)])
+            bound = self._grpc.add_secure_port(address, credentials)
+        else:
+            bound = self._grpc.add_insecure_port(address)
         self._grpc.start()
         return int(bound)
 

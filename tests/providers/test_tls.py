@@ -1,0 +1,100 @@
+"""HTTPS and gRPC over TLS against a real ``sluice policy-server --tls-cert/--tls-key``
+with a freshly made self-signed certificate."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from sluice.providers.config import ProviderConfig, ProviderType
+from sluice.providers.registry import PolicyRegistry
+from sluice.providers.remote import RemoteProvider
+from tests.conformance.servers import RunningServer, policy_server
+from tests.providers.helpers import drop, surviving, write_policies
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[RunningServer, Path]]:
+    cert, key = self_signed(tmp_path)
+    policies = tmp_path / "policies.json"
+    write_policies(policies, drop("drop-x", "x"))
+    with policy_server(policies, "--tls-cert", str(cert), "--tls-key", str(key)) as server:
+        yield server, cert
+
+
+def provider(kind: ProviderType, url: str, ca_file: str, tls: bool = False) -> RemoteProvider:
+    config = ProviderConfig(
+        type=kind,
+        id="tls",
+        url=url,
+        ca_file=ca_file,
+        tls=tls,  # type: ignore[arg-type]
+        timeout_secs=5,
+    )
+    return RemoteProvider(config, PolicyRegistry())
+
+
+def test_https_sync_trusting_the_servers_certificate(
+    tls_server: tuple[RunningServer, Path],
+) -> None:
+    server, cert = tls_server
+    url = f"https://localhost:{server.http_port}/v1/policy/sync"
+    trusting = provider("http", url, str(cert))
+    assert trusting.sync(), trusting.last_error
+    assert surviving(trusting.registry.snapshot, "x", "y") == ["y"]
+    untrusting = provider("http", url, "")
+    assert not untrusting.sync()
+    assert "CERTIFICATE_VERIFY_FAILED" in untrusting.last_error
+
+
+def test_grpc_over_tls(tls_server: tuple[RunningServer, Path]) -> None:
+    server, cert = tls_server
+    trusting = provider("grpc", f"localhost:{server.grpc_port}", str(cert), tls=True)
+    assert trusting.sync(), trusting.last_error
+    assert surviving(trusting.registry.snapshot, "x", "y") == ["y"]
+    via_scheme = provider("grpc", f"grpcs://localhost:{server.grpc_port}", str(cert))
+    assert via_scheme.sync(), via_scheme.last_error
+    plaintext = provider("grpc", f"localhost:{server.grpc_port}", "")
+    assert not plaintext.sync()
+    assert "UNAVAILABLE" in plaintext.last_error
