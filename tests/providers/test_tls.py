@@ -69,7 +69,7 @@ def provider(kind: ProviderType, url: str, ca_file: str, tls: bool = False) -> R
         id="tls",
         url=url,
         ca_file=ca_file,
-        tls=tls,  # type: ignore[arg-type]
+        tls=tls,
         timeout_secs=5,
     )
     return RemoteProvider(config, PolicyRegistry())
