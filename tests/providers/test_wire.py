@@ -1,0 +1,119 @@
+"""The tero.policy.v1 wire format: binary protobuf and the proto3 JSON mapping."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+
+from sluice.policy import load_document
+from sluice.policy.canonical import canonical_policy
+from sluice.providers.sync import read_json_response, read_response
+from sluice.providers.wire import policy_pb2 as pb
+from tests.conformance.harness import TESTCASES
+from tests.conformance.servers import policy_server
+from tests.providers.helpers import drop, write_policies
+
+POLICY_FILES = sorted(TESTCASES.glob("*/policies.json"))
+
+
+@pytest.mark.parametrize("path", POLICY_FILES, ids=[p.parent.name for p in POLICY_FILES])
+def test_every_policy_file_survives_binary_protobuf(path: Path) -> None:
+    """Either dialect -> canonical proto-JSON -> binary -> back: same policies, same errors."""
+    doc = json.loads(path.read_text())
+    message = json_format.ParseDict(
+        {"policies": [canonical_policy(p) for p in doc["policies"]]}, pb.SyncResponse()
+    )
+    wire = pb.SyncResponse.FromString(message.SerializeToString())
+    assert read_response(wire).report.policies == load_document(doc).policies
+
+
+def post(url: str, body: bytes, content_type: str = "application/json") -> Any:
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", content_type)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+@pytest.mark.parametrize(
+    "request_json",
+    [
+        {
+            "fullSync": True,
+            "lastSyncTimestampUnixNano": "1700000000000000000",
+            "clientMetadata": {"supportedPolicyStages": ["POLICY_STAGE_LOG_FILTER", 3]},
+            "policyStatuses": [{"id": "drop-x", "matchHits": "5", "matchMisses": 1}],
+        },
+        {
+            "full_sync": True,
+            "last_sync_timestamp_unix_nano": 1700000000000000000,
+            "client_metadata": {"supported_policy_stages": [1, "POLICY_STAGE_METRIC_FILTER"]},
+            "policy_statuses": [{"id": "drop-x", "match_hits": 5, "match_misses": "1"}],
+        },
+    ],
+    ids=["camelCase", "snake_case"],
+)
+def test_the_server_reads_both_json_spellings(tmp_path: Path, request_json: Any) -> None:
+    policies = tmp_path / "p.json"
+    write_policies(policies, drop("drop-x", "x"))
+    with policy_server(policies) as server:
+        answer = post(server.sync_url, json.dumps(request_json).encode())
+        stats = server.get("/stats")
+    assert stats == {"policies": [{"policy_id": "drop-x", "hits": 5}]}
+    # Answers use enum numbers, 64-bit integers as strings, every field written out.
+    matcher = answer["policies"][0]["log"]["match"][0]
+    assert matcher["logField"] == 1 and matcher["exact"] == "x"
+    assert isinstance(answer["syncTimestampUnixNano"], str)
+    assert answer["syncType"] == 1 and answer["errorMessage"] == ""
+
+
+def test_responses_with_enum_names_or_numbers_read_the_same() -> None:
+    def response(field: Any, kind: Any) -> bytes:
+        return json.dumps(
+            {
+                "hash": "h",
+                "recommendedSyncIntervalSeconds": 30,
+                "policies": [
+                    {
+                        "id": "t",
+                        "name": "t",
+                        "enabled": True,
+                        "trace": {
+                            "match": [{"traceField": field, "regex": "^GET"}, {"spanKind": kind}],
+                            "keep": {"percentage": 10, "mode": "SAMPLING_MODE_EQUALIZING"},
+                        },
+                    }
+                ],
+            }
+        ).encode()
+
+    by_name = read_json_response(response("TRACE_FIELD_NAME", "SPAN_KIND_SERVER"))
+    by_number = read_json_response(response(1, 2))
+    assert by_name.report.policies == by_number.report.policies
+    assert by_name.report.policies[0].valid
+    assert by_name.interval_secs == 30.0 and by_name.hash == "h"
+
+
+def test_a_protobuf_request_gets_a_protobuf_answer(tmp_path: Path) -> None:
+    policies = tmp_path / "p.json"
+    write_policies(policies, drop("drop-x", "x"))
+    request = pb.SyncRequest(full_sync=True)
+    request.policy_statuses.add(id="drop-x", match_hits=2, errors=["e"])
+    with policy_server(policies) as server:
+        http_request = urllib.request.Request(
+            server.sync_url, data=request.SerializeToString(), method="POST"
+        )
+        http_request.add_header("Content-Type", "application/x-protobuf")
+        http_request.add_header("Accept", "application/x-protobuf")
+        with urllib.request.urlopen(http_request, timeout=10) as answer:
+            kind = answer.headers["Content-Type"]
+            message = pb.SyncResponse.FromString(answer.read())
+        stats = server.get("/stats")
+    assert kind == "application/x-protobuf"
+    assert [p.id for p in message.policies] == ["drop-x"]
+    assert len(message.hash) == 64
+    assert stats == {"policies": [{"policy_id": "drop-x", "hits": 2, "errors": ["e"]}]}
