@@ -46,17 +46,18 @@ def test_the_four_provider_only_cases_are_present() -> None:
     assert len(PROVIDER_ONLY) == 4
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_case_through_http_sync(case: Path, tmp_path: Path) -> None:
+def run_through_server(case: Path, tmp_path: Path, mode: str) -> None:
+    """Every batch through ``sluice eval --server`` or ``--grpc`` (one process
+    each) against one policy server; outputs and collected stats must match."""
     with policy_server(case / "policies.json") as server:
+        source = ["--server", server.sync_url] if mode == "http" else ["--grpc", server.grpc_target]
         for i, batch in enumerate(batches(case)):
             out = tmp_path / f"out_{i}.json"
             proc = subprocess.run(
                 [
                     *sluice_command(),
                     "eval",
-                    "--server",
-                    server.sync_url,
+                    *source,
                     "--input",
                     str(batch.input),
                     "--output",
@@ -76,31 +77,11 @@ def test_case_through_http_sync(case: Path, tmp_path: Path) -> None:
     assert normalize_stats(collected) == normalize_stats(expected)
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_through_http_sync(case: Path, tmp_path: Path) -> None:
+    run_through_server(case, tmp_path, "http")
+
+
 @pytest.mark.parametrize("case", PROVIDER_ONLY, ids=[c.name for c in PROVIDER_ONLY])
 def test_provider_only_case_through_grpc(case: Path, tmp_path: Path) -> None:
-    with policy_server(case / "policies.json") as server:
-        for i, batch in enumerate(batches(case)):
-            out = tmp_path / f"out_{i}.json"
-            proc = subprocess.run(
-                [
-                    *sluice_command(),
-                    "eval",
-                    "--grpc",
-                    server.grpc_target,
-                    "--input",
-                    str(batch.input),
-                    "--output",
-                    str(out),
-                    "--signal",
-                    batch.signal,
-                ],
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert proc.returncode == 0, proc.stderr
-            actual = normalize(json.loads(out.read_text()))
-            assert actual == normalize(json.loads(batch.expected.read_text()))
-        collected = server.get("/stats")
-    expected = json.loads((case / "expected_stats.json").read_text())
-    assert normalize_stats(collected) == normalize_stats(expected)
+    run_through_server(case, tmp_path, "grpc")

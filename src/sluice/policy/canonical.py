@@ -27,6 +27,7 @@ from sluice.policy.parse import (
     SPAN_STATUS_ENUM,
     TEMPORALITY_ENUM,
     TRACE_FIELD,
+    TYPED_VALUE_KEYS,
     _camel,
     _Enum,
     _get,
@@ -89,14 +90,7 @@ def _typed(raw: Any) -> JsonObj:
         return {"stringValue": raw}
     if isinstance(raw, Mapping):
         out = {}
-        for key in (
-            "bool_value",
-            "int_value",
-            "double_value",
-            "bytes_value",
-            "hex_value",
-            "string_value",
-        ):
+        for key in TYPED_VALUE_KEYS:
             value = _get(raw, key)
             if value is not None:
                 out[_camel(key)] = str(value) if key == "int_value" else value

@@ -57,6 +57,15 @@ class _Invalid(Exception):
 
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+TYPED_VALUE_KEYS = (
+    "bool_value",
+    "int_value",
+    "double_value",
+    "bytes_value",
+    "hex_value",
+    "string_value",
+)
+"""The variants of a typed literal (``TypedValue``), in proto order."""
 DEFAULT_REDACT_REPLACEMENT = "[REDACTED]"
 
 
@@ -315,18 +324,7 @@ def _typed_literal(value: Any, op: MatchOp) -> TypedValue:
         return value
     if not isinstance(value, Mapping):
         raise _Invalid(f"invalid {op.value} value {json_repr(value)}")
-    variants = [
-        k
-        for k in (
-            "bool_value",
-            "int_value",
-            "double_value",
-            "bytes_value",
-            "hex_value",
-            "string_value",
-        )
-        if _has(value, k)
-    ]
+    variants = [k for k in TYPED_VALUE_KEYS if _has(value, k)]
     if not variants:
         raise _Invalid(f"{op.value} value oneof is unset")
     if len(variants) > 1:
