@@ -283,7 +283,7 @@ class _SignalTable:
         if found is None:
             by_level: list[list[tuple[Scan, Selector]]] = [[], [], []]
             for selector, fid in self.field_ids.items():
-                by_level[selector.level].append((self.scanners[fid], selector))
+                by_level[view.level_of(selector)].append((self.scanners[fid], selector))
             found = tuple(view.reader(fields) if fields else None for fields in by_level)
             self._readers[type(view)] = found
         return found

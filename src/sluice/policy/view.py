@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
-from sluice.policy.model import Selector, TypedValue
+from sluice.policy.model import Level, Selector, TypedValue
 
 
 class _Present:
@@ -86,6 +86,11 @@ class RecordView(ABC):
         resource container (the selectors share one level). Values that are
         absent (E false) are not scanned; a multi-valued field scans each value;
         an attribute key present twice counts only its first entry."""
+
+    def level_of(self, selector: Selector) -> Level:
+        """Which container holds a selector's value in this wire form (OTLP:
+        resource attributes on the resource...; flat forms: the record)."""
+        return selector.level
 
     @abstractmethod
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:

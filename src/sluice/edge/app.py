@@ -1,0 +1,143 @@
+"""Running Edge: providers in the background, the listener at once, graceful
+shutdown on SIGTERM/SIGINT, and ``workers`` processes sharing the port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+import uvloop
+
+from sluice.edge.config import EdgeConfig
+from sluice.edge.http import ConnectionTracker, HttpServerProtocol
+from sluice.edge.routes import Edge
+from sluice.policy.patterns import DatabaseCache
+from sluice.providers import PolicyRegistry, make_providers
+
+log = logging.getLogger("sluice.edge")
+
+DRAIN_SECS = 10.0
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
+class OneLineFormatter(logging.Formatter):
+    """``time=… level=… logger=… msg="…"``: one line per record, exceptions folded in."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += " | " + self.formatException(record.exc_info).replace("\n", " | ")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        return (
+            f"time={stamp}.{int(record.msecs):03d}Z level={record.levelname.lower()} "
+            f"pid={record.process} logger={record.name} msg={json.dumps(message)}"
+        )
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(_LEVELS.get(level, logging.INFO))
+
+
+def _listen_socket(config: EdgeConfig, reuse_port: bool) -> socket.socket:
+    family = socket.AF_INET6 if ":" in config.listen_address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((config.listen_address, config.listen_port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(
+    config: EdgeConfig, distribution: str, sock: socket.socket, ready: Any = None
+) -> None:
+    """Serve until SIGTERM/SIGINT, then drain and report."""
+    loop = asyncio.get_running_loop()
+    registry = PolicyRegistry(cache=DatabaseCache.default())
+    providers = make_providers(list(config.policy_providers), registry, config.service)
+    for provider in providers:
+        provider.start()  # traffic before the first load passes unfiltered
+    edge = Edge(config, registry, providers, distribution=distribution)
+    tracker = ConnectionTracker()
+    server = await loop.create_server(
+        lambda: HttpServerProtocol(edge.handle, config.max_body_size, tracker), sock=sock
+    )
+    port = sock.getsockname()[1]
+    log.info(
+        "%s listening on %s:%d, forwarding to %s (%d providers)",
+        distribution,
+        config.listen_address,
+        port,
+        config.upstream_url,
+        len(providers),
+    )
+    if ready is not None:
+        ready(port)
+    stopping = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    await stopping.wait()
+    log.info("shutting down: no new connections, finishing requests in flight")
+    server.close()
+    drained = await tracker.drain(DRAIN_SECS)
+    if not drained:
+        log.warning("requests still in flight after %.0f s; closing anyway", DRAIN_SECS)
+    for provider in providers:
+        await loop.run_in_executor(None, provider.stop)  # final status sync
+    edge.close()
+    log.info("stopped")
+
+
+def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None:
+    configure_logging(config.log_level)
+    sock = _listen_socket(config, reuse_port)
+    uvloop.run(serve(config, distribution, sock))
+
+
+def run(config: EdgeConfig, distribution: str = "sluice-edge") -> int:
+    """Run in the foreground; with ``workers > 1``, that many processes share
+    the port (SO_REUSEPORT), each with its own providers and policies."""
+    configure_logging(config.log_level)
+    if config.workers == 1:
+        _run_worker(config, distribution, reuse_port=False)
+        return 0
+    if config.listen_port == 0:
+        log.error("workers > 1 needs a fixed listen_port")
+        return 2
+    context = multiprocessing.get_context("spawn")
+    children = [
+        context.Process(target=_run_worker, args=(config, distribution, True), daemon=False)
+        for _ in range(config.workers)
+    ]
+    for child in children:
+        child.start()
+
+    def forward(signum: int, frame: Any) -> None:
+        for child in children:
+            if child.pid is not None:
+                os.kill(child.pid, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for child in children:
+        child.join()
+    return 0 if all(child.exitcode == 0 for child in children) else 1

@@ -1,0 +1,271 @@
+"""A small HTTP/1.1 server protocol for asyncio (uvloop) on the httptools parser.
+
+Keep-alive and pipelining (responses in request order), a body size cap that
+answers 413 without reading further, 400 for unparseable requests. Each
+complete request goes to an async handler that returns a :class:`Response`.
+No ASGI layer: at tens of thousands of requests per second the per-request
+Python work is the budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+import httptools
+
+log = logging.getLogger(__name__)
+
+Headers = list[tuple[bytes, bytes]]
+
+REASONS = {
+    200: b"OK",
+    202: b"Accepted",
+    204: b"No Content",
+    400: b"Bad Request",
+    401: b"Unauthorized",
+    403: b"Forbidden",
+    404: b"Not Found",
+    405: b"Method Not Allowed",
+    408: b"Request Timeout",
+    413: b"Content Too Large",
+    415: b"Unsupported Media Type",
+    429: b"Too Many Requests",
+    500: b"Internal Server Error",
+    502: b"Bad Gateway",
+    503: b"Service Unavailable",
+    504: b"Gateway Timeout",
+}
+HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"transfer-encoding",
+        b"te",
+        b"upgrade",
+        b"proxy-connection",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"trailer",
+    }
+)
+
+
+@dataclass(slots=True)
+class Request:
+    """One parsed request. Header names keep their case; :meth:`header` looks
+    them up case-insensitively."""
+
+    method: str
+    path: str
+    query: str
+    headers: Headers
+    body: bytes
+    keep_alive: bool = True
+
+    def header(self, name: bytes) -> bytes | None:
+        lowered = name.lower()
+        for key, value in self.headers:
+            if key.lower() == lowered:
+                return value
+        return None
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    body: bytes = b""
+    headers: Headers = field(default_factory=list)
+    content_type: bytes | None = b"application/json"
+
+
+def json_error(status: int, message: str) -> Response:
+    """A short JSON error body, as clients (agents, collectors) expect."""
+    return Response(status, json.dumps({"error": message}).encode())
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def encode_response(response: Response, keep_alive: bool) -> bytes:
+    reason = REASONS.get(response.status, b"Status")
+    parts = [b"HTTP/1.1 %d %s\r\n" % (response.status, reason)]
+    for name, value in response.headers:
+        parts.append(name + b": " + value + b"\r\n")
+    if response.content_type is not None:
+        parts.append(b"Content-Type: " + response.content_type + b"\r\n")
+    parts.append(b"Content-Length: %d\r\n" % len(response.body))
+    if not keep_alive:
+        parts.append(b"Connection: close\r\n")
+    parts.append(b"\r\n")
+    parts.append(response.body)
+    return b"".join(parts)
+
+
+class HttpServerProtocol(asyncio.Protocol):
+    """One client connection."""
+
+    def __init__(self, handler: Handler, max_body_size: int, tracker: ConnectionTracker):
+        self._handler = handler
+        self._max_body = max_body_size
+        self._tracker = tracker
+        self._parser = httptools.HttpRequestParser(self)
+        self._transport: asyncio.Transport | None = None
+        self._url = b""
+        self._headers: Headers = []
+        self._body: list[bytes] = []
+        self._body_size = 0
+        self._queue: deque[Request] = deque()
+        self._busy = False
+        self._closing = False
+
+    # -- asyncio.Protocol --------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self._tracker.opened(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        self._tracker.closed(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self._closing:
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(400, "protocol upgrades are not supported")
+        except httptools.HttpParserError as problem:
+            self._fail(400, f"malformed HTTP request: {problem}")
+
+    # -- httptools callbacks -----------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._url = b""
+        self._headers = []
+        self._body = []
+        self._body_size = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        for name, value in self._headers:
+            if name.lower() == b"content-length" and value.isdigit():
+                if int(value) > self._max_body:
+                    self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
+                break
+
+    def on_body(self, body: bytes) -> None:
+        if self._closing:
+            return
+        self._body_size += len(body)
+        if self._body_size > self._max_body:
+            self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
+            return
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self._closing:
+            return
+        url = self._url.decode("latin-1")
+        path, _, query = url.partition("?")
+        request = Request(
+            self._parser.get_method().decode("latin-1"),
+            path,
+            query,
+            self._headers,
+            b"".join(self._body),
+            self._parser.should_keep_alive(),
+        )
+        self._queue.append(request)
+        if not self._busy:
+            self._busy = True
+            asyncio.get_running_loop().create_task(self._serve())
+        if len(self._queue) > 16 and self._transport is not None:
+            self._transport.pause_reading()  # a client pipelining far ahead waits
+
+    # -- serving -----------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        self._tracker.busy(+1)
+        try:
+            while self._queue and self._transport is not None:
+                request = self._queue.popleft()
+                try:
+                    response = await self._handler(request)
+                except Exception:
+                    log.exception("handler failed for %s %s", request.method, request.path)
+                    response = json_error(500, "internal error")
+                if self._transport is None:
+                    return
+                keep_alive = request.keep_alive and not self._tracker.draining
+                self._transport.write(encode_response(response, keep_alive))
+                if not keep_alive:
+                    self._close()
+                    return
+                if len(self._queue) <= 16:
+                    self._transport.resume_reading()
+        finally:
+            self._busy = False
+            self._tracker.busy(-1)
+
+    def _fail(self, status: int, message: str) -> None:
+        """Answer an unreadable request and close: the stream position is lost."""
+        if self._closing or self._transport is None:
+            return
+        self._transport.write(encode_response(json_error(status, message), keep_alive=False))
+        self._close()
+
+    def _close(self) -> None:
+        self._closing = True
+        if self._transport is not None:
+            self._transport.close()
+
+    def close_if_idle(self) -> None:
+        if not self._busy and not self._queue:
+            self._close()
+
+
+class ConnectionTracker:
+    """Open connections and requests in flight, for graceful shutdown."""
+
+    def __init__(self) -> None:
+        self.connections: set[HttpServerProtocol] = set()
+        self.in_flight = 0
+        self.draining = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def opened(self, connection: HttpServerProtocol) -> None:
+        self.connections.add(connection)
+
+    def closed(self, connection: HttpServerProtocol) -> None:
+        self.connections.discard(connection)
+
+    def busy(self, delta: int) -> None:
+        self.in_flight += delta
+        if self.in_flight:
+            self._idle.clear()
+        else:
+            self._idle.set()
+
+    async def drain(self, timeout: float) -> bool:
+        """Stop keep-alive, close idle connections, wait for requests in flight."""
+        self.draining = True
+        for connection in list(self.connections):
+            connection.close_if_idle()
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True

@@ -1,0 +1,252 @@
+"""What Edge does with each request (EDGE.md section 2).
+
+Filtered routes decode, evaluate against the registry's current snapshot and
+forward what survives in the format and encoding it arrived in; everything
+else is proxied unchanged. Fail open: a body that cannot be read, or a policy
+that fails at run time, means the original bytes go upstream untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from typing import Any
+
+from sluice.edge.config import EdgeConfig
+from sluice.edge.http import Headers, Request, Response, json_error
+from sluice.edge.metrics import EdgeMetrics
+from sluice.edge.upstream import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
+from sluice.policy import BatchOutcome, RecordView, Signal
+from sluice.providers import PolicyRegistry, Provider
+from sluice.telemetry import compression, datadog, otlp_codec
+
+log = logging.getLogger(__name__)
+
+OTLP_ROUTES = {"/v1/logs": Signal.LOG, "/v1/metrics": Signal.METRIC, "/v1/traces": Signal.TRACE}
+TELEMETRY_TYPES = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "traces"}
+DD_LOGS, DD_SERIES = "/api/v2/logs", "/api/v2/series"
+_MEDIA = {
+    b"application/x-protobuf": otlp_codec.PROTOBUF,
+    b"application/protobuf": otlp_codec.PROTOBUF,
+    b"application/json": otlp_codec.JSON,
+}
+
+
+def _media(request: Request) -> str | None:
+    raw = request.header(b"content-type")
+    if raw is None:
+        return None
+    return _MEDIA.get(raw.split(b";", 1)[0].strip().lower())
+
+
+def _encoding(request: Request) -> str:
+    raw = request.header(b"content-encoding")
+    return raw.decode("latin-1").strip().lower() if raw else ""
+
+
+class Edge:
+    """The request handler: routes, filtering, forwarding."""
+
+    def __init__(
+        self,
+        config: EdgeConfig,
+        registry: PolicyRegistry,
+        providers: list[Provider],
+        metrics: EdgeMetrics | None = None,
+        distribution: str = "sluice-edge",
+    ):
+        self.config = config
+        self.registry = registry
+        self.providers = providers
+        self.metrics = metrics or EdgeMetrics()
+        self.distribution = distribution
+        pools: dict[str, UpstreamPool] = {}
+
+        def pool(url: str) -> UpstreamPool:
+            if url not in pools:
+                pools[url] = UpstreamPool(url, config.upstream_timeout_secs)
+            return pools[url]
+
+        self.upstream = pool(config.upstream_url)
+        self.logs_upstream = pool(config.datadog_logs_url)
+        self.metrics_upstream = pool(config.datadog_metrics_url)
+        self.pools = list(pools.values())
+        self.dd_api_key = os.environ.get("DD_API_KEY", "").encode()
+        self.metrics.gauge(
+            "sluice_edge_policies_loaded", "Active policies, by signal", self._policy_counts
+        )
+        self.metrics.gauge(
+            "sluice_edge_provider_sync_errors", "Consecutive failed polls", self._provider_failures
+        )
+
+    def _policy_counts(self) -> dict[Any, float]:
+        snapshot = self.registry.snapshot
+        return {(("telemetry_type", TELEMETRY_TYPES[s]),): snapshot.count(s) for s in Signal}
+
+    def _provider_failures(self) -> dict[Any, float]:
+        return {(("provider", p.config.id),): p.failures for p in self.providers}
+
+    # -- entry point ---------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Response:
+        path, method = request.path, request.method
+        if path == "/_health" and method in ("GET", "HEAD"):
+            response, route = self.health(), "health"
+        elif path == "/_metrics" and method == "GET":
+            response = Response(
+                200, self.metrics.render(), content_type=b"text/plain; version=0.0.4"
+            )
+            route = "metrics"
+        elif method == "POST" and path in OTLP_ROUTES:
+            route = path
+            response = await self.otlp(request, OTLP_ROUTES[path])
+        elif method == "POST" and path == DD_LOGS:
+            route = path
+            response = await self.datadog(request, Signal.LOG)
+        elif method == "POST" and path == DD_SERIES:
+            route = path
+            response = await self.datadog(request, Signal.METRIC)
+        else:
+            route = "passthrough"
+            response = await self.forward(self.upstream, request, request.body)
+        self.metrics.request(route, response.status)
+        return response
+
+    def health(self) -> Response:
+        snapshot = self.registry.snapshot
+        body = {
+            "status": "ok",
+            "distribution": self.distribution,
+            "policies": {TELEMETRY_TYPES[s]: snapshot.count(s) for s in Signal},
+            "policy_errors": len(snapshot.errors),
+            "providers": [
+                {
+                    "id": p.config.id,
+                    "type": p.config.type,
+                    "loaded": p.loaded.is_set(),
+                    "last_error": p.last_error,
+                }
+                for p in self.providers
+            ],
+        }
+        return Response(200, json.dumps(body).encode())
+
+    # -- forwarding ----------------------------------------------------------------
+
+    async def forward(
+        self, pool: UpstreamPool, request: Request, body: bytes, extra: Headers | None = None
+    ) -> Response:
+        headers = request.headers + extra if extra else request.headers
+        started = time.monotonic()
+        try:
+            answer = await pool.request(request.method, request.path, request.query, headers, body)
+        except UpstreamTimeout as problem:
+            self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "timeout"),))
+            return json_error(504, str(problem))
+        except UpstreamError as problem:
+            self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "unreachable"),))
+            return json_error(502, str(problem))
+        self.metrics.inc("sluice_edge_upstream_latency_seconds_sum", (), time.monotonic() - started)
+        self.metrics.inc("sluice_edge_upstream_latency_seconds_count")
+        content_type = None
+        for name, value in answer.headers:
+            if name.lower() == b"content-type":
+                content_type = value
+                break
+        return Response(answer.status, answer.body, relay_headers(answer.headers), content_type)
+
+    def _fail_open(self, request: Request, why: str) -> None:
+        self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))
+        log.warning("forwarding %s unevaluated: %s", request.path, why)
+
+    def _decompress(self, request: Request, encoding: str) -> bytes | Response:
+        try:
+            return compression.decompress(encoding, request.body, self.config.max_body_size)
+        except compression.BodyTooLarge as problem:
+            return json_error(413, str(problem))
+        except compression.CorruptBody as problem:
+            return json_error(400, f"corrupt {encoding} body: {problem}")
+
+    def _evaluate(
+        self, signal: Signal, view: RecordView, batch: Any, request: Request
+    ) -> BatchOutcome | None:
+        try:
+            return self.registry.snapshot.evaluate(signal, view, batch)
+        except Exception:  # a policy failing at run time must not lose telemetry
+            log.exception("policy evaluation failed on %s; forwarding unfiltered", request.path)
+            self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))
+            return None
+
+    # -- OTLP ----------------------------------------------------------------------
+
+    async def otlp(self, request: Request, signal: Signal) -> Response:
+        encoding = _encoding(request)
+        media = _media(request)
+        if encoding not in ("", "identity", *compression.SUPPORTED):
+            self._fail_open(request, f"unknown Content-Encoding {encoding!r}")
+            return await self.forward(self.upstream, request, request.body)
+        raw = self._decompress(request, encoding)
+        if isinstance(raw, Response):
+            return raw
+        if media is None:
+            self._fail_open(request, "unknown Content-Type")
+            return await self.forward(self.upstream, request, request.body)
+        try:
+            batch, view = otlp_codec.decode(signal, media, raw)
+        except otlp_codec.UndecodableBody as problem:
+            self._fail_open(request, str(problem))
+            return await self.forward(self.upstream, request, request.body)
+        outcome = self._evaluate(signal, view, batch, request)
+        if outcome is None:
+            return await self.forward(self.upstream, request, request.body)
+        self.metrics.outcome(TELEMETRY_TYPES[signal], outcome)
+        if outcome.records and outcome.dropped == outcome.records:
+            return Response(200, otlp_codec.empty_response(media), content_type=media.encode())
+        if not outcome.modified:
+            return await self.forward(self.upstream, request, request.body)
+        body = compression.compress(encoding, otlp_codec.encode(media, batch))
+        return await self.forward(self.upstream, request, body)
+
+    # -- Datadog -------------------------------------------------------------------
+
+    async def datadog(self, request: Request, signal: Signal) -> Response:
+        pool = self.logs_upstream if signal is Signal.LOG else self.metrics_upstream
+        extra: Headers = []
+        if self.dd_api_key and request.header(b"dd-api-key") is None:
+            extra = [(b"DD-API-KEY", self.dd_api_key)]
+        encoding = _encoding(request)
+        if encoding not in ("", "identity", *compression.SUPPORTED):
+            self._fail_open(request, f"unknown Content-Encoding {encoding!r}")
+            return await self.forward(pool, request, request.body, extra)
+        raw = self._decompress(request, encoding)
+        if isinstance(raw, Response):
+            return raw
+        batch: datadog.DatadogBatch | datadog.DatadogSeries
+        view: RecordView
+        try:
+            if signal is Signal.LOG:
+                batch, view = datadog.DatadogBatch.parse(raw), datadog.LOG_VIEW
+            else:
+                document = json.loads(raw)
+                if not isinstance(document, dict) or not isinstance(document.get("series"), list):
+                    raise ValueError('expected {"series": [...]}')
+                batch, view = datadog.DatadogSeries(document), datadog.SERIES_VIEW
+        except (ValueError, UnicodeDecodeError) as problem:
+            self._fail_open(request, str(problem))
+            return await self.forward(pool, request, request.body, extra)
+        outcome = self._evaluate(signal, view, batch, request)
+        if outcome is None:
+            return await self.forward(pool, request, request.body, extra)
+        self.metrics.outcome("datadog_" + TELEMETRY_TYPES[signal], outcome)
+        if outcome.records and outcome.dropped == outcome.records:
+            return Response(202, b"{}")
+        if not outcome.modified:
+            return await self.forward(pool, request, request.body, extra)
+        body = compression.compress(encoding, batch.encode())
+        return await self.forward(pool, request, body, extra)
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.close()

@@ -1,0 +1,239 @@
+"""Forwarding to the upstream: a pool of keep-alive HTTP/1.1 connections.
+
+A request that fails because a pooled connection had already been closed by
+the upstream, before any byte of the response arrived, is retried once on a
+fresh connection; nothing else is retried (a replay could duplicate data).
+Timeouts cover the whole request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections import deque
+from dataclasses import dataclass
+from typing import cast
+from urllib.parse import urlsplit
+
+import httptools
+
+from sluice.edge.http import HOP_BY_HOP, Headers
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached or did not answer properly."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """The upstream did not answer within the timeout."""
+
+
+class _StaleConnection(UpstreamError):
+    """A reused connection closed before any response byte: safe to retry once."""
+
+
+@dataclass(slots=True)
+class UpstreamResponse:
+    status: int
+    headers: Headers
+    body: bytes
+    keep_alive: bool
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.waiter: asyncio.Future[UpstreamResponse] | None = None
+        self.headers: Headers = []
+        self.body: list[bytes] = []
+        self.received = False
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.transport = None
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            if self.received:
+                waiter.set_exception(UpstreamError("upstream closed the connection mid-response"))
+            else:
+                waiter.set_exception(_StaleConnection("upstream closed the connection"))
+
+    def data_received(self, data: bytes) -> None:
+        self.received = True
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as problem:
+            self._fail(UpstreamError(f"malformed response from upstream: {problem}"))
+
+    def eof_received(self) -> bool | None:
+        # A response without Content-Length or chunked encoding ends at close.
+        waiter = self.waiter
+        if waiter is not None and not waiter.done() and self.received:
+            framing = {name.lower() for name, _ in self.headers}
+            if b"content-length" not in framing and b"transfer-encoding" not in framing:
+                try:
+                    status = self.parser.get_status_code()
+                except httptools.HttpParserError:
+                    return None
+                waiter.set_result(
+                    UpstreamResponse(status, self.headers, b"".join(self.body), False)
+                )
+        return None
+
+    def on_message_begin(self) -> None:
+        self.headers = []
+        self.body = []
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(
+                UpstreamResponse(
+                    self.parser.get_status_code(),
+                    self.headers,
+                    b"".join(self.body),
+                    self.parser.should_keep_alive(),
+                )
+            )
+
+    def _fail(self, problem: Exception) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(problem)
+        if self.transport is not None:
+            self.transport.close()
+
+    def send(self, data: bytes) -> asyncio.Future[UpstreamResponse]:
+        assert self.transport is not None
+        self.received = False
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(data)
+        return self.waiter
+
+
+class UpstreamPool:
+    """Keep-alive connections to one upstream base URL (``http(s)://host:port/base``)."""
+
+    def __init__(self, base_url: str, timeout: float, max_idle: int = 64):
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"upstream URL must be http(s)://host[:port][/path], got {base_url!r}")
+        self.host = parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.base_path = parts.path.rstrip("/")
+        self.ssl = ssl.create_default_context() if parts.scheme == "https" else None
+        default_port = self.port == (443 if self.ssl else 80)
+        self.host_header = (self.host if default_port else f"{self.host}:{self.port}").encode()
+        self.timeout = timeout
+        self.max_idle = max_idle
+        self._idle: deque[_Connection] = deque()
+
+    def target(self, path: str, query: str) -> bytes:
+        """Upstream base path + inbound path + ?query, verbatim."""
+        full = self.base_path + path
+        return (full + "?" + query if query else full).encode("latin-1")
+
+    async def _connect(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        try:
+            _, connection = await loop.create_connection(
+                _Connection,
+                self.host,
+                self.port,
+                ssl=self.ssl,
+                server_hostname=self.host if self.ssl else None,
+            )
+        except OSError as problem:
+            raise UpstreamError(
+                f"cannot connect to upstream {self.host}:{self.port}: {problem.strerror or problem}"
+            ) from None
+        return connection
+
+    def _encode(self, method: str, target: bytes, headers: Headers, body: bytes) -> bytes:
+        parts = [
+            method.encode("latin-1"),
+            b" ",
+            target,
+            b" HTTP/1.1\r\nHost: ",
+            self.host_header,
+            b"\r\n",
+        ]
+        for name, value in headers:
+            lowered = name.lower()
+            if lowered in HOP_BY_HOP or lowered in (b"host", b"content-length"):
+                continue
+            parts += (name, b": ", value, b"\r\n")
+        parts.append(b"Content-Length: %d\r\n\r\n" % len(body))
+        parts.append(body)
+        return b"".join(parts)
+
+    async def request(
+        self, method: str, path: str, query: str, headers: Headers, body: bytes
+    ) -> UpstreamResponse:
+        """Send one request; raises UpstreamTimeout or UpstreamError."""
+        data = self._encode(method, self.target(path, query), headers, body)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await self._exchange(data)
+        except TimeoutError:
+            raise UpstreamTimeout(f"upstream did not answer within {self.timeout:g} s") from None
+
+    async def _exchange(self, data: bytes) -> UpstreamResponse:
+        reused = False
+        connection = None
+        while self._idle:
+            candidate = self._idle.pop()
+            if not candidate.closed:
+                connection, reused = candidate, True
+                break
+        if connection is None:
+            connection = await self._connect()
+        try:
+            response = await connection.send(data)
+        except _StaleConnection:
+            if not reused:
+                raise UpstreamError("upstream closed the connection without answering") from None
+            connection = await self._connect()
+            try:
+                response = await connection.send(data)
+            except _StaleConnection:
+                raise UpstreamError("upstream closed the connection without answering") from None
+        except BaseException:
+            if connection.transport is not None:
+                connection.transport.close()
+            raise
+        if response.keep_alive and not connection.closed and len(self._idle) < self.max_idle:
+            connection.waiter = None
+            self._idle.append(connection)
+        elif connection.transport is not None:
+            connection.transport.close()
+        return response
+
+    def close(self) -> None:
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.transport is not None:
+                connection.transport.close()
+
+
+def relay_headers(headers: Headers) -> Headers:
+    """Upstream response headers minus hop-by-hop ones, Content-Length and
+    Content-Type (the server writes those itself)."""
+    return [
+        (name, value)
+        for name, value in headers
+        if name.lower() not in HOP_BY_HOP
+        and name.lower() not in (b"content-length", b"content-type")
+    ]

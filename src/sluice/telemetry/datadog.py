@@ -1,0 +1,366 @@
+"""Datadog intake: log arrays (``/api/v2/logs``) and metric series
+(``/api/v2/series``) as record views.
+
+A Datadog batch is flat: one resource, one scope, the records. Field mapping
+for logs (EDGE.md section 3): ``body`` reads ``message`` (then ``msg``,
+``log``); ``severity_text`` reads ``status`` (then ``level``); attributes are
+top-level keys (nested paths walk objects, a dotted literal key is also
+tried); ``service.name``/``host.name`` resource attributes are ``service``/
+``hostname``; a tag from ``ddtags`` (``key:value``) can be matched by key when
+the record has no such key. Values keep their JSON type: only strings are
+visible to string matchers.
+
+Kept records that no transform touched are forwarded as the exact bytes they
+arrived as: :func:`split_array` keeps each element's source text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.policy.model import METRIC_TYPE, Level, Selector, Source
+from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value
+
+_DECODER = json.JSONDecoder()
+_WS = " \t\n\r"
+BODY_KEYS = ("message", "msg", "log")
+SEVERITY_KEYS = ("status", "level")
+RESOURCE_ALIASES = {"service.name": "service", "host.name": "hostname"}
+
+
+class NotAnArray(ValueError):
+    """The body is not a JSON array (or not JSON at all)."""
+
+
+def split_array(text: str) -> list[tuple[Any, str]]:
+    """Parse a JSON array into (value, source text) per element."""
+    index = len(text) - len(text.lstrip(_WS))
+    if text[index : index + 1] != "[":
+        raise NotAnArray("expected a JSON array")
+    index += 1
+    out: list[tuple[Any, str]] = []
+    length = len(text)
+    while True:
+        while index < length and text[index] in _WS:
+            index += 1
+        if index < length and text[index] == "]" and not out:
+            index += 1
+            break
+        try:
+            value, end = _DECODER.raw_decode(text, index)
+        except json.JSONDecodeError as problem:
+            raise NotAnArray(str(problem)) from None
+        out.append((value, text[index:end]))
+        index = end
+        while index < length and text[index] in _WS:
+            index += 1
+        if index < length and text[index] == ",":
+            index += 1
+            continue
+        if index < length and text[index] == "]":
+            index += 1
+            break
+        raise NotAnArray(f"expected ',' or ']' at offset {index}")
+    if text[index:].strip(_WS):
+        raise NotAnArray("data after the array")
+    return out
+
+
+@dataclass
+class DatadogBatch:
+    """Decoded records plus their source text; tracks drops and edits."""
+
+    records: list[Any]
+    sources: list[str]
+    dropped: set[int] = field(default_factory=set)
+    edited: set[int] = field(default_factory=set)
+    _positions: dict[int, int] | None = field(default=None, repr=False)
+
+    @classmethod
+    def parse(cls, body: bytes) -> DatadogBatch:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as problem:
+            raise NotAnArray(f"not UTF-8: {problem}") from None
+        elements = split_array(text)
+        return cls([v for v, _ in elements], [s for _, s in elements])
+
+    def mark_edited(self, record: Any) -> None:
+        if self._positions is None:
+            self._positions = {id(r): i for i, r in enumerate(self.records)}
+        index = self._positions.get(id(record))
+        if index is not None:
+            self.edited.add(index)
+
+    def kept(self) -> list[int]:
+        return [i for i in range(len(self.records)) if i not in self.dropped]
+
+    def encode(self) -> bytes:
+        """The kept records: original text for untouched ones, re-encoded edits."""
+        parts = [
+            json.dumps(self.records[i], ensure_ascii=False, separators=(",", ":"))
+            if i in self.edited
+            else self.sources[i]
+            for i in self.kept()
+        ]
+        return ("[" + ",".join(parts) + "]").encode("utf-8")
+
+
+def _scalar(value: Any) -> Value | None:
+    """Typed view of a JSON value (None for null; objects and arrays PRESENT)."""
+    if value is None:
+        return None
+    if isinstance(value, str | bool | int | float):
+        return value
+    return PRESENT
+
+
+def _scan_value(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value or PRESENT
+    return PRESENT
+
+
+def _tags(record: dict[str, Any]) -> dict[str, str]:
+    raw = record.get("ddtags")
+    tags: dict[str, str] = {}
+    if isinstance(raw, str):
+        for tag in raw.split(","):
+            key, sep, value = tag.strip().partition(":")
+            if key and key not in tags:
+                tags[key] = value if sep else ""
+    return tags
+
+
+def lookup(record: Any, path: Sequence[str]) -> Any:
+    """A top-level key, a nested path through objects, the dotted literal key,
+    or a ddtags tag; None when absent."""
+    if not isinstance(record, dict):
+        return None
+    current: Any = record
+    for key in path:
+        if not isinstance(current, dict) or key not in current:
+            current = None
+            break
+        current = current[key]
+    if current is not None:
+        return current
+    if len(path) > 1:
+        dotted = ".".join(path)
+        if dotted in record:
+            return record[dotted]
+    return _tags(record).get(path[0]) if len(path) == 1 else None
+
+
+def _first_key(record: dict[str, Any], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        if record.get(key) is not None:
+            return key
+    return None
+
+
+class _FlatView(RecordView):
+    """A batch with one implicit resource and scope: every value is on the record."""
+
+    def resources(self, batch: Any) -> Sequence[Any]:
+        return (batch,)
+
+    def scopes(self, resource: Any) -> Sequence[Any]:
+        return (resource,)
+
+    def records(self, scope: Any) -> Sequence[Any]:
+        return scope.records  # type: ignore[no-any-return]
+
+    def remove_records(self, scope: Any, indexes: list[int]) -> None:
+        scope.dropped.update(indexes)
+
+    def prune(self, batch: Any) -> bool:
+        return False
+
+    def level_of(self, selector: Selector) -> Level:
+        return Level.RECORD
+
+
+class DatadogLogView(_FlatView):
+    """Datadog log intake records (a :class:`DatadogBatch`)."""
+
+    def _path(self, selector: Selector) -> tuple[str, ...]:
+        if selector.source is Source.RESOURCE_ATTRIBUTE and len(selector.path) == 1:
+            return (RESOURCE_ALIASES.get(selector.path[0], selector.path[0]),)
+        return selector.path
+
+    def _raw(self, record: Any, selector: Selector) -> Any:
+        if not isinstance(record, dict):
+            return None
+        if selector.source is Source.FIELD:
+            keys = (
+                BODY_KEYS
+                if selector.name == "body"
+                else SEVERITY_KEYS
+                if selector.name == "severity_text"
+                else (selector.name,)
+            )
+            key = _first_key(record, keys)
+            return None if key is None else record[key]
+        if selector.source is Source.SCOPE_ATTRIBUTE:
+            return None
+        return lookup(record, self._path(selector))
+
+    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
+        if not fields:
+            return lambda container: ()
+        plan = list(fields)
+        raw = self._raw
+
+        def read(container: Any) -> tuple[int, ...]:
+            hits: tuple[int, ...] = ()
+            for scan, selector in plan:
+                value = _scan_value(raw(container, selector))
+                if value is not None:
+                    found = scan(value)
+                    if found:
+                        hits += found
+            return hits
+
+        return read
+
+    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        value = _scalar(self._raw(ctx.record, selector))
+        return None if value == "" and selector.source is Source.FIELD else value
+
+    def _target(self, ctx: Ctx, selector: Selector, create: bool) -> tuple[Any, str] | None:
+        record = ctx.record
+        if not isinstance(record, dict):
+            return None
+        if selector.source is Source.FIELD:
+            keys = (
+                BODY_KEYS
+                if selector.name == "body"
+                else SEVERITY_KEYS
+                if selector.name == "severity_text"
+                else (selector.name,)
+            )
+            return record, _first_key(record, keys) or keys[0]
+        path = self._path(selector)
+        holder: Any = record
+        for key in path[:-1]:
+            if not isinstance(holder.get(key), dict):
+                if not create:
+                    return None
+                holder[key] = {}
+            holder = holder[key]
+        return holder, path[-1]
+
+    def _edited(self, ctx: Ctx) -> None:
+        ctx.scope.mark_edited(ctx.record)
+
+    def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
+        target = self._target(ctx, selector, create=True)
+        if target is not None:
+            holder, key = target
+            holder[key] = value
+            self._edited(ctx)
+
+    def remove(self, ctx: Ctx, selector: Selector) -> bool:
+        target = self._target(ctx, selector, create=False)
+        if target is None or target[1] not in target[0]:
+            return False
+        del target[0][target[1]]
+        self._edited(ctx)
+        return True
+
+    def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
+        if source.source is Source.FIELD:
+            return False
+        target = self._target(ctx, source, create=False)
+        if target is None or target[1] not in target[0]:
+            return False
+        holder, key = target
+        if to == key or (to in holder and not upsert):
+            return True
+        holder[to] = holder.pop(key)
+        self._edited(ctx)
+        return True
+
+
+# -- series -----------------------------------------------------------------------
+
+_SERIES_TYPES = {1: "sum", 2: "sum", 3: "gauge"}
+"""Datadog series types (count, rate, gauge) as the OTLP metric types policies name."""
+
+
+@dataclass
+class DatadogSeries:
+    """A ``{"series": [...]}`` payload; `document` is edited in place."""
+
+    document: dict[str, Any]
+    dropped: set[int] = field(default_factory=set)
+
+    @property
+    def records(self) -> list[Any]:
+        series = self.document.get("series")
+        return series if isinstance(series, list) else []
+
+    def encode(self) -> bytes:
+        kept = [s for i, s in enumerate(self.records) if i not in self.dropped]
+        return json.dumps({**self.document, "series": kept}, separators=(",", ":")).encode()
+
+
+def _series_tags(series: Any) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for tag in series.get("tags") or () if isinstance(series, dict) else ():
+        if isinstance(tag, str):
+            key, sep, value = tag.partition(":")
+            tags.setdefault(key, value if sep else "")
+    for resource in series.get("resources") or () if isinstance(series, dict) else ():
+        if isinstance(resource, dict) and isinstance(resource.get("type"), str):
+            tags.setdefault(resource["type"], str(resource.get("name", "")))
+    return tags
+
+
+class DatadogSeriesView(_FlatView):
+    """Datadog metric series: a series is a record; tags and resources are its
+    attributes; ``metric`` is the name."""
+
+    def _raw(self, series: Any, selector: Selector) -> Any:
+        if not isinstance(series, dict):
+            return None
+        if selector.source is Source.FIELD:
+            if selector.name == "name":
+                return series.get("metric")
+            if selector.name == METRIC_TYPE:
+                return _SERIES_TYPES.get(series.get("type"))  # type: ignore[arg-type]
+            if selector.name in ("unit", "description"):
+                return series.get(selector.name)
+            return None
+        if selector.source is Source.SCOPE_ATTRIBUTE:
+            return None
+        return _series_tags(series).get(".".join(selector.path))
+
+    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
+        plan = list(fields)
+        raw = self._raw
+
+        def read(container: Any) -> tuple[int, ...]:
+            hits: tuple[int, ...] = ()
+            for scan, selector in plan:
+                value = _scan_value(raw(container, selector))
+                if value is not None:
+                    found = scan(value)
+                    if found:
+                        hits += found
+            return hits
+
+        return read
+
+    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        return _scalar(self._raw(ctx.record, selector))
+
+
+LOG_VIEW = DatadogLogView()
+SERIES_VIEW = DatadogSeriesView()

@@ -1,0 +1,64 @@
+"""OTLP/HTTP bodies: export requests in protobuf or JSON, and the empty export
+responses a sender expects when every record was dropped."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from sluice.policy import RecordView, Signal
+from sluice.telemetry.otlp_json import json_view
+from sluice.telemetry.otlp_proto import proto_view
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+_REQUESTS: dict[Signal, Any] = {
+    Signal.LOG: ExportLogsServiceRequest,
+    Signal.METRIC: ExportMetricsServiceRequest,
+    Signal.TRACE: ExportTraceServiceRequest,
+}
+_TOP_KEYS = {
+    Signal.LOG: "resourceLogs",
+    Signal.METRIC: "resourceMetrics",
+    Signal.TRACE: "resourceSpans",
+}
+
+
+class UndecodableBody(ValueError):
+    """The body is not a valid export request in its declared format."""
+
+
+def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
+    """The decoded request and the view that reads it."""
+    if media == PROTOBUF:
+        message = _REQUESTS[signal]()
+        try:
+            message.ParseFromString(body)
+        except DecodeError as problem:
+            raise UndecodableBody(f"not a protobuf export request: {problem}") from None
+        return message, proto_view(signal)
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as problem:
+        raise UndecodableBody(f"not JSON: {problem}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get(_TOP_KEYS[signal], []), list):
+        raise UndecodableBody(f"not an OTLP JSON export request (no {_TOP_KEYS[signal]} list)")
+    return doc, json_view(signal)
+
+
+def encode(media: str, batch: Any) -> bytes:
+    if media == PROTOBUF:
+        return bytes(batch.SerializeToString())
+    return json.dumps(batch, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def empty_response(media: str) -> bytes:
+    """An empty Export*ServiceResponse (no partial success) in the request's format."""
+    return b"" if media == PROTOBUF else b"{}"
