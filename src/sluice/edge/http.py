@@ -123,6 +123,8 @@ class HttpServerProtocol(asyncio.Protocol):
         self._queue: deque[Request] = deque()
         self._busy = False
         self._closing = False
+        self._held = 0
+        """Body bytes of this connection's queued requests counted in the memory budget."""
 
     # -- asyncio.Protocol --------------------------------------------------------
 
@@ -132,7 +134,23 @@ class HttpServerProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._release(self._held)
         self._tracker.closed(self)
+
+    def _release(self, size: int) -> None:
+        size = min(size, self._held)
+        self._held -= size
+        self._tracker.release(size)
+
+    @property
+    def alive(self) -> bool:
+        return self._transport is not None
+
+    def admitted(self, size: int) -> None:
+        """The tracker admitted a body this connection waited for."""
+        self._held += size
+        if self._transport is not None:
+            self._transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -159,11 +177,21 @@ class HttpServerProtocol(asyncio.Protocol):
         self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
+        declared = 0
         for name, value in self._headers:
             if name.lower() == b"content-length" and value.isdigit():
-                if int(value) > self._max_body:
+                declared = int(value)
+                if declared > self._max_body:
                     self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
+                    return
                 break
+        if not declared:
+            return
+        if self._tracker.admit(declared):
+            self._held += declared
+        elif self._transport is not None:
+            self._transport.pause_reading()  # resumed once memory is released
+            self._tracker.wait(self, declared)
 
     def on_body(self, body: bytes) -> None:
         if self._closing:
@@ -184,9 +212,10 @@ class HttpServerProtocol(asyncio.Protocol):
             path,
             query,
             self._headers,
-            b"".join(self._body),
+            self._body[0] if len(self._body) == 1 else b"".join(self._body),
             self._parser.should_keep_alive(),
         )
+        self._body = []
         self._queue.append(request)
         if not self._busy:
             self._busy = True
@@ -206,6 +235,7 @@ class HttpServerProtocol(asyncio.Protocol):
                 except Exception:
                     log.exception("handler failed for %s %s", request.method, request.path)
                     response = json_error(500, "internal error")
+                self._release(len(request.body))
                 if self._transport is None:
                     return
                 keep_alive = request.keep_alive and not self._tracker.draining
@@ -237,14 +267,42 @@ class HttpServerProtocol(asyncio.Protocol):
 
 
 class ConnectionTracker:
-    """Open connections and requests in flight, for graceful shutdown."""
+    """Open connections and requests in flight (for graceful shutdown), and the
+    memory budget for request bodies: a body that would take the bytes held
+    past the budget waits, with its connection's reading paused, until others
+    finish. One request is always admitted, so large bodies cannot deadlock."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int = 8 << 20) -> None:
         self.connections: set[HttpServerProtocol] = set()
         self.in_flight = 0
         self.draining = False
+        self.budget = budget
+        self.held = 0
+        self._waiting: deque[tuple[HttpServerProtocol, int]] = deque()
         self._idle = asyncio.Event()
         self._idle.set()
+
+    def admit(self, size: int) -> bool:
+        if self.held and self.held + size > self.budget:
+            return False
+        self.held += size
+        return True
+
+    def wait(self, connection: HttpServerProtocol, size: int) -> None:
+        self._waiting.append((connection, size))
+
+    def release(self, size: int) -> None:
+        self.held = max(0, self.held - size)
+        while self._waiting:
+            connection, need = self._waiting[0]
+            if not connection.alive:
+                self._waiting.popleft()
+                continue
+            if self.held and self.held + need > self.budget:
+                break
+            self._waiting.popleft()
+            self.held += need
+            connection.admitted(need)
 
     def opened(self, connection: HttpServerProtocol) -> None:
         self.connections.add(connection)

@@ -182,6 +182,8 @@ class Edge:
     # -- OTLP ----------------------------------------------------------------------
 
     async def otlp(self, request: Request, signal: Signal) -> Response:
+        if not self.registry.snapshot.count(signal):
+            return await self.forward(self.upstream, request, request.body)  # nothing to apply
         encoding = _encoding(request)
         media = _media(request)
         if encoding not in ("", "identity", *compression.SUPPORTED):
@@ -216,6 +218,8 @@ class Edge:
         extra: Headers = []
         if self.dd_api_key and request.header(b"dd-api-key") is None:
             extra = [(b"DD-API-KEY", self.dd_api_key)]
+        if not self.registry.snapshot.count(signal):
+            return await self.forward(pool, request, request.body, extra)  # nothing to apply
         encoding = _encoding(request)
         if encoding not in ("", "identity", *compression.SUPPORTED):
             self._fail_open(request, f"unknown Content-Encoding {encoding!r}")

@@ -137,9 +137,9 @@ def _tags(record: dict[str, Any]) -> dict[str, str]:
     return tags
 
 
-def lookup(record: Any, path: Sequence[str]) -> Any:
+def lookup(record: Any, path: Sequence[str], tags: dict[str, str] | None = None) -> Any:
     """A top-level key, a nested path through objects, the dotted literal key,
-    or a ddtags tag; None when absent."""
+    or a ddtags tag (`tags`, when the caller parsed them already); None when absent."""
     if not isinstance(record, dict):
         return None
     current: Any = record
@@ -152,9 +152,8 @@ def lookup(record: Any, path: Sequence[str]) -> Any:
         return current
     if len(path) > 1:
         dotted = ".".join(path)
-        if dotted in record:
-            return record[dotted]
-    return _tags(record).get(path[0]) if len(path) == 1 else None
+        return record.get(dotted)
+    return (_tags(record) if tags is None else tags).get(path[0])
 
 
 def _first_key(record: dict[str, Any], keys: Sequence[str]) -> str | None:
@@ -194,33 +193,32 @@ class DatadogLogView(_FlatView):
             return (RESOURCE_ALIASES.get(selector.path[0], selector.path[0]),)
         return selector.path
 
-    def _raw(self, record: Any, selector: Selector) -> Any:
+    def _raw(self, record: Any, selector: Selector, tags: dict[str, str] | None = None) -> Any:
         if not isinstance(record, dict):
             return None
         if selector.source is Source.FIELD:
-            keys = (
-                BODY_KEYS
-                if selector.name == "body"
-                else SEVERITY_KEYS
-                if selector.name == "severity_text"
-                else (selector.name,)
-            )
+            if selector.name == "body":
+                keys: Sequence[str] = BODY_KEYS
+            elif selector.name == "severity_text":
+                keys = SEVERITY_KEYS
+            else:
+                keys = (selector.name,)
             key = _first_key(record, keys)
             return None if key is None else record[key]
         if selector.source is Source.SCOPE_ATTRIBUTE:
             return None
-        return lookup(record, self._path(selector))
+        return lookup(record, self._path(selector), tags)
 
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        if not fields:
-            return lambda container: ()
         plan = list(fields)
         raw = self._raw
+        wants_tags = any(s.source is not Source.FIELD for _, s in plan)
 
         def read(container: Any) -> tuple[int, ...]:
             hits: tuple[int, ...] = ()
+            tags = _tags(container) if wants_tags and isinstance(container, dict) else None
             for scan, selector in plan:
-                value = _scan_value(raw(container, selector))
+                value = _scan_value(raw(container, selector, tags))
                 if value is not None:
                     found = scan(value)
                     if found:
