@@ -11,7 +11,7 @@ class Backend(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         print(f"upstream received {self.command} {self.path}: {len(body)} bytes", flush=True)
         if self.headers.get("Content-Type", "").startswith("application/json"):
@@ -29,7 +29,7 @@ class Backend(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"{}")
 
-    do_PUT = do_GET = do_POST  # noqa: N815
+    do_PUT = do_GET = do_POST
 
 
 if __name__ == "__main__":
