@@ -109,7 +109,16 @@ async def serve(
 
 def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None:
     configure_logging(config.log_level)
-    sock = _listen_socket(config, reuse_port)
+    try:
+        sock = _listen_socket(config, reuse_port)
+    except OSError as problem:
+        log.error(
+            "cannot listen on %s:%d: %s",
+            config.listen_address,
+            config.listen_port,
+            problem.strerror or problem,
+        )
+        raise SystemExit(1) from None
     uvloop.run(serve(config, distribution, sock))
 
 

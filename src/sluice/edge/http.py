@@ -42,18 +42,13 @@ REASONS = {
     504: b"Gateway Timeout",
 }
 HOP_BY_HOP = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"transfer-encoding",
-        b"te",
-        b"upgrade",
-        b"proxy-connection",
-        b"proxy-authenticate",
-        b"proxy-authorization",
-        b"trailer",
-    }
+    {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"trailer"}
 )
+"""Hop-by-hop headers, never forwarded; nor is any ``Proxy-*`` header."""
+
+
+def is_hop_by_hop(lowered_name: bytes) -> bool:
+    return lowered_name in HOP_BY_HOP or lowered_name.startswith(b"proxy-")
 
 
 @dataclass(slots=True)
@@ -67,6 +62,8 @@ class Request:
     headers: Headers
     body: bytes
     keep_alive: bool = True
+    reserved: int = 0
+    """Memory budget reserved for this body (given back when answered)."""
 
     def header(self, name: bytes) -> bytes | None:
         lowered = name.lower()
@@ -92,7 +89,7 @@ def json_error(status: int, message: str) -> Response:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def encode_response(response: Response, keep_alive: bool) -> bytes:
+def encode_response(response: Response, keep_alive: bool, head: bool = False) -> bytes:
     reason = REASONS.get(response.status, b"Status")
     parts = [b"HTTP/1.1 %d %s\r\n" % (response.status, reason)]
     for name, value in response.headers:
@@ -103,12 +100,29 @@ def encode_response(response: Response, keep_alive: bool) -> bytes:
     if not keep_alive:
         parts.append(b"Connection: close\r\n")
     parts.append(b"\r\n")
-    parts.append(response.body)
+    if not head:  # a HEAD answer announces the length but carries no body
+        parts.append(response.body)
     return b"".join(parts)
 
 
+class _Answer:
+    """A response decided while parsing (e.g. 400 for a malformed request),
+    queued behind the answers owed to earlier pipelined requests."""
+
+    __slots__ = ("response",)
+
+    def __init__(self, response: Response):
+        self.response = response
+
+
 class HttpServerProtocol(asyncio.Protocol):
-    """One client connection."""
+    """One client connection.
+
+    Memory: a request body is reserved against the tracker's budget when its
+    headers arrive (Content-Length); past the budget the connection stops
+    reading until the tracker admits it. Each request carries its own
+    reservation and gives it back when answered, so nothing leaks.
+    """
 
     def __init__(self, handler: Handler, max_body_size: int, tracker: ConnectionTracker):
         self._handler = handler
@@ -120,11 +134,15 @@ class HttpServerProtocol(asyncio.Protocol):
         self._headers: Headers = []
         self._body: list[bytes] = []
         self._body_size = 0
-        self._queue: deque[Request] = deque()
+        self._queue: deque[Request | _Answer] = deque()
         self._busy = False
         self._closing = False
-        self._held = 0
-        """Body bytes of this connection's queued requests counted in the memory budget."""
+        self._reserved = 0
+        """Budget reserved for the request being received."""
+        self._owed = 0
+        """Budget the tracker owes the request being received (waiting for memory)."""
+        self._waiting_memory = False
+        self._paused_pipeline = False
 
     # -- asyncio.Protocol --------------------------------------------------------
 
@@ -134,23 +152,27 @@ class HttpServerProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
-        self._release(self._held)
+        released = self._reserved + sum(
+            item.reserved for item in self._queue if isinstance(item, Request)
+        )
+        self._reserved = 0
+        self._queue.clear()
+        self._tracker.release(released)
         self._tracker.closed(self)
-
-    def _release(self, size: int) -> None:
-        size = min(size, self._held)
-        self._held -= size
-        self._tracker.release(size)
 
     @property
     def alive(self) -> bool:
         return self._transport is not None
 
     def admitted(self, size: int) -> None:
-        """The tracker admitted a body this connection waited for."""
-        self._held += size
-        if self._transport is not None:
-            self._transport.resume_reading()
+        """The tracker reserved `size` for the body this connection waited for."""
+        self._waiting_memory = False
+        if self._owed:
+            self._owed = 0
+            self._reserved += size  # that request is still arriving
+        else:
+            self._tracker.release(size)  # it arrived whole meanwhile: give it back
+        self._update_reading()
 
     def data_received(self, data: bytes) -> None:
         if self._closing:
@@ -178,20 +200,26 @@ class HttpServerProtocol(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         declared = 0
+        expect_continue = False
         for name, value in self._headers:
-            if name.lower() == b"content-length" and value.isdigit():
+            lowered = name.lower()
+            if lowered == b"content-length" and value.isdigit():
                 declared = int(value)
-                if declared > self._max_body:
-                    self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
-                    return
-                break
-        if not declared:
+            elif lowered == b"expect" and value.strip().lower() == b"100-continue":
+                expect_continue = True
+        if declared > self._max_body:
+            self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
             return
-        if self._tracker.admit(declared):
-            self._held += declared
-        elif self._transport is not None:
-            self._transport.pause_reading()  # resumed once memory is released
-            self._tracker.wait(self, declared)
+        if declared:
+            if self._tracker.admit(declared):
+                self._reserved = declared
+            else:
+                self._owed = declared
+                self._waiting_memory = True
+                self._tracker.wait(self, declared)
+                self._update_reading()
+        if expect_continue and self._transport is not None:
+            self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         if self._closing:
@@ -214,46 +242,72 @@ class HttpServerProtocol(asyncio.Protocol):
             self._headers,
             self._body[0] if len(self._body) == 1 else b"".join(self._body),
             self._parser.should_keep_alive(),
+            self._reserved,
         )
         self._body = []
-        self._queue.append(request)
+        self._reserved = 0
+        self._owed = 0  # if still waiting, admission is handed back on arrival
+        self._enqueue(request)
+
+    # -- serving -----------------------------------------------------------------
+
+    def _enqueue(self, item: Request | _Answer) -> None:
+        self._queue.append(item)
         if not self._busy:
             self._busy = True
             asyncio.get_running_loop().create_task(self._serve())
-        if len(self._queue) > 16 and self._transport is not None:
-            self._transport.pause_reading()  # a client pipelining far ahead waits
+        self._update_reading()
 
-    # -- serving -----------------------------------------------------------------
+    def _update_reading(self) -> None:
+        """Read while neither far-ahead pipelining nor memory says wait."""
+        if self._transport is None or self._closing:
+            return
+        pause = self._waiting_memory or len(self._queue) > 16
+        if pause:
+            self._transport.pause_reading()
+        else:
+            self._transport.resume_reading()
 
     async def _serve(self) -> None:
         self._tracker.busy(+1)
         try:
             while self._queue and self._transport is not None:
-                request = self._queue.popleft()
+                item = self._queue.popleft()
+                if isinstance(item, _Answer):
+                    self._transport.write(encode_response(item.response, keep_alive=False))
+                    self._close()
+                    return
                 try:
-                    response = await self._handler(request)
+                    response = await self._handler(item)
                 except Exception:
-                    log.exception("handler failed for %s %s", request.method, request.path)
+                    log.exception("handler failed for %s %s", item.method, item.path)
                     response = json_error(500, "internal error")
-                self._release(len(request.body))
+                self._tracker.release(item.reserved)
                 if self._transport is None:
                     return
-                keep_alive = request.keep_alive and not self._tracker.draining
-                self._transport.write(encode_response(response, keep_alive))
+                keep_alive = item.keep_alive and not self._tracker.draining
+                head = item.method == "HEAD"
+                self._transport.write(encode_response(response, keep_alive, head))
                 if not keep_alive:
                     self._close()
                     return
-                if len(self._queue) <= 16:
-                    self._transport.resume_reading()
+                self._update_reading()
         finally:
             self._busy = False
             self._tracker.busy(-1)
 
     def _fail(self, status: int, message: str) -> None:
-        """Answer an unreadable request and close: the stream position is lost."""
+        """Answer an unreadable request and close (the stream position is lost),
+        after the answers owed to requests that came before it."""
         if self._closing or self._transport is None:
             return
-        self._transport.write(encode_response(json_error(status, message), keep_alive=False))
+        answer = json_error(status, message)
+        if self._busy or self._queue:
+            self._queue.append(_Answer(answer))
+            self._closing = True
+            self._transport.pause_reading()
+            return
+        self._transport.write(encode_response(answer, keep_alive=False))
         self._close()
 
     def _close(self) -> None:

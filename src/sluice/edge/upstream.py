@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from sluice.edge.http import HOP_BY_HOP, Headers
+from sluice.edge.http import Headers, is_hop_by_hop
 
 
 class UpstreamError(Exception):
@@ -52,6 +52,7 @@ class _Connection(asyncio.Protocol):
         self.body: list[bytes] = []
         self.received = False
         self.closed = False
+        self.head = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -102,7 +103,17 @@ class _Connection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
 
+    def on_headers_complete(self) -> None:
+        if self.head and not 100 <= self.parser.get_status_code() < 200:
+            # A HEAD answer has no body whatever its Content-Length says; the
+            # parser would wait for one, so settle now and retire the connection.
+            self._settle(UpstreamResponse(self.parser.get_status_code(), self.headers, b"", False))
+            if self.transport is not None:
+                self.transport.close()
+
     def on_message_complete(self) -> None:
+        if 100 <= self.parser.get_status_code() < 200:
+            return  # an interim answer (100 Continue): the final one follows
         self._settle(
             UpstreamResponse(
                 self.parser.get_status_code(),
@@ -130,10 +141,11 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def send(
-        self, data: list[bytes], deadline: float, timeout: float
+        self, data: list[bytes], deadline: float, timeout: float, head: bool = False
     ) -> asyncio.Future[UpstreamResponse]:
         assert self.transport is not None
         loop = asyncio.get_running_loop()
+        self.head = head
         self.received = False
         self.waiter = loop.create_future()
         self.timer = loop.call_at(deadline, self._expire, timeout)
@@ -199,7 +211,9 @@ class UpstreamPool:
         ]
         for name, value in headers:
             lowered = name.lower()
-            if lowered in HOP_BY_HOP or lowered in (b"host", b"content-length"):
+            # Edge has the whole body, so an Expect: 100-continue is answered
+            # here and not passed on.
+            if is_hop_by_hop(lowered) or lowered in (b"host", b"content-length", b"expect"):
                 continue
             parts += (name, b": ", value, b"\r\n")
         parts.append(b"Content-Length: %d\r\n\r\n" % len(body))
@@ -220,19 +234,20 @@ class UpstreamPool:
     ) -> UpstreamResponse:
         """Send one request; raises UpstreamTimeout or UpstreamError."""
         data = self._encode(method, self.target(path, query), headers, body)
+        head = method == "HEAD"
         deadline = asyncio.get_running_loop().time() + self.timeout
         connection = self._idle_connection()
         reused = connection is not None
         if connection is None:
             connection = await self._connect(deadline)
         try:
-            response = await connection.send(data, deadline, self.timeout)
+            response = await connection.send(data, deadline, self.timeout, head)
         except _StaleConnection:
             if not reused:
                 raise UpstreamError("upstream closed the connection without answering") from None
             connection = await self._connect(deadline)
             try:
-                response = await connection.send(data, deadline, self.timeout)
+                response = await connection.send(data, deadline, self.timeout, head)
             except _StaleConnection:
                 raise UpstreamError("upstream closed the connection without answering") from None
         if response.keep_alive and not connection.closed and len(self._idle) < self.max_idle:
@@ -255,6 +270,6 @@ def relay_headers(headers: Headers) -> Headers:
     return [
         (name, value)
         for name, value in headers
-        if name.lower() not in HOP_BY_HOP
+        if not is_hop_by_hop(name.lower())
         and name.lower() not in (b"content-length", b"content-type")
     ]
