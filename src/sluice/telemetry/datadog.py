@@ -184,6 +184,30 @@ class _FlatView(RecordView):
     def level_of(self, selector: Selector) -> Level:
         return Level.RECORD
 
+    def _context(self, record: Any) -> Any:
+        """Whatever several selectors of one record share (parsed tags)."""
+        return None
+
+    def _raw(self, record: Any, selector: Selector, context: Any = None) -> Any:
+        raise NotImplementedError
+
+    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
+        plan = list(fields)
+        raw, context_of = self._raw, self._context
+
+        def read(container: Any) -> tuple[int, ...]:
+            hits: tuple[int, ...] = ()
+            context = context_of(container)
+            for scan, selector in plan:
+                value = _scan_value(raw(container, selector, context))
+                if value is not None:
+                    found = scan(value)
+                    if found:
+                        hits += found
+            return hits
+
+        return read
+
 
 class DatadogLogView(_FlatView):
     """Datadog log intake records (a :class:`DatadogBatch`)."""
@@ -193,7 +217,7 @@ class DatadogLogView(_FlatView):
             return (RESOURCE_ALIASES.get(selector.path[0], selector.path[0]),)
         return selector.path
 
-    def _raw(self, record: Any, selector: Selector, tags: dict[str, str] | None = None) -> Any:
+    def _raw(self, record: Any, selector: Selector, context: Any = None) -> Any:
         if not isinstance(record, dict):
             return None
         if selector.source is Source.FIELD:
@@ -207,25 +231,10 @@ class DatadogLogView(_FlatView):
             return None if key is None else record[key]
         if selector.source is Source.SCOPE_ATTRIBUTE:
             return None
-        return lookup(record, self._path(selector), tags)
+        return lookup(record, self._path(selector), context)
 
-    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        plan = list(fields)
-        raw = self._raw
-        wants_tags = any(s.source is not Source.FIELD for _, s in plan)
-
-        def read(container: Any) -> tuple[int, ...]:
-            hits: tuple[int, ...] = ()
-            tags = _tags(container) if wants_tags and isinstance(container, dict) else None
-            for scan, selector in plan:
-                value = _scan_value(raw(container, selector, tags))
-                if value is not None:
-                    found = scan(value)
-                    if found:
-                        hits += found
-            return hits
-
-        return read
+    def _context(self, record: Any) -> Any:
+        return _tags(record) if isinstance(record, dict) else None
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         value = _scalar(self._raw(ctx.record, selector))
@@ -325,7 +334,7 @@ class DatadogSeriesView(_FlatView):
     """Datadog metric series: a series is a record; tags and resources are its
     attributes; ``metric`` is the name."""
 
-    def _raw(self, series: Any, selector: Selector) -> Any:
+    def _raw(self, series: Any, selector: Selector, context: Any = None) -> Any:
         if not isinstance(series, dict):
             return None
         if selector.source is Source.FIELD:
@@ -338,23 +347,11 @@ class DatadogSeriesView(_FlatView):
             return None
         if selector.source is Source.SCOPE_ATTRIBUTE:
             return None
-        return _series_tags(series).get(".".join(selector.path))
+        tags = _series_tags(series) if context is None else context
+        return tags.get(".".join(selector.path))
 
-    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        plan = list(fields)
-        raw = self._raw
-
-        def read(container: Any) -> tuple[int, ...]:
-            hits: tuple[int, ...] = ()
-            for scan, selector in plan:
-                value = _scan_value(raw(container, selector))
-                if value is not None:
-                    found = scan(value)
-                    if found:
-                        hits += found
-            return hits
-
-        return read
+    def _context(self, record: Any) -> Any:
+        return _series_tags(record) if isinstance(record, dict) else None
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         return _scalar(self._raw(ctx.record, selector))
