@@ -109,3 +109,42 @@ def test_conformance_case_through_edge(case: Path, outcomes: dict[str, Outcome])
     assert path == f"/{case.name}{route(case)}"
     actual = normalize(json.loads(body))
     assert actual == expected
+
+
+PROVIDER_ONLY = sorted(c for c in TESTCASES.iterdir() if (c / "provider_only").exists())
+
+
+@pytest.mark.parametrize("case", PROVIDER_ONLY, ids=[c.name for c in PROVIDER_ONLY])
+def test_provider_only_case_through_edge(case: Path, tmp_path: Path) -> None:
+    """Policies from a real policy server through an http provider; after SIGTERM,
+    the statuses Edge reported (hits and compile errors) are compared at /stats."""
+    from tests.conformance.servers import policy_server
+    from tests.conformance.test_provider_mode import normalize_stats
+
+    upstream = Upstream()
+    try:
+        with policy_server(case / "policies.json") as server:
+            config = {
+                "upstream_url": upstream.url,
+                "policy_providers": [
+                    {
+                        "type": "http",
+                        "id": "control-plane",
+                        "url": server.sync_url,
+                        "poll_interval_secs": 60,
+                    }
+                ],
+            }
+            edge = EdgeProcess(tmp_path / "edge", config).wait_ready(loaded=True)
+            answer = edge.post(route(case), (case / "input.json").read_bytes(), "application/json")
+            assert edge.terminate() == 0, edge.stderr()  # sends the final status sync
+            collected = server.get("/stats")
+        assert answer.status == 200, answer.body
+        expected = normalize(json.loads((case / "expected.json").read_text()))
+        forwarded = upstream.received(route(case))
+        actual = normalize(json.loads(forwarded[0].body)) if forwarded else {}
+        assert actual == expected
+        expected_stats = json.loads((case / "expected_stats.json").read_text())
+        assert normalize_stats(collected) == normalize_stats(expected_stats)
+    finally:
+        upstream.stop()
