@@ -17,7 +17,7 @@ arrived as: :func:`split_array` keeps each element's source text.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,22 +184,26 @@ class _FlatView(RecordView):
     def level_of(self, selector: Selector) -> Level:
         return Level.RECORD
 
-    def _context(self, record: Any) -> Any:
-        """Whatever several selectors of one record share (parsed tags)."""
-        return None
-
-    def _raw(self, record: Any, selector: Selector, context: Any = None) -> Any:
+    def _raw(self, record: Any, selector: Selector, cache: dict[str, Any] | None = None) -> Any:
+        """A selector's raw JSON value on one record (None when absent); `cache`
+        holds what several selectors of one record share (parsed tags)."""
         raise NotImplementedError
 
+    def _getter(self, selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
+        """A function reading one selector off a record (specialised once per plan)."""
+        raw = self._raw
+        return lambda record, cache: raw(record, selector, cache)
+
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        plan = list(fields)
-        raw, context_of = self._raw, self._context
+        plan = [(scan, self._getter(selector)) for scan, selector in fields]
 
         def read(container: Any) -> tuple[int, ...]:
+            if not isinstance(container, dict):
+                return ()  # not an object: kept unevaluated
             hits: tuple[int, ...] = ()
-            context = context_of(container)
-            for scan, selector in plan:
-                value = _scan_value(raw(container, selector, context))
+            cache: dict[str, Any] = {}
+            for scan, get in plan:
+                value = _scan_value(get(container, cache))
                 if value is not None:
                     found = scan(value)
                     if found:
@@ -217,9 +221,14 @@ class DatadogLogView(_FlatView):
             return (RESOURCE_ALIASES.get(selector.path[0], selector.path[0]),)
         return selector.path
 
-    def _raw(self, record: Any, selector: Selector, context: Any = None) -> Any:
+    def _raw(self, record: Any, selector: Selector, cache: dict[str, Any] | None = None) -> Any:
         if not isinstance(record, dict):
             return None
+        return self._getter(selector)(record, {} if cache is None else cache)
+
+    def _getter(self, selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
+        if selector.source is Source.SCOPE_ATTRIBUTE:
+            return lambda record, cache: None
         if selector.source is Source.FIELD:
             if selector.name == "body":
                 keys: Sequence[str] = BODY_KEYS
@@ -227,14 +236,30 @@ class DatadogLogView(_FlatView):
                 keys = SEVERITY_KEYS
             else:
                 keys = (selector.name,)
-            key = _first_key(record, keys)
-            return None if key is None else record[key]
-        if selector.source is Source.SCOPE_ATTRIBUTE:
-            return None
-        return lookup(record, self._path(selector), context)
 
-    def _context(self, record: Any) -> Any:
-        return _tags(record) if isinstance(record, dict) else None
+            def field(record: dict[str, Any], cache: dict[str, Any]) -> Any:
+                for key in keys:
+                    value = record.get(key)
+                    if value is not None:
+                        return value
+                return None
+
+            return field
+        path = self._path(selector)
+        if len(path) > 1:
+            return lambda record, cache: lookup(record, path, {})
+        key = path[0]
+
+        def attribute(record: dict[str, Any], cache: dict[str, Any]) -> Any:
+            value = record.get(key)
+            if value is not None:
+                return value
+            tags = cache.get("tags")
+            if tags is None:
+                tags = cache["tags"] = _tags(record)
+            return tags.get(key)
+
+        return attribute
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         value = _scalar(self._raw(ctx.record, selector))
@@ -334,7 +359,7 @@ class DatadogSeriesView(_FlatView):
     """Datadog metric series: a series is a record; tags and resources are its
     attributes; ``metric`` is the name."""
 
-    def _raw(self, series: Any, selector: Selector, context: Any = None) -> Any:
+    def _raw(self, series: Any, selector: Selector, cache: dict[str, Any] | None = None) -> Any:
         if not isinstance(series, dict):
             return None
         if selector.source is Source.FIELD:
@@ -347,11 +372,12 @@ class DatadogSeriesView(_FlatView):
             return None
         if selector.source is Source.SCOPE_ATTRIBUTE:
             return None
-        tags = _series_tags(series) if context is None else context
+        tags = cache.get("tags") if cache is not None else None
+        if tags is None:
+            tags = _series_tags(series)
+            if cache is not None:
+                cache["tags"] = tags
         return tags.get(".".join(selector.path))
-
-    def _context(self, record: Any) -> Any:
-        return _series_tags(record) if isinstance(record, dict) else None
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         return _scalar(self._raw(ctx.record, selector))
