@@ -326,7 +326,7 @@ class ConnectionTracker:
     past the budget waits, with its connection's reading paused, until others
     finish. One request is always admitted, so large bodies cannot deadlock."""
 
-    def __init__(self, budget: int = 3 << 20) -> None:
+    def __init__(self, budget: int = 2 << 20) -> None:
         self.connections: set[HttpServerProtocol] = set()
         self.in_flight = 0
         self.draining = False

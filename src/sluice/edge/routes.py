@@ -209,6 +209,10 @@ class Edge:
         if not outcome.modified:
             return await self.forward(self.upstream, request, request.body)
         body = compression.compress(encoding, otlp_codec.encode(media, batch))
+        # Free the decoded request (several times its wire size) and the original
+        # bytes before waiting on the upstream: only the new body is needed now.
+        del batch, raw
+        request.body = b""
         return await self.forward(self.upstream, request, body)
 
     # -- Datadog -------------------------------------------------------------------
@@ -249,6 +253,8 @@ class Edge:
         if not outcome.modified:
             return await self.forward(pool, request, request.body, extra)
         body = compression.compress(encoding, batch.encode())
+        del batch, raw  # only the new body is needed while waiting on the upstream
+        request.body = b""
         return await self.forward(pool, request, body, extra)
 
     def close(self) -> None:
