@@ -229,17 +229,12 @@ class _ProtoView(RecordView):
 
         def read(container: Any) -> tuple[int, ...]:
             hits: tuple[int, ...] = ()
-            if body_scan is not None and container.HasField("body"):
-                body = container.body
-                kind = body.WhichOneof("value")
-                if kind == "string_value":
-                    text = body.string_value
-                    if text:
-                        found = body_scan(text)
-                        if found:
-                            hits += found
-                elif kind is not None:
-                    found = body_scan(PRESENT)
+            if body_scan is not None:
+                # A non-empty string body (the common case) answers without the
+                # slower HasField/WhichOneof calls.
+                value = container.body.string_value or _body_scan(container)
+                if value is not None:
+                    found = body_scan(value)
                     if found:
                         hits += found
             for scan, get_text in plain:
