@@ -298,6 +298,8 @@ class _ProtoView(RecordView):
             return lambda res: res.resource.attributes
         if source is Source.SCOPE_ATTRIBUTE:
             return lambda scope: scope.scope.attributes
+        if type(self).record_attributes is _ProtoView.record_attributes:
+            return operator.attrgetter("attributes")  # C-level, no method call per record
         return self.record_attributes
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
