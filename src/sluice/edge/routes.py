@@ -12,13 +12,15 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sluice.edge.config import EdgeConfig
 from sluice.edge.http import Headers, Request, Response, json_error
 from sluice.edge.metrics import EdgeMetrics
 from sluice.edge.upstream import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
-from sluice.policy import BatchOutcome, RecordView, Signal
+from sluice.policy import BatchOutcome, PolicySnapshot, RecordView, Signal
 from sluice.providers import PolicyRegistry, Provider
 from sluice.telemetry import compression, datadog, otlp_codec
 
@@ -44,6 +46,17 @@ def _media(request: Request) -> str | None:
 def _encoding(request: Request) -> str:
     raw = request.header(b"content-encoding")
     return raw.decode("latin-1").strip().lower() if raw else ""
+
+
+@dataclass(slots=True)
+class Decoded:
+    """A filtered route's request body, decoded: the batch, the view that reads
+    it, how to re-encode it, and the answer when every record is dropped."""
+
+    batch: Any
+    view: RecordView
+    encode: Callable[[], bytes]
+    all_dropped: Response
 
 
 class Edge:
@@ -170,59 +183,30 @@ class Edge:
             return json_error(400, f"corrupt {encoding} body: {problem}")
 
     def _evaluate(
-        self, signal: Signal, view: RecordView, batch: Any, request: Request
+        self, snapshot: PolicySnapshot, signal: Signal, decoded: Decoded, request: Request
     ) -> BatchOutcome | None:
         try:
-            return self.registry.snapshot.evaluate(signal, view, batch)
+            return snapshot.evaluate(signal, decoded.view, decoded.batch)
         except Exception:  # a policy failing at run time must not lose telemetry
             log.exception("policy evaluation failed on %s; forwarding unfiltered", request.path)
             self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))
             return None
 
-    # -- OTLP ----------------------------------------------------------------------
-
-    async def otlp(self, request: Request, signal: Signal) -> Response:
-        if not self.registry.snapshot.count(signal):
-            return await self.forward(self.upstream, request, request.body)  # nothing to apply
-        encoding = _encoding(request)
-        media = _media(request)
-        if encoding not in ("", "identity", *compression.SUPPORTED):
-            self._fail_open(request, f"unknown Content-Encoding {encoding!r}")
-            return await self.forward(self.upstream, request, request.body)
-        raw = self._decompress(request, encoding)
-        if isinstance(raw, Response):
-            return raw
-        if media is None:
-            self._fail_open(request, "unknown Content-Type")
-            return await self.forward(self.upstream, request, request.body)
-        try:
-            batch, view = otlp_codec.decode(signal, media, raw)
-        except otlp_codec.UndecodableBody as problem:
-            self._fail_open(request, str(problem))
-            return await self.forward(self.upstream, request, request.body)
-        outcome = self._evaluate(signal, view, batch, request)
-        if outcome is None:
-            return await self.forward(self.upstream, request, request.body)
-        self.metrics.outcome(TELEMETRY_TYPES[signal], outcome)
-        if outcome.records and outcome.dropped == outcome.records:
-            return Response(200, otlp_codec.empty_response(media), content_type=media.encode())
-        if not outcome.modified:
-            return await self.forward(self.upstream, request, request.body)
-        body = compression.compress(encoding, otlp_codec.encode(media, batch))
-        # Free the decoded request (several times its wire size) and the original
-        # bytes before waiting on the upstream: only the new body is needed now.
-        del batch, raw
-        request.body = b""
-        return await self.forward(self.upstream, request, body)
-
-    # -- Datadog -------------------------------------------------------------------
-
-    async def datadog(self, request: Request, signal: Signal) -> Response:
-        pool = self.logs_upstream if signal is Signal.LOG else self.metrics_upstream
-        extra: Headers = []
-        if self.dd_api_key and request.header(b"dd-api-key") is None:
-            extra = [(b"DD-API-KEY", self.dd_api_key)]
-        if not self.registry.snapshot.count(signal):
+    async def _filter(
+        self,
+        request: Request,
+        signal: Signal,
+        pool: UpstreamPool,
+        telemetry_type: str,
+        decode: Callable[[bytes], Decoded],
+        extra: Headers | None = None,
+    ) -> Response:
+        """The filtered-route pipeline shared by OTLP and Datadog: bounded
+        decompression, decode (fail open), evaluate against one snapshot, then
+        answer locally (all dropped), forward the original bytes (unchanged) or
+        forward the re-encoded batch in the encoding it arrived in."""
+        snapshot = self.registry.snapshot  # one snapshot for the whole request
+        if not snapshot.count(signal):
             return await self.forward(pool, request, request.body, extra)  # nothing to apply
         encoding = _encoding(request)
         if encoding not in ("", "identity", *compression.SUPPORTED):
@@ -231,9 +215,55 @@ class Edge:
         raw = self._decompress(request, encoding)
         if isinstance(raw, Response):
             return raw
-        batch: datadog.DatadogBatch | datadog.DatadogSeries
-        view: RecordView
         try:
+            decoded = decode(raw)
+        except (ValueError, UnicodeDecodeError) as problem:
+            self._fail_open(request, str(problem))
+            return await self.forward(pool, request, request.body, extra)
+        outcome = self._evaluate(snapshot, signal, decoded, request)
+        if outcome is None:
+            return await self.forward(pool, request, request.body, extra)
+        self.metrics.outcome(telemetry_type, outcome)
+        if outcome.records and outcome.dropped == outcome.records:
+            return decoded.all_dropped
+        if not outcome.modified:
+            return await self.forward(pool, request, request.body, extra)
+        body = compression.compress(encoding, decoded.encode())
+        # Free the decoded batch (several times its wire size) and the original
+        # bytes before waiting on the upstream: only the new body is needed now.
+        del decoded, raw
+        request.body = b""
+        return await self.forward(pool, request, body, extra)
+
+    # -- OTLP ----------------------------------------------------------------------
+
+    async def otlp(self, request: Request, signal: Signal) -> Response:
+        media = _media(request)
+
+        def decode(raw: bytes) -> Decoded:
+            if media is None:
+                raise ValueError("unknown Content-Type")
+            batch, view = otlp_codec.decode(signal, media, raw)
+            return Decoded(
+                batch,
+                view,
+                lambda: otlp_codec.encode(media, batch),
+                Response(200, otlp_codec.empty_response(media), content_type=media.encode()),
+            )
+
+        return await self._filter(request, signal, self.upstream, TELEMETRY_TYPES[signal], decode)
+
+    # -- Datadog -------------------------------------------------------------------
+
+    async def datadog(self, request: Request, signal: Signal) -> Response:
+        pool = self.logs_upstream if signal is Signal.LOG else self.metrics_upstream
+        extra: Headers = []
+        if self.dd_api_key and request.header(b"dd-api-key") is None:
+            extra = [(b"DD-API-KEY", self.dd_api_key)]
+
+        def decode(raw: bytes) -> Decoded:
+            batch: datadog.DatadogBatch | datadog.DatadogSeries
+            view: RecordView
             if signal is Signal.LOG:
                 batch, view = datadog.DatadogBatch.parse(raw), datadog.LOG_VIEW
             else:
@@ -241,21 +271,10 @@ class Edge:
                 if not isinstance(document, dict) or not isinstance(document.get("series"), list):
                     raise ValueError('expected {"series": [...]}')
                 batch, view = datadog.DatadogSeries(document), datadog.SERIES_VIEW
-        except (ValueError, UnicodeDecodeError) as problem:
-            self._fail_open(request, str(problem))
-            return await self.forward(pool, request, request.body, extra)
-        outcome = self._evaluate(signal, view, batch, request)
-        if outcome is None:
-            return await self.forward(pool, request, request.body, extra)
-        self.metrics.outcome("datadog_" + TELEMETRY_TYPES[signal], outcome)
-        if outcome.records and outcome.dropped == outcome.records:
-            return Response(202, b"{}")
-        if not outcome.modified:
-            return await self.forward(pool, request, request.body, extra)
-        body = compression.compress(encoding, batch.encode())
-        del batch, raw  # only the new body is needed while waiting on the upstream
-        request.body = b""
-        return await self.forward(pool, request, body, extra)
+            return Decoded(batch, view, batch.encode, Response(202, b"{}"))
+
+        telemetry_type = "datadog_" + TELEMETRY_TYPES[signal]
+        return await self._filter(request, signal, pool, telemetry_type, decode, extra)
 
     def close(self) -> None:
         for pool in self.pools:
