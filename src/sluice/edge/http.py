@@ -142,7 +142,6 @@ class HttpServerProtocol(asyncio.Protocol):
         self._owed = 0
         """Budget the tracker owes the request being received (waiting for memory)."""
         self._waiting_memory = False
-        self._paused_pipeline = False
 
     # -- asyncio.Protocol --------------------------------------------------------
 

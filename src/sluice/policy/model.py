@@ -106,10 +106,6 @@ class Selector:
             return Level.SCOPE
         return Level.RECORD
 
-    @property
-    def is_attribute(self) -> bool:
-        return self.source is not Source.FIELD
-
     def describe(self) -> str:
         if self.source is Source.FIELD:
             return self.name
@@ -135,7 +131,6 @@ class MatchOp(enum.Enum):
 PATTERN_OPS = frozenset(
     {MatchOp.EXACT, MatchOp.REGEX, MatchOp.STARTS_WITH, MatchOp.ENDS_WITH, MatchOp.CONTAINS}
 )
-COMPARE_OPS = frozenset({MatchOp.GT, MatchOp.GTE, MatchOp.LT, MatchOp.LTE})
 
 TypedValue = str | bool | int | float | bytes
 """A typed literal of `equals`/`gt`/... or the typed view of a record value."""

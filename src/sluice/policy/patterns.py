@@ -235,8 +235,8 @@ class FieldScanner:
             else:
                 flags = _BASE_FLAGS | (hyperscan.HS_FLAG_CASELESS if spec.case_insensitive else 0)
                 entries.append((pattern_id, expression, flags))
-        self._database = self._build(entries, cache)
-        for pattern_id in self._rejected_from_build:
+        self._database, rejected = self._build(entries, cache)
+        for pattern_id in rejected:
             self._fallback.append((pattern_id, self._re2(specs[pattern_id])))
         self._scratch: dict[int, Any] = {}
         self._memo = _Memo(self, MEMO_LIMIT)
@@ -250,19 +250,22 @@ class FieldScanner:
     def _re2(spec: PatternSpec) -> Any:
         return regex_dialect.compile_re2(spec.re2_pattern(), spec.case_insensitive)
 
-    def _build(self, entries: list[tuple[int, bytes, int]], cache: DatabaseCache | None) -> Any:
-        self._rejected_from_build: list[int] = []
+    @staticmethod
+    def _build(
+        entries: list[tuple[int, bytes, int]], cache: DatabaseCache | None
+    ) -> tuple[Any, list[int]]:
+        """The database for `entries` (from the cache when it has it) and the
+        ids Hyperscan rejected."""
         if not entries:
-            return None
+            return None, []
         key = DatabaseCache.key(entries) if cache is not None else ""
         cached = cache.load(key) if cache is not None else None
         if cached is not None:
-            database, self._rejected_from_build = cached
-            return database
-        database, self._rejected_from_build = compile_with_rejects(entries)
+            return cached
+        database, rejected = compile_with_rejects(entries)
         if cache is not None:
-            cache.store(key, database, self._rejected_from_build)
-        return database
+            cache.store(key, database, rejected)
+        return database, rejected
 
     @property
     def fallback_count(self) -> int:

@@ -129,10 +129,6 @@ class CompiledPolicy:
         self.keep = self.policy.keep
         self.score = self.keep.restrictiveness
 
-    @property
-    def id(self) -> str:
-        return self.policy.id
-
 
 class _SignalTable:
     """Everything compiled for one signal."""
@@ -317,19 +313,6 @@ class BatchOutcome:
     @property
     def remaining(self) -> int:
         return self.records - self.dropped
-
-    def add(self, other: BatchOutcome) -> None:
-        for name in (
-            "records",
-            "no_match",
-            "kept",
-            "dropped",
-            "sampled",
-            "transformed",
-            "malformed",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.modified = self.modified or other.modified
 
 
 def _scan(reader: FieldReader | None, container: Any) -> tuple[int, ...]:

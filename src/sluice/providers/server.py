@@ -101,11 +101,9 @@ class StatusBook:
         self._hits: dict[str, int] = {}
         self._errors: dict[str, set[str]] = {}
         self._lock = threading.Lock()
-        self.requests = 0
 
     def record(self, request: Any) -> None:
         with self._lock:
-            self.requests += 1
             for status in request.policy_statuses:
                 if status.match_hits <= 0 and not status.errors:
                     continue
