@@ -145,7 +145,6 @@ class _SignalTable:
         self._candidates: dict[tuple[int, ...], tuple[CompiledPolicy, ...]] = {}
         self.remembered_candidates = self._candidates.get
         self.always: tuple[int, ...] = ()
-        self.scanners: list[Callable[[Any], tuple[int, ...]]] = []
         self.field_scanners: list[FieldScanner] = []
         self._next_id = 0
         self.hit_rate: dict[int, float] = {}
@@ -247,7 +246,6 @@ class _SignalTable:
                 memoize=self._selectors[fid] not in _UNIQUE_VALUED,
             )
             self.field_scanners.append(scanner)
-            self.scanners.append(scanner.hits)
 
     def candidates(self, hits: tuple[int, ...]) -> tuple[CompiledPolicy, ...]:
         """Policies (in id order) whose required ids all hit; their remaining
@@ -279,7 +277,8 @@ class _SignalTable:
         if found is None:
             by_level: list[list[tuple[Scan, Selector]]] = [[], [], []]
             for selector, fid in self.field_ids.items():
-                by_level[view.level_of(selector)].append((self.scanners[fid], selector))
+                scan = self.field_scanners[fid].hits
+                by_level[view.level_of(selector)].append((scan, selector))
             found = tuple(view.reader(fields) if fields else None for fields in by_level)
             self._readers[type(view)] = found
         return found

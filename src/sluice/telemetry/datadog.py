@@ -16,6 +16,7 @@ arrived as: :func:`split_array` keeps each element's source text.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -216,50 +217,13 @@ class _FlatView(RecordView):
 class DatadogLogView(_FlatView):
     """Datadog log intake records (a :class:`DatadogBatch`)."""
 
-    def _path(self, selector: Selector) -> tuple[str, ...]:
-        if selector.source is Source.RESOURCE_ATTRIBUTE and len(selector.path) == 1:
-            return (RESOURCE_ALIASES.get(selector.path[0], selector.path[0]),)
-        return selector.path
-
     def _raw(self, record: Any, selector: Selector, cache: dict[str, Any] | None = None) -> Any:
         if not isinstance(record, dict):
             return None
-        return self._getter(selector)(record, {} if cache is None else cache)
+        return _log_getter(selector)(record, {} if cache is None else cache)
 
     def _getter(self, selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
-        if selector.source is Source.SCOPE_ATTRIBUTE:
-            return lambda record, cache: None
-        if selector.source is Source.FIELD:
-            if selector.name == "body":
-                keys: Sequence[str] = BODY_KEYS
-            elif selector.name == "severity_text":
-                keys = SEVERITY_KEYS
-            else:
-                keys = (selector.name,)
-
-            def field(record: dict[str, Any], cache: dict[str, Any]) -> Any:
-                for key in keys:
-                    value = record.get(key)
-                    if value is not None:
-                        return value
-                return None
-
-            return field
-        path = self._path(selector)
-        if len(path) > 1:
-            return lambda record, cache: lookup(record, path, {})
-        key = path[0]
-
-        def attribute(record: dict[str, Any], cache: dict[str, Any]) -> Any:
-            value = record.get(key)
-            if value is not None:
-                return value
-            tags = cache.get("tags")
-            if tags is None:
-                tags = cache["tags"] = _tags(record)
-            return tags.get(key)
-
-        return attribute
+        return _log_getter(selector)
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         value = _scalar(self._raw(ctx.record, selector))
@@ -278,7 +242,7 @@ class DatadogLogView(_FlatView):
                 else (selector.name,)
             )
             return record, _first_key(record, keys) or keys[0]
-        path = self._path(selector)
+        path = _log_path(selector)
         holder: Any = record
         for key in path[:-1]:
             if not isinstance(holder.get(key), dict):
@@ -385,3 +349,49 @@ class DatadogSeriesView(_FlatView):
 
 LOG_VIEW = DatadogLogView()
 SERIES_VIEW = DatadogSeriesView()
+
+
+def _log_path(selector: Selector) -> tuple[str, ...]:
+    """An attribute selector's path on a Datadog record (OTel resource names mapped)."""
+    if selector.source is Source.RESOURCE_ATTRIBUTE and len(selector.path) == 1:
+        return (RESOURCE_ALIASES.get(selector.path[0], selector.path[0]),)
+    return selector.path
+
+
+@functools.lru_cache(maxsize=4096)
+def _log_getter(selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
+    """A function reading one selector off a Datadog log record; built once per
+    selector (readers and the per-record slow path share it)."""
+    if selector.source is Source.SCOPE_ATTRIBUTE:
+        return lambda record, cache: None
+    if selector.source is Source.FIELD:
+        if selector.name == "body":
+            keys: Sequence[str] = BODY_KEYS
+        elif selector.name == "severity_text":
+            keys = SEVERITY_KEYS
+        else:
+            keys = (selector.name,)
+
+        def field(record: dict[str, Any], cache: dict[str, Any]) -> Any:
+            for key in keys:
+                value = record.get(key)
+                if value is not None:
+                    return value
+            return None
+
+        return field
+    path = _log_path(selector)
+    if len(path) > 1:
+        return lambda record, cache: lookup(record, path, {})
+    key = path[0]
+
+    def attribute(record: dict[str, Any], cache: dict[str, Any]) -> Any:
+        value = record.get(key)
+        if value is not None:
+            return value
+        tags = cache.get("tags")
+        if tags is None:
+            tags = cache["tags"] = _tags(record)
+        return tags.get(key)
+
+    return attribute
