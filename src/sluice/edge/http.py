@@ -51,26 +51,31 @@ def is_hop_by_hop(lowered_name: bytes) -> bool:
     return lowered_name in HOP_BY_HOP or lowered_name.startswith(b"proxy-")
 
 
+NOT_RELAYED = HOP_BY_HOP | {b"host", b"content-length", b"expect"}
+"""Request headers Edge never passes upstream: it writes ``Host`` and
+``Content-Length`` itself and answers ``Expect: 100-continue`` on its own (it
+has the whole body before forwarding)."""
+
+
 @dataclass(slots=True)
 class Request:
-    """One parsed request. Header names keep their case; :meth:`header` looks
-    them up case-insensitively."""
+    """One parsed request. `headers` maps lowercased names to the first value
+    sent; `forwarded` is the header block to relay upstream, already encoded
+    (original case and order, without hop-by-hop headers, ``Host``,
+    ``Content-Length`` and ``Expect``)."""
 
     method: str
     path: str
     query: str
-    headers: Headers
+    headers: dict[bytes, bytes]
+    forwarded: bytes
     body: bytes
     keep_alive: bool = True
     reserved: int = 0
     """Memory budget reserved for this body (given back when answered)."""
 
-    def header(self, name: bytes) -> bytes | None:
-        lowered = name.lower()
-        for key, value in self.headers:
-            if key.lower() == lowered:
-                return value
-        return None
+    def header(self, lowered_name: bytes) -> bytes | None:
+        return self.headers.get(lowered_name)
 
 
 @dataclass(slots=True)
@@ -132,6 +137,8 @@ class HttpServerProtocol(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._url = b""
         self._headers: Headers = []
+        self._lowered: dict[bytes, bytes] = {}
+        self._relayed = b""
         self._body: list[bytes] = []
         self._body_size = 0
         self._queue: deque[Request | _Answer] = deque()
@@ -198,14 +205,20 @@ class HttpServerProtocol(asyncio.Protocol):
         self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
-        declared = 0
-        expect_continue = False
+        lowered: dict[bytes, bytes] = {}
+        relayed: list[bytes] = []
         for name, value in self._headers:
-            lowered = name.lower()
-            if lowered == b"content-length" and value.isdigit():
-                declared = int(value)
-            elif lowered == b"expect" and value.strip().lower() == b"100-continue":
-                expect_continue = True
+            low = name.lower()
+            if low not in lowered:
+                lowered[low] = value
+            if low not in NOT_RELAYED and not low.startswith(b"proxy-"):
+                relayed += (name, b": ", value, b"\r\n")
+        self._lowered = lowered
+        self._relayed = b"".join(relayed)
+        length = lowered.get(b"content-length", b"")
+        declared = int(length) if length.isdigit() else 0
+        expect = lowered.get(b"expect")
+        expect_continue = expect is not None and expect.strip().lower() == b"100-continue"
         if declared > self._max_body:
             self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
             return
@@ -238,7 +251,8 @@ class HttpServerProtocol(asyncio.Protocol):
             self._parser.get_method().decode("latin-1"),
             path,
             query,
-            self._headers,
+            self._lowered,
+            self._relayed,
             self._body[0] if len(self._body) == 1 else b"".join(self._body),
             self._parser.should_keep_alive(),
             self._reserved,

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from sluice.policy import BatchOutcome
 
 Labels = tuple[tuple[str, str], ...]
+OUTCOME_RESULTS = ("dropped", "kept", "sampled", "transformed", "no_match", "malformed")
+"""The ``result`` label values of ``processor_policy_records``."""
 
 
 def _escape(value: str) -> str:
@@ -46,31 +48,66 @@ class EdgeMetrics:
             "sluice_edge_upstream_latency_seconds_count": ("counter", "Upstream requests timed"),
         }
         self.gauges: list[tuple[str, str, Callable[[], dict[Labels, float]]]] = []
+        self._requests: dict[tuple[str, int], int] = {}
+        self._outcomes: dict[str, list[int]] = {}
+        self._latency = [0.0, 0]
 
     def inc(self, name: str, labels: Labels = (), value: float = 1.0) -> None:
         self.counters[name][labels] += value
 
+    # The per-request counters below are plain ints and tuples, turned into
+    # labelled series only at scrape time: they run on every request.
+
     def request(self, route: str, status: int) -> None:
-        self.counters["sluice_edge_requests_total"][(("route", route), ("code", str(status)))] += 1
+        key = (route, status)
+        self._requests[key] = self._requests.get(key, 0) + 1
+
+    def upstream_latency(self, seconds: float) -> None:
+        self._latency[0] += seconds
+        self._latency[1] += 1
 
     def outcome(self, telemetry_type: str, outcome: BatchOutcome) -> None:
-        self.inc(
-            "sluice_edge_records_received_total",
-            (("telemetry_type", telemetry_type),),
-            outcome.records,
-        )
-        counter = self.counters["processor_policy_records"]
-        for result in ("dropped", "kept", "sampled", "transformed", "no_match", "malformed"):
-            count = getattr(outcome, result)
-            if count:
-                counter[(("telemetry_type", telemetry_type), ("result", result))] += count
+        row = self._outcomes.get(telemetry_type)
+        if row is None:
+            row = self._outcomes[telemetry_type] = [0] * (len(OUTCOME_RESULTS) + 1)
+        row[0] += outcome.records
+        row[1] += outcome.dropped
+        row[2] += outcome.kept
+        row[3] += outcome.sampled
+        row[4] += outcome.transformed
+        row[5] += outcome.no_match
+        row[6] += outcome.malformed
+
+    def _fold(self) -> dict[str, dict[Labels, float]]:
+        """Every counter as labelled series (the per-request ones folded in)."""
+        series: dict[str, dict[Labels, float]] = {
+            "sluice_edge_requests_total": {
+                (("route", route), ("code", str(status))): count
+                for (route, status), count in self._requests.items()
+            },
+            "sluice_edge_records_received_total": {
+                (("telemetry_type", kind),): row[0] for kind, row in self._outcomes.items()
+            },
+            "processor_policy_records": {
+                (("telemetry_type", kind), ("result", result)): row[i + 1]
+                for kind, row in self._outcomes.items()
+                for i, result in enumerate(OUTCOME_RESULTS)
+                if row[i + 1]
+            },
+        }
+        if self._latency[1]:
+            series["sluice_edge_upstream_latency_seconds_sum"] = {(): self._latency[0]}
+            series["sluice_edge_upstream_latency_seconds_count"] = {(): self._latency[1]}
+        for name, values in self.counters.items():
+            series[name] = dict(values)
+        return series
 
     def gauge(self, name: str, help_text: str, read: Callable[[], dict[Labels, float]]) -> None:
         self.gauges.append((name, help_text, read))
 
     def render(self) -> bytes:
         lines: list[str] = []
-        for name, series in self.counters.items():
+        for name, series in self._fold().items():
             kind, text = self.help.get(name, ("counter", name))
             lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
             lines += [f"{name}{_labels(labels)} {value:g}" for labels, value in series.items()]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sluice.edge.config import EdgeConfig
-from sluice.edge.http import Headers, Request, Response, json_error
+from sluice.edge.http import Request, Response, json_error
 from sluice.edge.metrics import EdgeMetrics
 from sluice.edge.upstream import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
 from sluice.policy import BatchOutcome, PolicySnapshot, RecordView, Signal
@@ -149,9 +149,9 @@ class Edge:
     # -- forwarding ----------------------------------------------------------------
 
     async def forward(
-        self, pool: UpstreamPool, request: Request, body: bytes, extra: Headers | None = None
+        self, pool: UpstreamPool, request: Request, body: bytes, extra: bytes = b""
     ) -> Response:
-        headers = request.headers + extra if extra else request.headers
+        headers = request.forwarded + extra if extra else request.forwarded
         started = time.monotonic()
         try:
             answer = await pool.request(request.method, request.path, request.query, headers, body)
@@ -161,8 +161,7 @@ class Edge:
         except UpstreamError as problem:
             self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "unreachable"),))
             return json_error(502, str(problem))
-        self.metrics.inc("sluice_edge_upstream_latency_seconds_sum", (), time.monotonic() - started)
-        self.metrics.inc("sluice_edge_upstream_latency_seconds_count")
+        self.metrics.upstream_latency(time.monotonic() - started)
         content_type = None
         for name, value in answer.headers:
             if name.lower() == b"content-type":
@@ -199,7 +198,7 @@ class Edge:
         pool: UpstreamPool,
         telemetry_type: str,
         decode: Callable[[bytes], Decoded],
-        extra: Headers | None = None,
+        extra: bytes = b"",
     ) -> Response:
         """The filtered-route pipeline shared by OTLP and Datadog: bounded
         decompression, decode (fail open), evaluate against one snapshot, then
@@ -257,9 +256,9 @@ class Edge:
 
     async def datadog(self, request: Request, signal: Signal) -> Response:
         pool = self.logs_upstream if signal is Signal.LOG else self.metrics_upstream
-        extra: Headers = []
+        extra = b""
         if self.dd_api_key and request.header(b"dd-api-key") is None:
-            extra = [(b"DD-API-KEY", self.dd_api_key)]
+            extra = b"DD-API-KEY: " + self.dd_api_key + b"\r\n"
 
         def decode(raw: bytes) -> Decoded:
             batch: datadog.DatadogBatch | datadog.DatadogSeries

@@ -200,27 +200,17 @@ class UpstreamPool:
             ) from None
         return connection
 
-    def _encode(self, method: str, target: bytes, headers: Headers, body: bytes) -> list[bytes]:
-        parts = [
+    def _encode(self, method: str, target: bytes, headers: bytes, body: bytes) -> list[bytes]:
+        head = b"%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n" % (
             method.encode("latin-1"),
-            b" ",
             target,
-            b" HTTP/1.1\r\nHost: ",
             self.host_header,
-            b"\r\n",
-        ]
-        for name, value in headers:
-            lowered = name.lower()
-            # Edge has the whole body, so an Expect: 100-continue is answered
-            # here and not passed on.
-            if is_hop_by_hop(lowered) or lowered in (b"host", b"content-length", b"expect"):
-                continue
-            parts += (name, b": ", value, b"\r\n")
-        parts.append(b"Content-Length: %d\r\n\r\n" % len(body))
+            headers,
+            len(body),
+        )
         if len(body) < 16384:
-            parts.append(body)
-            return [b"".join(parts)]
-        return [b"".join(parts), body]  # large bodies are written as they are, not copied
+            return [head + body]
+        return [head, body]  # large bodies are written as they are, not copied
 
     def _idle_connection(self) -> _Connection | None:
         while self._idle:
@@ -230,9 +220,11 @@ class UpstreamPool:
         return None
 
     async def request(
-        self, method: str, path: str, query: str, headers: Headers, body: bytes
+        self, method: str, path: str, query: str, headers: bytes, body: bytes
     ) -> UpstreamResponse:
-        """Send one request; raises UpstreamTimeout or UpstreamError."""
+        """Send one request; `headers` is the encoded header block to relay
+        (``Host`` and ``Content-Length`` are added here). Raises
+        UpstreamTimeout or UpstreamError."""
         data = self._encode(method, self.target(path, query), headers, body)
         head = method == "HEAD"
         deadline = asyncio.get_running_loop().time() + self.timeout

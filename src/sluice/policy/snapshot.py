@@ -142,8 +142,8 @@ class _SignalTable:
         self.exists_ids: list[int | None] = []
         self.anchored: dict[int, list[int]] = {}
         self.anchors: frozenset[int] = frozenset()
-        self._candidates: dict[tuple[int, ...], tuple[CompiledPolicy, ...]] = {}
-        self.remembered_candidates = self._candidates.get
+        self._shapes: dict[tuple[int, ...], Shape] = {}
+        self.remembered_shape = self._shapes.get
         self.always: tuple[int, ...] = ()
         self.field_scanners: list[FieldScanner] = []
         self._next_id = 0
@@ -247,11 +247,12 @@ class _SignalTable:
             )
             self.field_scanners.append(scanner)
 
-    def candidates(self, hits: tuple[int, ...]) -> tuple[CompiledPolicy, ...]:
-        """Policies (in id order) whose required ids all hit; their remaining
-        checks still have to pass. Remembered per distinct hits tuple: records
-        of the same shape hit the same ids."""
-        found = self._candidates.get(hits)
+    def shape(self, hits: tuple[int, ...]) -> Shape:
+        """What records hitting exactly `hits` select: the policies (in id order)
+        whose required ids all hit, whose remaining checks still have to pass.
+        Remembered per distinct hits tuple: records of the same shape hit the
+        same ids."""
+        found = self._shapes.get(hits)
         if found is not None:
             return found
         policies = self.policies
@@ -265,10 +266,10 @@ class _SignalTable:
         ]
         selected.extend(policies[index] for index in self.always)
         selected.sort(key=_by_index)
-        found = tuple(selected)
-        if len(self._candidates) >= CANDIDATE_MEMO_LIMIT:
-            self._candidates.clear()
-        self._candidates[hits] = found
+        found = Shape.of(tuple(selected))
+        if len(self._shapes) >= SHAPE_MEMO_LIMIT:
+            self._shapes.clear()
+        self._shapes[hits] = found
         return found
 
     def readers(self, view: RecordView) -> tuple[FieldReader | None, ...]:
@@ -286,8 +287,44 @@ class _SignalTable:
 
 _by_index = operator.attrgetter("index")
 
-CANDIDATE_MEMO_LIMIT = 4096
+SHAPE_MEMO_LIMIT = 4096
 """Distinct hit combinations whose candidate policies are remembered per signal."""
+
+
+def _winner(matched: Sequence[CompiledPolicy]) -> CompiledPolicy:
+    """The most restrictive policy; on a tie the first in id order."""
+    winner = matched[0]
+    for policy in matched[1:]:
+        if policy.score > winner.score:
+            winner = policy
+    return winner
+
+
+@dataclass(slots=True)
+class Shape:
+    """The candidate policies of one hits tuple, with what can be decided
+    before seeing the record: when no candidate has checks left, every
+    candidate matches, so the winner is known, and a winner that keeps nothing
+    drops the record without any further per-record work."""
+
+    candidates: tuple[CompiledPolicy, ...]
+    checked: bool
+    """Some candidate still has checks: which ones match depends on the record."""
+    drops: CompiledPolicy | None = None
+    """Unchecked and won by a ``keep: none`` policy: the record is dropped."""
+    losers: tuple[CompiledPolicy, ...] = ()
+    """With `drops`: the other candidates, each counting a miss."""
+
+    @classmethod
+    def of(cls, candidates: tuple[CompiledPolicy, ...]) -> Shape:
+        checked = any(p.checks for p in candidates)
+        if checked or not candidates:
+            return cls(candidates, checked)
+        winner = _winner(candidates)
+        if winner.keep.kind is not KeepKind.NONE:
+            return cls(candidates, False)
+        return cls(candidates, False, winner, tuple(p for p in candidates if p is not winner))
+
 
 # Fields whose values are nearly always distinct: remembering them costs more
 # than it saves.
@@ -385,7 +422,7 @@ class PolicySnapshot:
             return outcome
         resource_reader, scope_reader, record_reader = table.readers(view)
         always = table.always
-        remembered = table.remembered_candidates
+        remembered = table.remembered_shape
         for resource in view.resources(batch):
             resource_hits = _scan(resource_reader, resource)
             for scope in view.scopes(resource):
@@ -404,19 +441,29 @@ class PolicySnapshot:
                         continue
                     if not hits and not always:
                         continue
-                    candidates = remembered(hits)
-                    if candidates is None:
-                        candidates = table.candidates(hits)
+                    shape = remembered(hits) or table.shape(hits)
+                    drops = shape.drops
+                    if drops is not None:
+                        drops.counter[0] += 1
+                        for loser in shape.losers:
+                            loser.counter[MISSES] += 1
+                        outcome.dropped += 1
+                        dropped.append(position)
+                        continue
+                    candidates = shape.candidates
                     if not candidates:
                         continue
                     ctx = Ctx(resource, scope, record)
-                    matched = [
-                        p
-                        for p in candidates
-                        if not p.checks or all(check(hits, view, ctx) for check in p.checks)
-                    ]
-                    if not matched:
-                        continue
+                    if shape.checked:
+                        matched: Sequence[CompiledPolicy] = [
+                            p
+                            for p in candidates
+                            if not p.checks or all(check(hits, view, ctx) for check in p.checks)
+                        ]
+                        if not matched:
+                            continue
+                    else:
+                        matched = candidates
                     status = self._decide(table, matched, view, ctx, outcome)
                     if status == 0:
                         dropped.append(position)
@@ -425,6 +472,7 @@ class PolicySnapshot:
                         container_hits = resource_hits + _scan(scope_reader, scope)
                 outcome.records += len(records)
                 if dropped:
+                    outcome.modified = True
                     view.remove_records(scope, dropped)
         outcome.no_match = outcome.records - (
             outcome.kept
@@ -440,7 +488,7 @@ class PolicySnapshot:
     def _decide(
         self,
         table: _SignalTable,
-        matched: list[CompiledPolicy],
+        matched: Sequence[CompiledPolicy],
         view: RecordView,
         ctx: Ctx,
         outcome: BatchOutcome,
@@ -448,10 +496,7 @@ class PolicySnapshot:
         """Decide one record that `matched` policies (in id order) match.
         Returns 0 when dropped, 1 when kept, 2 when kept and a shared
         resource/scope value was rewritten."""
-        winner = matched[0]
-        for policy in matched[1:]:
-            if policy.score > winner.score:
-                winner = policy
+        winner = _winner(matched)
         keep = winner.keep
         kind = keep.kind
         write: int | None = None

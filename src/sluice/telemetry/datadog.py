@@ -72,22 +72,29 @@ def split_array(text: str) -> list[tuple[Any, str]]:
 
 @dataclass
 class DatadogBatch:
-    """Decoded records plus their source text; tracks drops and edits."""
+    """Decoded records plus the request text; tracks drops and edits."""
 
     records: list[Any]
-    sources: list[str]
+    text: str
     dropped: set[int] = field(default_factory=set)
     edited: set[int] = field(default_factory=set)
     _positions: dict[int, int] | None = field(default=None, repr=False)
 
     @classmethod
     def parse(cls, body: bytes) -> DatadogBatch:
+        """One C-level ``json.loads``; element source spans are only worked out
+        (by :meth:`encode`) when some records are dropped and others kept."""
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as problem:
             raise NotAnArray(f"not UTF-8: {problem}") from None
-        elements = split_array(text)
-        return cls([v for v, _ in elements], [s for _, s in elements])
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as problem:
+            raise NotAnArray(str(problem)) from None
+        if records.__class__ is not list:
+            raise NotAnArray("expected a JSON array")
+        return cls(records, text)
 
     def mark_edited(self, record: Any) -> None:
         if self._positions is None:
@@ -101,11 +108,17 @@ class DatadogBatch:
 
     def encode(self) -> bytes:
         """The kept records: original text for untouched ones, re-encoded edits."""
+        kept = self.kept()
+        sources = (
+            [s for _, s in split_array(self.text)]
+            if any(i not in self.edited for i in kept)
+            else []
+        )
         parts = [
             json.dumps(self.records[i], ensure_ascii=False, separators=(",", ":"))
             if i in self.edited
-            else self.sources[i]
-            for i in self.kept()
+            else sources[i]
+            for i in kept
         ]
         return ("[" + ",".join(parts) + "]").encode("utf-8")
 
@@ -119,28 +132,37 @@ def _scalar(value: Any) -> Value | None:
     return PRESENT
 
 
-def _scan_value(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value or PRESENT
-    return PRESENT
+_NO_TAGS: dict[str, str] = {}
+_TAG_MEMO: dict[str, dict[str, str]] = {}
+_TAG_MEMO_LIMIT = 4096
 
 
-def _tags(record: dict[str, Any]) -> dict[str, str]:
-    raw = record.get("ddtags")
+def _parse_tags(raw: str) -> dict[str, str]:
     tags: dict[str, str] = {}
-    if isinstance(raw, str):
-        for tag in raw.split(","):
-            key, sep, value = tag.strip().partition(":")
-            if key and key not in tags:
-                tags[key] = value if sep else ""
+    for tag in raw.split(","):
+        key, sep, value = tag.strip().partition(":")
+        if key and key not in tags:
+            tags[key] = value if sep else ""
     return tags
 
 
-def lookup(record: Any, path: Sequence[str], tags: dict[str, str] | None = None) -> Any:
+def _tags(record: dict[str, Any]) -> dict[str, str]:
+    """A record's ``ddtags`` as a read-only dict. An agent sends the same tag
+    string on every log of a container, so parsed strings are remembered."""
+    raw = record.get("ddtags")
+    if raw.__class__ is not str:
+        return _NO_TAGS
+    tags = _TAG_MEMO.get(raw)
+    if tags is None:
+        if len(_TAG_MEMO) >= _TAG_MEMO_LIMIT:
+            _TAG_MEMO.clear()
+        tags = _TAG_MEMO[raw] = _parse_tags(raw)
+    return tags
+
+
+def lookup(record: Any, path: Sequence[str]) -> Any:
     """A top-level key, a nested path through objects, the dotted literal key,
-    or a ddtags tag (`tags`, when the caller parsed them already); None when absent."""
+    or a ddtags tag; None when absent."""
     if not isinstance(record, dict):
         return None
     current: Any = record
@@ -154,7 +176,7 @@ def lookup(record: Any, path: Sequence[str], tags: dict[str, str] | None = None)
     if len(path) > 1:
         dotted = ".".join(path)
         return record.get(dotted)
-    return (_tags(record) if tags is None else tags).get(path[0])
+    return _tags(record).get(path[0])
 
 
 def _first_key(record: dict[str, Any], keys: Sequence[str]) -> str | None:
@@ -199,14 +221,15 @@ class _FlatView(RecordView):
         plan = [(scan, self._getter(selector)) for scan, selector in fields]
 
         def read(container: Any) -> tuple[int, ...]:
-            if not isinstance(container, dict):
+            if container.__class__ is not dict:
                 return ()  # not an object: kept unevaluated
             hits: tuple[int, ...] = ()
             cache: dict[str, Any] = {}
             for scan, get in plan:
-                value = _scan_value(get(container, cache))
+                value = get(container, cache)
                 if value is not None:
-                    found = scan(value)
+                    # Only a non-empty string has text to scan.
+                    found = scan(value if value.__class__ is str and value else PRESENT)
                     if found:
                         hits += found
             return hits
@@ -382,16 +405,11 @@ def _log_getter(selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]]
         return field
     path = _log_path(selector)
     if len(path) > 1:
-        return lambda record, cache: lookup(record, path, {})
+        return lambda record, cache: lookup(record, path)
     key = path[0]
 
     def attribute(record: dict[str, Any], cache: dict[str, Any]) -> Any:
         value = record.get(key)
-        if value is not None:
-            return value
-        tags = cache.get("tags")
-        if tags is None:
-            tags = cache["tags"] = _tags(record)
-        return tags.get(key)
+        return _tags(record).get(key) if value is None else value
 
     return attribute
