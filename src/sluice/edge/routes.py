@@ -48,6 +48,14 @@ def _encoding(request: Request) -> str:
     return raw.decode("latin-1").strip().lower() if raw else ""
 
 
+DATADOG_ACCEPTED = Response(202, b"{}")
+"""Datadog's answer to an accepted intake request (also when every record is dropped)."""
+_OTLP_EMPTY = {
+    media: Response(200, otlp_codec.empty_response(media), content_type=media.encode())
+    for media in set(_MEDIA.values())
+}
+
+
 @dataclass(slots=True)
 class Decoded:
     """A filtered route's request body, decoded: the batch, the view that reads
@@ -247,7 +255,7 @@ class Edge:
                 batch,
                 view,
                 lambda: otlp_codec.encode(media, batch),
-                Response(200, otlp_codec.empty_response(media), content_type=media.encode()),
+                _OTLP_EMPTY[media],
             )
 
         return await self._filter(request, signal, self.upstream, TELEMETRY_TYPES[signal], decode)
@@ -270,7 +278,7 @@ class Edge:
                 if not isinstance(document, dict) or not isinstance(document.get("series"), list):
                     raise ValueError('expected {"series": [...]}')
                 batch, view = datadog.DatadogSeries(document), datadog.SERIES_VIEW
-            return Decoded(batch, view, batch.encode, Response(202, b"{}"))
+            return Decoded(batch, view, batch.encode, DATADOG_ACCEPTED)
 
         telemetry_type = "datadog_" + TELEMETRY_TYPES[signal]
         return await self._filter(request, signal, pool, telemetry_type, decode, extra)

@@ -395,12 +395,16 @@ def _log_getter(selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]]
         else:
             keys = (selector.name,)
 
+        first, fallbacks = keys[0], keys[1:]
+
         def field(record: dict[str, Any], cache: dict[str, Any]) -> Any:
-            for key in keys:
-                value = record.get(key)
-                if value is not None:
-                    return value
-            return None
+            value = record.get(first)
+            if value is None:
+                for key in fallbacks:
+                    value = record.get(key)
+                    if value is not None:
+                        break
+            return value
 
         return field
     path = _log_path(selector)
