@@ -14,6 +14,7 @@ import pytest
 from sluice.providers.config import ProviderConfig, parse_provider
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
+from sluice.providers.server import sync_service
 from sluice.providers.sync import GrpcSyncTransport
 from sluice.providers.wire import policy_pb2 as pb
 from tests.providers.conftest import TOKEN, Served
@@ -176,18 +177,8 @@ class ScriptedGrpc:
                 )
             return behaviour(request, context)
 
-        handler = grpc.method_handlers_generic_handler(
-            "tero.policy.v1.PolicyService",
-            {
-                "Sync": grpc.unary_unary_rpc_method_handler(
-                    sync,
-                    request_deserializer=pb.SyncRequest.FromString,
-                    response_serializer=lambda message: message.SerializeToString(),
-                )
-            },
-        )
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        self.server.add_generic_rpc_handlers((handler,))
+        self.server.add_generic_rpc_handlers((sync_service(sync),))
         self.port = self.server.add_insecure_port("127.0.0.1:0")
         self.server.start()
 

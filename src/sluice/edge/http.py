@@ -51,10 +51,10 @@ def is_hop_by_hop(lowered_name: bytes) -> bool:
     return lowered_name in HOP_BY_HOP or lowered_name.startswith(b"proxy-")
 
 
-NOT_RELAYED = HOP_BY_HOP | {b"host", b"content-length", b"expect"}
-"""Request headers Edge never passes upstream: it writes ``Host`` and
-``Content-Length`` itself and answers ``Expect: 100-continue`` on its own (it
-has the whole body before forwarding)."""
+WRITTEN_BY_EDGE = frozenset({b"host", b"content-length", b"expect"})
+"""Request headers Edge does not relay besides hop-by-hop ones: it writes
+``Host`` and ``Content-Length`` itself and answers ``Expect: 100-continue`` on
+its own (it has the whole body before forwarding)."""
 
 
 @dataclass(slots=True)
@@ -220,7 +220,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             low = name.lower()
             if low not in lowered:
                 lowered[low] = value
-            if low not in NOT_RELAYED and not low.startswith(b"proxy-"):
+            if not is_hop_by_hop(low) and low not in WRITTEN_BY_EDGE:
                 relayed += (name, b": ", value, b"\r\n")
         self._lowered = lowered
         self._relayed = b"".join(relayed)

@@ -67,6 +67,8 @@ class EdgeMetrics:
         self._latency[1] += 1
 
     def outcome(self, telemetry_type: str, outcome: BatchOutcome) -> None:
+        # row: records, then the counts in OUTCOME_RESULTS order (spelled out:
+        # a getattr loop would cost more on every request).
         row = self._outcomes.get(telemetry_type)
         if row is None:
             row = self._outcomes[telemetry_type] = [0] * (len(OUTCOME_RESULTS) + 1)

@@ -170,12 +170,8 @@ class Edge:
             self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "unreachable"),))
             return json_error(502, str(problem))
         self.metrics.upstream_latency(time.monotonic() - started)
-        content_type = None
-        for name, value in answer.headers:
-            if name.lower() == b"content-type":
-                content_type = value
-                break
-        return Response(answer.status, answer.body, relay_headers(answer.headers), content_type)
+        relayed, content_type = relay_headers(answer.headers)
+        return Response(answer.status, answer.body, relayed, content_type)
 
     def _fail_open(self, request: Request, why: str) -> None:
         self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))

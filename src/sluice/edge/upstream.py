@@ -256,12 +256,17 @@ class UpstreamPool:
                 connection.transport.close()
 
 
-def relay_headers(headers: Headers) -> Headers:
-    """Upstream response headers minus hop-by-hop ones, Content-Length and
-    Content-Type (the server writes those itself)."""
-    return [
-        (name, value)
-        for name, value in headers
-        if not is_hop_by_hop(name.lower())
-        and name.lower() not in (b"content-length", b"content-type")
-    ]
+def relay_headers(headers: Headers) -> tuple[Headers, bytes | None]:
+    """Upstream response headers to relay (minus hop-by-hop ones,
+    Content-Length and Content-Type, which the server writes itself), and the
+    first Content-Type, in one pass."""
+    relayed: Headers = []
+    content_type: bytes | None = None
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == b"content-type":
+            if content_type is None:
+                content_type = value
+        elif lowered != b"content-length" and not is_hop_by_hop(lowered):
+            relayed.append((name, value))
+    return relayed, content_type

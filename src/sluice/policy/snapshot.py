@@ -524,8 +524,7 @@ class PolicySnapshot:
                 if policy is not winner:
                     policy.counter[MISSES] += 1
             outcome.dropped += 1
-            outcome.modified = True
-            return 0
+            return 0  # the caller removes it and marks the batch modified
         status = 1
         changed = False
         if write is not None:

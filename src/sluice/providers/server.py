@@ -16,6 +16,7 @@ import logging
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,13 +27,30 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from sluice.policy.canonical import canonical_policy
-from sluice.providers.sync import JSON, PROTOBUF
+from sluice.providers.sync import JSON, PROTOBUF, SYNC_METHOD
 from sluice.providers.wire import policy_pb2 as pb
 
 log = logging.getLogger(__name__)
 
 SYNC_PATH = "/v1/policy/sync"
 RECOMMENDED_INTERVAL_SECS = 30
+
+
+def sync_service(
+    sync: Callable[[pb.SyncRequest, grpc.ServicerContext], pb.SyncResponse],
+) -> grpc.GenericRpcHandler:
+    """The gRPC ``PolicyService`` with its one unary ``Sync`` method, answered by `sync`."""
+    _, service, method = SYNC_METHOD.split("/")
+    return grpc.method_handlers_generic_handler(
+        service,
+        {
+            method: grpc.unary_unary_rpc_method_handler(
+                sync,
+                request_deserializer=pb.SyncRequest.FromString,
+                response_serializer=lambda message: message.SerializeToString(),
+            )
+        },
+    )
 
 
 class PolicyFileSource:
@@ -242,18 +260,8 @@ class PolicyServer:
                 context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             return server.sync(request)
 
-        handler = grpc.method_handlers_generic_handler(
-            "tero.policy.v1.PolicyService",
-            {
-                "Sync": grpc.unary_unary_rpc_method_handler(
-                    sync,
-                    request_deserializer=pb.SyncRequest.FromString,
-                    response_serializer=lambda message: message.SerializeToString(),
-                )
-            },
-        )
         self._grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        self._grpc.add_generic_rpc_handlers((handler,))
+        self._grpc.add_generic_rpc_handlers((sync_service(sync),))
         address = f"{self.host}:{port}"
         if self.tls is not None:
             chain, key = (path.read_bytes() for path in self.tls)

@@ -160,23 +160,24 @@ def _tags(record: dict[str, Any]) -> dict[str, str]:
     return tags
 
 
-def lookup(record: Any, path: Sequence[str]) -> Any:
-    """A top-level key, a nested path through objects, the dotted literal key,
-    or a ddtags tag; None when absent."""
-    if not isinstance(record, dict):
-        return None
+def _nested(record: dict[str, Any], path: Sequence[str]) -> Any:
+    """A path of two or more keys through nested objects, else the dotted
+    literal key (``{"a.b": ...}``); None when absent."""
     current: Any = record
     for key in path:
         if not isinstance(current, dict) or key not in current:
-            current = None
-            break
+            return record.get(".".join(path))
         current = current[key]
-    if current is not None:
-        return current
-    if len(path) > 1:
-        dotted = ".".join(path)
-        return record.get(dotted)
-    return _tags(record).get(path[0])
+    return current if current is not None else record.get(".".join(path))
+
+
+def _field_keys(name: str) -> Sequence[str]:
+    """The record keys a log field reads, in order of preference."""
+    if name == "body":
+        return BODY_KEYS
+    if name == "severity_text":
+        return SEVERITY_KEYS
+    return (name,)
 
 
 def _first_key(record: dict[str, Any], keys: Sequence[str]) -> str | None:
@@ -257,13 +258,7 @@ class DatadogLogView(_FlatView):
         if not isinstance(record, dict):
             return None
         if selector.source is Source.FIELD:
-            keys = (
-                BODY_KEYS
-                if selector.name == "body"
-                else SEVERITY_KEYS
-                if selector.name == "severity_text"
-                else (selector.name,)
-            )
+            keys = _field_keys(selector.name)
             return record, _first_key(record, keys) or keys[0]
         path = _log_path(selector)
         holder: Any = record
@@ -388,13 +383,7 @@ def _log_getter(selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]]
     if selector.source is Source.SCOPE_ATTRIBUTE:
         return lambda record, cache: None
     if selector.source is Source.FIELD:
-        if selector.name == "body":
-            keys: Sequence[str] = BODY_KEYS
-        elif selector.name == "severity_text":
-            keys = SEVERITY_KEYS
-        else:
-            keys = (selector.name,)
-
+        keys = _field_keys(selector.name)
         first, fallbacks = keys[0], keys[1:]
 
         def field(record: dict[str, Any], cache: dict[str, Any]) -> Any:
@@ -409,7 +398,7 @@ def _log_getter(selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]]
         return field
     path = _log_path(selector)
     if len(path) > 1:
-        return lambda record, cache: lookup(record, path)
+        return lambda record, cache: _nested(record, path)
     key = path[0]
 
     def attribute(record: dict[str, Any], cache: dict[str, Any]) -> Any:
