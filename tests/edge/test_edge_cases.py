@@ -328,6 +328,31 @@ def test_unreadable_bodies_fail_open_unchanged(
     assert got.header("Content-Encoding") == (encoding or None)
 
 
+DEEP = 50_000
+"""Nesting past what Python's JSON parser recurses into (valid JSON, 100 kB)."""
+
+
+def test_json_nested_too_deep_fails_open_unchanged(
+    start_edge: EdgeLauncher, upstream: Upstream
+) -> None:
+    edge = start_edge(POLICIES, max_body_size=1 << 20)
+    nested = b"[" * DEEP + b"]" * DEEP
+    for path, body in [
+        ("/v1/logs", b'{"resourceLogs": ' + nested + b"}"),
+        ("/v1/traces", b'{"resourceSpans": [' + nested + b"]}"),
+        ("/api/v2/logs", b'[{"message": "drop-me", "a": ' + nested + b"}]"),
+        ("/api/v2/series", b'{"series": ' + nested + b"}"),
+    ]:
+        upstream.reset()
+        upstream.respond = UPSTREAM_SAYS
+        answer = edge.post(path, body, "application/json")
+        assert (answer.status, answer.body) == (400, b'{"upstream":"decides"}'), path
+        [got] = upstream.received()
+        assert got.body == body, path
+    assert edge.terminate() == 0
+    assert "Traceback" not in edge.stderr()
+
+
 def test_missing_content_type_fails_open(edge: EdgeProcess, up: Upstream) -> None:
     body = json.dumps(otlp_logs_json(["drop-me"])).encode()
     answer = edge.request("POST", "/v1/logs", body)

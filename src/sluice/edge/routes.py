@@ -270,10 +270,7 @@ class Edge:
             if signal is Signal.LOG:
                 batch, view = datadog.DatadogBatch.parse(raw), datadog.LOG_VIEW
             else:
-                document = json.loads(raw)
-                if not isinstance(document, dict) or not isinstance(document.get("series"), list):
-                    raise ValueError('expected {"series": [...]}')
-                batch, view = datadog.DatadogSeries(document), datadog.SERIES_VIEW
+                batch, view = datadog.DatadogSeries.parse(raw), datadog.SERIES_VIEW
             return Decoded(batch, view, batch.encode, DATADOG_ACCEPTED)
 
         telemetry_type = "datadog_" + TELEMETRY_TYPES[signal]

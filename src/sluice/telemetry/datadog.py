@@ -27,13 +27,18 @@ from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Valu
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
+_scan_value: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+"""The C scanner behind ``json.loads``, called directly: a one-record request
+is small enough that the three Python-level calls around it cost as much as
+the parse."""
 BODY_KEYS = ("message", "msg", "log")
 SEVERITY_KEYS = ("status", "level")
 RESOURCE_ALIASES = {"service.name": "service", "host.name": "hostname"}
 
 
 class NotAnArray(ValueError):
-    """The body is not a JSON array (or not JSON at all)."""
+    """The body is not the JSON document expected (a log array, a series
+    object), or not JSON at all."""
 
 
 def split_array(text: str) -> list[tuple[Any, str]]:
@@ -70,28 +75,43 @@ def split_array(text: str) -> list[tuple[Any, str]]:
     return out
 
 
-@dataclass
+def _parse_document(text: str) -> Any:
+    """``json.loads(text)`` without its Python-level wrappers."""
+    start = 0 if text[:1] not in _WS else len(text) - len(text.lstrip(_WS))
+    try:
+        value, end = _scan_value(text, start)
+    except StopIteration as stop:
+        raise NotAnArray(f"expected a JSON value at offset {stop.value}") from None
+    except json.JSONDecodeError as problem:
+        raise NotAnArray(str(problem)) from None
+    except RecursionError:
+        raise NotAnArray("JSON nested too deeply") from None
+    if end != len(text) and text[end:].strip(_WS):
+        raise NotAnArray(f"data after the JSON value at offset {end}")
+    return value
+
+
 class DatadogBatch:
     """Decoded records plus the request text; tracks drops and edits."""
 
-    records: list[Any]
-    text: str
-    dropped: set[int] = field(default_factory=set)
-    edited: set[int] = field(default_factory=set)
-    _positions: dict[int, int] | None = field(default=None, repr=False)
+    __slots__ = ("_positions", "dropped", "edited", "records", "text")
+
+    def __init__(self, records: list[Any], text: str):
+        self.records = records
+        self.text = text
+        self.dropped: set[int] = set()
+        self.edited: set[int] = set()
+        self._positions: dict[int, int] | None = None
 
     @classmethod
     def parse(cls, body: bytes) -> DatadogBatch:
-        """One C-level ``json.loads``; element source spans are only worked out
-        (by :meth:`encode`) when some records are dropped and others kept."""
+        """One call into the C JSON scanner; element source spans are only worked
+        out (by :meth:`encode`) when some records are dropped and others kept."""
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as problem:
             raise NotAnArray(f"not UTF-8: {problem}") from None
-        try:
-            records = json.loads(text)
-        except json.JSONDecodeError as problem:
-            raise NotAnArray(str(problem)) from None
+        records = _parse_document(text)
         if records.__class__ is not list:
             raise NotAnArray("expected a JSON array")
         return cls(records, text)
@@ -314,6 +334,16 @@ class DatadogSeries:
 
     document: dict[str, Any]
     dropped: set[int] = field(default_factory=set)
+
+    @classmethod
+    def parse(cls, body: bytes) -> DatadogSeries:
+        try:
+            document = _parse_document(body.decode("utf-8"))
+        except UnicodeDecodeError as problem:
+            raise NotAnArray(f"not UTF-8: {problem}") from None
+        if not isinstance(document, dict) or not isinstance(document.get("series"), list):
+            raise NotAnArray('expected {"series": [...]}')
+        return cls(document)
 
     @property
     def records(self) -> list[Any]:

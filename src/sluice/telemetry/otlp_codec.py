@@ -48,6 +48,8 @@ def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError) as problem:
         raise UndecodableBody(f"not JSON: {problem}") from None
+    except RecursionError:
+        raise UndecodableBody("JSON nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get(_TOP_KEYS[signal], []), list):
         raise UndecodableBody(f"not an OTLP JSON export request (no {_TOP_KEYS[signal]} list)")
     return doc, json_view(signal)
