@@ -138,6 +138,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._tracker = tracker
         self._parser = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
+        self._loop = asyncio.get_running_loop()  # made by the server, in its loop
         self._url = b""
         self._headers: Headers = []
         self._lowered: dict[bytes, bytes] = {}
@@ -277,7 +278,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._queue.append(item)
         if not self._busy:
             self._busy = True
-            asyncio.get_running_loop().create_task(self._serve())
+            self._loop.create_task(self._serve())
         self._update_reading()
 
     def _update_reading(self) -> None:

@@ -45,6 +45,7 @@ class UpstreamResponse:
 class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.waiter: asyncio.Future[UpstreamResponse] | None = None
         self.timer: asyncio.TimerHandle | None = None
@@ -56,6 +57,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.loop = asyncio.get_running_loop()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -143,8 +145,8 @@ class _Connection(asyncio.Protocol):
     def send(
         self, data: list[bytes], deadline: float, timeout: float, head: bool = False
     ) -> asyncio.Future[UpstreamResponse]:
-        assert self.transport is not None
-        loop = asyncio.get_running_loop()
+        assert self.transport is not None and self.loop is not None
+        loop = self.loop
         self.head = head
         self.received = False
         self.waiter = loop.create_future()
@@ -173,6 +175,7 @@ class UpstreamPool:
         self.timeout = timeout
         self.max_idle = max_idle
         self._idle: deque[_Connection] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def target(self, path: str, query: str) -> bytes:
         """Upstream base path + inbound path + ?query, verbatim."""
@@ -212,6 +215,11 @@ class UpstreamPool:
             return [head + body]
         return [head, body]  # large bodies are written as they are, not copied
 
+    def _bind_loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop this pool serves (a pool is used from one loop only)."""
+        self._loop = asyncio.get_running_loop()
+        return self._loop
+
     def _idle_connection(self) -> _Connection | None:
         while self._idle:
             candidate = self._idle.pop()
@@ -227,7 +235,8 @@ class UpstreamPool:
         UpstreamTimeout or UpstreamError."""
         data = self._encode(method, self.target(path, query), headers, body)
         head = method == "HEAD"
-        deadline = asyncio.get_running_loop().time() + self.timeout
+        loop = self._loop or self._bind_loop()
+        deadline = loop.time() + self.timeout
         connection = self._idle_connection()
         reused = connection is not None
         if connection is None:
