@@ -75,8 +75,12 @@ def split_array(text: str) -> list[tuple[Any, str]]:
     return out
 
 
-def _parse_document(text: str) -> Any:
-    """``json.loads(text)`` without its Python-level wrappers."""
+def _parse_document(body: bytes) -> tuple[Any, str]:
+    """``json.loads(body)`` without its Python-level wrappers, and the text."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as problem:
+        raise NotAnArray(f"not UTF-8: {problem}") from None
     start = 0 if text[:1] not in _WS else len(text) - len(text.lstrip(_WS))
     try:
         value, end = _scan_value(text, start)
@@ -88,7 +92,7 @@ def _parse_document(text: str) -> Any:
         raise NotAnArray("JSON nested too deeply") from None
     if end != len(text) and text[end:].strip(_WS):
         raise NotAnArray(f"data after the JSON value at offset {end}")
-    return value
+    return value, text
 
 
 class DatadogBatch:
@@ -107,11 +111,7 @@ class DatadogBatch:
     def parse(cls, body: bytes) -> DatadogBatch:
         """One call into the C JSON scanner; element source spans are only worked
         out (by :meth:`encode`) when some records are dropped and others kept."""
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as problem:
-            raise NotAnArray(f"not UTF-8: {problem}") from None
-        records = _parse_document(text)
+        records, text = _parse_document(body)
         if records.__class__ is not list:
             raise NotAnArray("expected a JSON array")
         return cls(records, text)
@@ -337,10 +337,7 @@ class DatadogSeries:
 
     @classmethod
     def parse(cls, body: bytes) -> DatadogSeries:
-        try:
-            document = _parse_document(body.decode("utf-8"))
-        except UnicodeDecodeError as problem:
-            raise NotAnArray(f"not UTF-8: {problem}") from None
+        document, _ = _parse_document(body)
         if not isinstance(document, dict) or not isinstance(document.get("series"), list):
             raise NotAnArray('expected {"series": [...]}')
         return cls(document)
