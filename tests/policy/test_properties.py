@@ -2,7 +2,8 @@
 
 - the result does not depend on the order of policies in the file;
 - evaluating again (fresh state) gives identical output;
-- the OTLP JSON and OTLP protobuf views give identical results.
+- the OTLP JSON and OTLP protobuf views give identical results, with record
+  attributes as messages and as raw bytes.
 
 Generated sets avoid unkeyed percentage sampling (random by design).
 """
@@ -15,9 +16,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sluice.evaluate import stats_document
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
+from sluice.telemetry import otlp_codec
 from sluice.telemetry.otlp_json import json_view
 from sluice.telemetry.otlp_proto import proto_view
 from tests.telemetry.otlp_convert import to_json, to_proto
@@ -126,14 +129,21 @@ documents = st.lists(resource, min_size=1, max_size=3).map(lambda r: {"resourceL
 
 
 def evaluate(
-    policies: list[dict[str, Any]], doc: dict[str, Any], proto: bool = False
+    policies: list[dict[str, Any]], doc: dict[str, Any], form: str = "json"
 ) -> tuple[Any, Any]:
+    """Output and stats of `policies` on `doc` read as OTLP JSON, as protobuf
+    messages, or as protobuf with raw record attributes (what Edge decodes)."""
     runtime = PolicyRuntime(clock=lambda: 0.0)
     snapshot = PolicySnapshot.compile(load_document({"policies": policies}).policies, runtime)
-    if proto:
+    if form == "proto":
         message = to_proto(doc, Signal.LOG)
         snapshot.evaluate(Signal.LOG, proto_view(Signal.LOG), message)
         out = to_json(message)
+    elif form == "raw":
+        wire = to_proto(doc, Signal.LOG).SerializeToString()
+        lean, view = otlp_codec.decode(Signal.LOG, otlp_codec.PROTOBUF, wire)
+        snapshot.evaluate(Signal.LOG, view, lean)
+        out = to_json(ExportLogsServiceRequest.FromString(lean.SerializeToString()))
     else:
         out = copy.deepcopy(doc)
         snapshot.evaluate(Signal.LOG, json_view(Signal.LOG), out)
@@ -171,6 +181,7 @@ def _canonical(doc: Any) -> str:
 @given(policy_sets(), documents)
 def test_json_and_protobuf_views_agree(policies: list[dict[str, Any]], doc: dict[str, Any]) -> None:
     json_out, json_stats = evaluate(policies, doc)
-    proto_out, proto_stats = evaluate(policies, doc, proto=True)
-    assert json_stats == proto_stats
-    assert _canonical(json_out) == _canonical(proto_out)
+    for form in ("proto", "raw"):
+        out, stats = evaluate(policies, doc, form)
+        assert stats == json_stats, form
+        assert _canonical(out) == _canonical(json_out), form

@@ -436,7 +436,7 @@ class PolicySnapshot:
                             if record_reader
                             else container_hits
                         )
-                    except (AttributeError, TypeError, KeyError):
+                    except (AttributeError, TypeError, KeyError, ValueError):
                         outcome.malformed += 1  # fail open: let it through untouched
                         continue
                     if not hits and not always:

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
@@ -16,11 +15,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from sluice.policy import RecordView, Signal
 from sluice.telemetry.otlp_json import json_view
 from sluice.telemetry.otlp_proto import proto_view
+from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, LeanLogsRequest
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _REQUESTS: dict[Signal, Any] = {
-    Signal.LOG: ExportLogsServiceRequest,
+    Signal.LOG: LeanLogsRequest,  # record attributes stay raw bytes (see otlp_raw)
     Signal.METRIC: ExportMetricsServiceRequest,
     Signal.TRACE: ExportTraceServiceRequest,
 }
@@ -43,7 +43,7 @@ def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
             message.ParseFromString(body)
         except DecodeError as problem:
             raise UndecodableBody(f"not a protobuf export request: {problem}") from None
-        return message, proto_view(signal)
+        return message, RAW_LOG_VIEW if signal is Signal.LOG else proto_view(signal)
     try:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError) as problem:

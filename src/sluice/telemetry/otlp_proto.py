@@ -25,10 +25,11 @@ from sluice.policy.model import (
     Source,
 )
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value, _Present
-from sluice.telemetry.reading import MultiGetter, make_plan
+from sluice.telemetry.reading import AttributeEntries, MultiGetter, make_plan
 
 ScanValue = str | _Present
 Getter = Callable[[Any], Any]
+RawScan = Callable[[Sequence[bytes], tuple[int, ...]], tuple[int, ...]]
 
 
 def typed_any(av: Any) -> Value:
@@ -226,6 +227,9 @@ class _ProtoView(RecordView):
             else:
                 getters.append((scan, self.container_getter(selector)))
         attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
+        raw_scan = (
+            self.raw_attribute_scanner(index) if plan.attribute_source is Source.ATTRIBUTE else None
+        )
 
         def read(container: Any) -> tuple[int, ...]:
             hits: tuple[int, ...] = ()
@@ -254,6 +258,8 @@ class _ProtoView(RecordView):
                     found = scan(value)
                     if found:
                         hits += found
+            if raw_scan is not None:
+                return raw_scan(container.attributes, hits)
             if attrs_of is not None:
                 first = seen = None
                 for kv in attrs_of(container):
@@ -292,6 +298,11 @@ class _ProtoView(RecordView):
             return hits
 
         return read
+
+    def raw_attribute_scanner(self, index: dict[str, AttributeEntries]) -> RawScan | None:
+        """For records whose attributes are raw KeyValue bytes: what scans them
+        (see :mod:`sluice.telemetry.otlp_raw`). None: they are messages."""
+        return None
 
     def _attrs_getter(self, source: Source) -> Callable[[Any], Any]:
         if source is Source.RESOURCE_ATTRIBUTE:

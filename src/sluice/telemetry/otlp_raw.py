@@ -1,0 +1,288 @@
+"""OTLP protobuf log requests whose record attributes stay raw ``KeyValue`` bytes.
+
+Walking ``LogRecord.attributes`` through the protobuf runtime builds a Python
+wrapper per ``KeyValue``, per ``AnyValue`` and per string: about half a
+microsecond per attribute, most of a record's evaluation cost. So log requests
+are decoded with a copy of the OTLP logs schema in which ``attributes`` is
+``repeated bytes``. The wire form of both is the same, so a batch re-encodes to
+the same bytes, and each attribute is one ``bytes`` object that a dictionary can
+answer for when it repeats (``service.name=web`` in every record).
+
+Reading is exact: :func:`split_kv` reads the layout every SDK writes (key field,
+then value field, each once); anything else is parsed by the protobuf runtime.
+Bytes that are not a valid ``KeyValue`` raise :class:`MalformedAttribute`.
+Edits (transforms) turn the list into ``KeyValue`` messages, edit, and write the
+list back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValueList
+from opentelemetry.proto.logs.v1 import logs_pb2
+
+from sluice.policy.model import Selector, Source
+from sluice.policy.view import PRESENT, Ctx, Value, _Present
+from sluice.telemetry.otlp_proto import (
+    ProtoLogView,
+    find_kv,
+    remove_attribute,
+    rename_attribute,
+    set_attribute,
+    typed_any,
+)
+from sluice.telemetry.reading import AttributeEntries
+
+ScanValue = str | _Present
+
+_LOGS = "opentelemetry.proto.logs.v1."
+_LEAN = "sluice.lean.logs.v1."
+MEMO_LIMIT = 4096
+"""Distinct attribute byte strings remembered per reader; the memo is emptied when full."""
+
+
+class MalformedAttribute(ValueError):
+    """Raw attribute bytes that are not a valid ``KeyValue``."""
+
+
+def _lean_request_class() -> Any:
+    """ExportLogsServiceRequest over a copy of logs.proto with raw record attributes."""
+    schema = descriptor_pb2.FileDescriptorProto()
+    logs_pb2.DESCRIPTOR.CopyToProto(schema)
+    schema.name = "sluice/lean/logs.proto"
+    schema.package = _LEAN.rstrip(".")
+    for message in schema.message_type:
+        for field in message.field:
+            if message.name == "LogRecord" and field.name == "attributes":
+                field.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
+                field.ClearField("type_name")
+            elif field.type_name.startswith("." + _LOGS):
+                field.type_name = "." + _LEAN + field.type_name[len(_LOGS) + 1 :]
+    request = schema.message_type.add()
+    request.CopyFrom(_request_proto())
+    pool = descriptor_pool.Default()
+    pool.Add(schema)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(_LEAN + request.name))
+
+
+def _request_proto() -> descriptor_pb2.DescriptorProto:
+    service = descriptor_pb2.FileDescriptorProto()
+    logs_service_pb2.DESCRIPTOR.CopyToProto(service)
+    request = next(m for m in service.message_type if m.name == "ExportLogsServiceRequest")
+    for field in request.field:
+        field.type_name = "." + _LEAN + field.type_name[len(_LOGS) + 1 :]
+    return request
+
+
+LeanLogsRequest: Any = _lean_request_class()
+"""ExportLogsServiceRequest, wire-compatible, with ``LogRecord.attributes`` as ``repeated bytes``."""
+
+
+def split_kv(kv: bytes) -> tuple[bytes, bytes] | None:
+    """(key, AnyValue bytes) of a KeyValue written as key field then value field,
+    each once, the value no longer than 16 KiB; None for any other layout."""
+    size = len(kv)
+    if size < 2 or kv[0] != 0x0A or kv[1] > 0x7F:
+        return None
+    end = 2 + kv[1]
+    if end == size:
+        return kv[2:end], b""
+    if end + 2 > size or kv[end] != 0x12:
+        return None
+    length = kv[end + 1]
+    start = end + 2
+    if length > 0x7F:
+        if start >= size or kv[start] > 0x7F:
+            return None
+        length = (length & 0x7F) | kv[start] << 7
+        start += 1
+    if start + length != size:
+        return None
+    return kv[2:end], kv[start:]
+
+
+def _key_value(kv: bytes) -> Any:
+    try:
+        return KeyValue.FromString(kv)
+    except DecodeError as problem:
+        raise MalformedAttribute(f"attribute is not a KeyValue: {problem}") from None
+
+
+def _any_value(raw: bytes) -> Any:
+    try:
+        return AnyValue.FromString(raw)
+    except DecodeError as problem:
+        raise MalformedAttribute(f"attribute value is not an AnyValue: {problem}") from None
+
+
+def _scan_value(raw: bytes) -> ScanValue:
+    """What a scan sees of an AnyValue: its string if non-empty, else PRESENT."""
+    size = len(raw)
+    if size >= 2 and raw[0] == 0x0A and raw[1] < 0x80 and raw[1] + 2 == size:
+        try:
+            return raw[2:].decode() or PRESENT
+        except UnicodeDecodeError as problem:
+            raise MalformedAttribute(f"attribute value is not UTF-8: {problem}") from None
+    return _any_value(raw).string_value or PRESENT
+
+
+def key_and_value(kv: bytes) -> tuple[bytes, bytes]:
+    """(key, AnyValue bytes) of any valid KeyValue."""
+    split = split_kv(kv)
+    if split is not None:
+        return split
+    message = _key_value(kv)
+    return message.key.encode(), message.value.SerializeToString()
+
+
+def find_value(kvs: Sequence[bytes], path: Sequence[str]) -> Any:
+    """The AnyValue message at `path` (first entry of the first key, then
+    kvlists), or None."""
+    first = path[0].encode()
+    for kv in kvs:
+        key, value = key_and_value(kv)
+        if key != first:
+            continue
+        if len(path) == 1:
+            return _any_value(value)
+        return _nested(_any_value(value), path[1:])
+    return None
+
+
+def _nested(value: Any, rest: Sequence[str]) -> Any:
+    if value.WhichOneof("value") != "kvlist_value":
+        return None
+    inner = find_kv(value.kvlist_value.values, rest)
+    return None if inner is None else inner.value
+
+
+@contextmanager
+def editable(kvs: MutableSequence[bytes]) -> Iterator[Any]:
+    """The raw list as a repeated KeyValue field to edit; written back on exit."""
+    framed = b"".join(b"\n" + _varint(len(kv)) + kv for kv in kvs)
+    try:
+        values = KeyValueList.FromString(framed).values
+    except DecodeError as problem:
+        raise MalformedAttribute(f"attributes are not KeyValues: {problem}") from None
+    yield values
+    kvs[:] = [kv.SerializeToString() for kv in values]
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def attribute_scanner(
+    index: dict[str, AttributeEntries],
+) -> Callable[[Sequence[bytes], tuple[int, ...]], tuple[int, ...]]:
+    """A function adding to `hits` the pattern ids that a record's raw attributes
+    hit, for the plan's attribute `index` (key -> scan, or (scan, rest of path)
+    pairs). Only the first entry of a key counts, as with message attributes."""
+    by_key = {key.encode(): entry for key, entry in index.items()}
+    memo: dict[bytes, tuple[bytes, tuple[int, ...] | None]] = {}
+
+    def classify(kv: bytes) -> tuple[bytes, tuple[int, ...] | None]:
+        """(key, ids hit) of one attribute; ids None when no selector reads the key."""
+        key, value = key_and_value(kv)
+        entry = by_key.get(key)
+        if entry is None:
+            return key, None
+        if not isinstance(entry, tuple):
+            return key, entry(_scan_value(value))
+        message = _any_value(value)
+        found: tuple[int, ...] = ()
+        for scan, rest in entry:
+            target = _nested(message, rest) if rest else message
+            if target is not None:
+                found += scan(target.string_value or PRESENT)
+        return key, found
+
+    def scan(kvs: Sequence[bytes], hits: tuple[int, ...]) -> tuple[int, ...]:
+        first = seen = None
+        for kv in kvs:
+            known = memo.get(kv)
+            if known is None:
+                # Most attributes are read by no selector and many are unique (ids):
+                # reject those written in the SDK layout here, without a call.
+                size = len(kv)
+                if size > 3 and kv[0] == 0x0A and kv[1] < 0x80:
+                    end = 2 + kv[1]
+                    if (
+                        end + 1 < size
+                        and kv[end] == 0x12
+                        and end + 2 + kv[end + 1] == size
+                        and kv[2:end] not in by_key
+                    ):
+                        continue
+                known = classify(kv)
+                if len(memo) >= MEMO_LIMIT:
+                    memo.clear()
+                memo[kv] = known
+            key, found = known
+            if found is None:
+                continue
+            if first is None:  # only the first entry of a key counts
+                first = key
+            elif seen is None:
+                if key == first:
+                    continue
+                seen = {first, key}
+            elif key in seen:
+                continue
+            else:
+                seen.add(key)
+            if found:
+                hits += found
+        return hits
+
+    return scan
+
+
+class RawLogView(ProtoLogView):
+    """:class:`ProtoLogView` over :data:`LeanLogsRequest` batches: record
+    attributes are raw ``KeyValue`` bytes; everything else is the same message."""
+
+    def raw_attribute_scanner(
+        self, index: dict[str, AttributeEntries]
+    ) -> Callable[[Sequence[bytes], tuple[int, ...]], tuple[int, ...]]:
+        return attribute_scanner(index)
+
+    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        if selector.source is not Source.ATTRIBUTE:
+            return super().get(ctx, selector)
+        value = find_value(ctx.record.attributes, selector.path)
+        return None if value is None else typed_any(value)
+
+    def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
+        if selector.source is not Source.ATTRIBUTE:
+            super().set_string(ctx, selector, value)
+            return
+        with editable(ctx.record.attributes) as kvs:
+            set_attribute(kvs, selector.path, value)
+
+    def remove(self, ctx: Ctx, selector: Selector) -> bool:
+        if selector.source is not Source.ATTRIBUTE:
+            return super().remove(ctx, selector)
+        with editable(ctx.record.attributes) as kvs:
+            return remove_attribute(kvs, selector.path)
+
+    def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
+        if source.source is not Source.ATTRIBUTE:
+            return super().rename(ctx, source, to, upsert)
+        with editable(ctx.record.attributes) as kvs:
+            return rename_attribute(kvs, source.path, to, upsert)
+
+
+RAW_LOG_VIEW = RawLogView()
+"""The view of every :data:`LeanLogsRequest` batch (stateless, shared)."""
