@@ -17,17 +17,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
 from sluice.telemetry import otlp_codec
 from sluice.telemetry.otlp_proto import proto_view
-from sluice.telemetry.otlp_raw import LeanLogsRequest, split_kv
+from sluice.telemetry.otlp_raw import LeanLogsRequest, split_kv, varint
 from tests.telemetry.otlp_convert import to_json
-
-
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def field(number: int, payload: bytes) -> bytes:

@@ -2,7 +2,7 @@
 
 Walking ``LogRecord.attributes`` through the protobuf runtime builds a Python
 wrapper per ``KeyValue``, per ``AnyValue`` and per string: about half a
-microsecond per attribute, most of a record's evaluation cost. So log requests
+microsecond per attribute, a large part of a record's evaluation. So log requests
 are decoded with a copy of the OTLP logs schema in which ``attributes`` is
 ``repeated bytes``. The wire form of both is the same, so a batch re-encodes to
 the same bytes, and each attribute is one ``bytes`` object that a dictionary can
@@ -165,7 +165,7 @@ def _nested(value: Any, rest: Sequence[str]) -> Any:
 @contextmanager
 def editable(kvs: MutableSequence[bytes]) -> Iterator[Any]:
     """The raw list as a repeated KeyValue field to edit; written back on exit."""
-    framed = b"".join(b"\n" + _varint(len(kv)) + kv for kv in kvs)
+    framed = b"".join(b"\n" + varint(len(kv)) + kv for kv in kvs)
     try:
         values = KeyValueList.FromString(framed).values
     except DecodeError as problem:
@@ -174,7 +174,8 @@ def editable(kvs: MutableSequence[bytes]) -> Iterator[Any]:
     kvs[:] = [kv.SerializeToString() for kv in values]
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """`value` as a protobuf base-128 varint."""
     out = bytearray()
     while value > 0x7F:
         out.append(value & 0x7F | 0x80)
