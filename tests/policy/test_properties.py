@@ -16,7 +16,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sluice.evaluate import stats_document
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
@@ -143,7 +142,7 @@ def evaluate(
         wire = to_proto(doc, Signal.LOG).SerializeToString()
         lean, view = otlp_codec.decode(Signal.LOG, otlp_codec.PROTOBUF, wire)
         snapshot.evaluate(Signal.LOG, view, lean)
-        out = to_json(ExportLogsServiceRequest.FromString(lean.SerializeToString()))
+        out = to_json(lean)
     else:
         out = copy.deepcopy(doc)
         snapshot.evaluate(Signal.LOG, json_view(Signal.LOG), out)

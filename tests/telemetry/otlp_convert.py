@@ -43,6 +43,14 @@ def to_proto(doc: dict[str, Any], signal: Signal) -> Any:
     return json_format.ParseDict(converted, REQUESTS[signal](), ignore_unknown_fields=True)
 
 
+_STANDARD = {request.DESCRIPTOR.name: request for request in REQUESTS.values()}
+
+
 def to_json(message: Any) -> dict[str, Any]:
+    """OTLP JSON of an export request. A request decoded with another schema of
+    the same wire form (Edge's lean logs request) is read back as the standard one."""
+    standard = _STANDARD[message.DESCRIPTOR.name]
+    if type(message) is not standard:
+        message = standard.FromString(message.SerializeToString())
     doc = json_format.MessageToDict(message)
     return _map_ids(doc, lambda b: base64.b64decode(b).hex())  # type: ignore[no-any-return]

@@ -80,7 +80,7 @@ def run_raw(policies: list[dict[str, Any]], wire: bytes, rounds: int = 1) -> tup
     for _ in range(rounds):
         batch, view = otlp_codec.decode(Signal.LOG, otlp_codec.PROTOBUF, wire)
         outcome = snapshot.evaluate(Signal.LOG, view, batch)
-    return to_json(ExportLogsServiceRequest.FromString(batch.SerializeToString())), outcome
+    return to_json(batch), outcome
 
 
 def run_messages(policies: list[dict[str, Any]], wire: bytes) -> tuple[Any, Any]:

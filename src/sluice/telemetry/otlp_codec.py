@@ -19,11 +19,13 @@ from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, LeanLogsRequest
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-_REQUESTS: dict[Signal, Any] = {
-    Signal.LOG: LeanLogsRequest,  # record attributes stay raw bytes (see otlp_raw)
-    Signal.METRIC: ExportMetricsServiceRequest,
-    Signal.TRACE: ExportTraceServiceRequest,
+_DECODING: dict[Signal, tuple[Any, RecordView]] = {
+    # Log record attributes stay raw bytes (see otlp_raw).
+    Signal.LOG: (LeanLogsRequest, RAW_LOG_VIEW),
+    Signal.METRIC: (ExportMetricsServiceRequest, proto_view(Signal.METRIC)),
+    Signal.TRACE: (ExportTraceServiceRequest, proto_view(Signal.TRACE)),
 }
+"""Per signal: the request class protobuf bodies are decoded into, and its view."""
 _TOP_KEYS = {
     Signal.LOG: "resourceLogs",
     Signal.METRIC: "resourceMetrics",
@@ -38,12 +40,13 @@ class UndecodableBody(ValueError):
 def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
     """The decoded request and the view that reads it."""
     if media == PROTOBUF:
-        message = _REQUESTS[signal]()
+        request_class, view = _DECODING[signal]
+        message = request_class()
         try:
             message.ParseFromString(body)
         except DecodeError as problem:
             raise UndecodableBody(f"not a protobuf export request: {problem}") from None
-        return message, RAW_LOG_VIEW if signal is Signal.LOG else proto_view(signal)
+        return message, view
     try:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError) as problem:

@@ -226,9 +226,13 @@ class _ProtoView(RecordView):
                 plain.append((scan, operator.attrgetter(name)))
             else:
                 getters.append((scan, self.container_getter(selector)))
-        attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
         raw_scan = (
             self.raw_attribute_scanner(index) if plan.attribute_source is Source.ATTRIBUTE else None
+        )
+        attrs_of = (
+            self._attrs_getter(plan.attribute_source)
+            if plan.attribute_source and raw_scan is None
+            else None
         )
 
         def read(container: Any) -> tuple[int, ...]:

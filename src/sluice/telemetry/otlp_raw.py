@@ -17,7 +17,7 @@ list back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableSequence, Sequence
+from collections.abc import Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,18 +28,19 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 from sluice.policy.model import Selector, Source
-from sluice.policy.view import PRESENT, Ctx, Value, _Present
+from sluice.policy.view import PRESENT, Ctx, Value
 from sluice.telemetry.otlp_proto import (
     ProtoLogView,
+    RawScan,
+    ScanValue,
     find_kv,
     remove_attribute,
     rename_attribute,
+    scan_any,
     set_attribute,
     typed_any,
 )
 from sluice.telemetry.reading import AttributeEntries
-
-ScanValue = str | _Present
 
 _LOGS = "opentelemetry.proto.logs.v1."
 _LEAN = "sluice.lean.logs.v1."
@@ -62,8 +63,8 @@ def _lean_request_class() -> Any:
             if message.name == "LogRecord" and field.name == "attributes":
                 field.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
                 field.ClearField("type_name")
-            elif field.type_name.startswith("." + _LOGS):
-                field.type_name = "." + _LEAN + field.type_name[len(_LOGS) + 1 :]
+            else:
+                _to_lean_type(field)
     request = schema.message_type.add()
     request.CopyFrom(_request_proto())
     pool = descriptor_pool.Default()
@@ -76,8 +77,14 @@ def _request_proto() -> descriptor_pb2.DescriptorProto:
     logs_service_pb2.DESCRIPTOR.CopyToProto(service)
     request = next(m for m in service.message_type if m.name == "ExportLogsServiceRequest")
     for field in request.field:
-        field.type_name = "." + _LEAN + field.type_name[len(_LOGS) + 1 :]
+        _to_lean_type(field)
     return request
+
+
+def _to_lean_type(field: descriptor_pb2.FieldDescriptorProto) -> None:
+    """Point a field that names a logs.proto message at its lean copy."""
+    if field.type_name.startswith("." + _LOGS):
+        field.type_name = "." + _LEAN + field.type_name[len(_LOGS) + 1 :]
 
 
 LeanLogsRequest: Any = _lean_request_class()
@@ -129,7 +136,7 @@ def _scan_value(raw: bytes) -> ScanValue:
             return raw[2:].decode() or PRESENT
         except UnicodeDecodeError as problem:
             raise MalformedAttribute(f"attribute value is not UTF-8: {problem}") from None
-    return _any_value(raw).string_value or PRESENT
+    return scan_any(_any_value(raw))
 
 
 def key_and_value(kv: bytes) -> tuple[bytes, bytes]:
@@ -186,7 +193,7 @@ def varint(value: int) -> bytes:
 
 def attribute_scanner(
     index: dict[str, AttributeEntries],
-) -> Callable[[Sequence[bytes], tuple[int, ...]], tuple[int, ...]]:
+) -> RawScan:
     """A function adding to `hits` the pattern ids that a record's raw attributes
     hit, for the plan's attribute `index` (key -> scan, or (scan, rest of path)
     pairs). Only the first entry of a key counts, as with message attributes."""
@@ -206,7 +213,7 @@ def attribute_scanner(
         for scan, rest in entry:
             target = _nested(message, rest) if rest else message
             if target is not None:
-                found += scan(target.string_value or PRESENT)
+                found += scan(scan_any(target))
         return key, found
 
     def scan(kvs: Sequence[bytes], hits: tuple[int, ...]) -> tuple[int, ...]:
@@ -254,9 +261,7 @@ class RawLogView(ProtoLogView):
     """:class:`ProtoLogView` over :data:`LeanLogsRequest` batches: record
     attributes are raw ``KeyValue`` bytes; everything else is the same message."""
 
-    def raw_attribute_scanner(
-        self, index: dict[str, AttributeEntries]
-    ) -> Callable[[Sequence[bytes], tuple[int, ...]], tuple[int, ...]]:
+    def raw_attribute_scanner(self, index: dict[str, AttributeEntries]) -> RawScan:
         return attribute_scanner(index)
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
