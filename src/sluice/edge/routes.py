@@ -48,6 +48,9 @@ def _encoding(request: Request) -> str:
     return raw.decode("latin-1").strip().lower() if raw else ""
 
 
+_READABLE_ENCODINGS = frozenset({"", "identity", *compression.SUPPORTED})
+"""Content-Encodings Edge can decode (no header, identity, or a supported codec)."""
+
 DATADOG_ACCEPTED = Response(202, b"{}")
 """Datadog's answer to an accepted intake request (also when every record is dropped)."""
 _OTLP_EMPTY = {
@@ -163,12 +166,12 @@ class Edge:
         started = time.monotonic()
         try:
             answer = await pool.request(request.method, request.path, request.query, headers, body)
-        except UpstreamTimeout as problem:
+        except UpstreamTimeout as timeout:
             self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "timeout"),))
-            return json_error(504, str(problem))
-        except UpstreamError as problem:
+            return json_error(504, str(timeout))
+        except UpstreamError as failure:
             self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "unreachable"),))
-            return json_error(502, str(problem))
+            return json_error(502, str(failure))
         self.metrics.upstream_latency(time.monotonic() - started)
         relayed, content_type = relay_headers(answer.headers)
         return Response(answer.status, answer.body, relayed, content_type)
@@ -180,10 +183,10 @@ class Edge:
     def _decompress(self, request: Request, encoding: str) -> bytes | Response:
         try:
             return compression.decompress(encoding, request.body, self.config.max_body_size)
-        except compression.BodyTooLarge as problem:
-            return json_error(413, str(problem))
-        except compression.CorruptBody as problem:
-            return json_error(400, f"corrupt {encoding} body: {problem}")
+        except compression.BodyTooLarge as too_large:
+            return json_error(413, str(too_large))
+        except compression.CorruptBody as corrupt:
+            return json_error(400, f"corrupt {encoding} body: {corrupt}")
 
     def _evaluate(
         self, snapshot: PolicySnapshot, signal: Signal, decoded: Decoded, request: Request
@@ -212,7 +215,7 @@ class Edge:
         if not snapshot.count(signal):
             return await self.forward(pool, request, request.body, extra)  # nothing to apply
         encoding = _encoding(request)
-        if encoding not in ("", "identity", *compression.SUPPORTED):
+        if encoding not in _READABLE_ENCODINGS:
             self._fail_open(request, f"unknown Content-Encoding {encoding!r}")
             return await self.forward(pool, request, request.body, extra)
         raw = self._decompress(request, encoding)

@@ -79,8 +79,8 @@ def _parse_document(body: bytes) -> tuple[Any, str]:
     """``json.loads(body)`` without its Python-level wrappers, and the text."""
     try:
         text = body.decode("utf-8")
-    except UnicodeDecodeError as problem:
-        raise NotAnArray(f"not UTF-8: {problem}") from None
+    except UnicodeDecodeError as not_utf8:
+        raise NotAnArray(f"not UTF-8: {not_utf8}") from None
     start = 0 if text[:1] not in _WS else len(text) - len(text.lstrip(_WS))
     try:
         value, end = _scan_value(text, start)

@@ -44,8 +44,8 @@ def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
         message = request_class()
         try:
             message.ParseFromString(body)
-        except DecodeError as problem:
-            raise UndecodableBody(f"not a protobuf export request: {problem}") from None
+        except DecodeError as not_protobuf:
+            raise UndecodableBody(f"not a protobuf export request: {not_protobuf}") from None
         return message, view
     try:
         doc = json.loads(body)

@@ -437,7 +437,9 @@ _LOG_IDS = {"trace_id": "traceId", "span_id": "spanId"}
 class JsonLogView(_JsonView):
     """OTLP JSON logs: resourceLogs / scopeLogs / logRecords."""
 
-    RESOURCES, SCOPES, RECORDS = "resourceLogs", "scopeLogs", "logRecords"
+    RESOURCES = "resourceLogs"
+    SCOPES = "scopeLogs"
+    RECORDS = "logRecords"
     PLAIN_FIELDS: ClassVar[dict[str, str]] = _LOG_SCALARS
 
     def scan_field(self, name: str) -> Getter:
@@ -567,7 +569,9 @@ class JsonMetricView(_JsonView):
     """OTLP JSON metrics: one record per metric; datapoint attributes come from
     the metric's first data point."""
 
-    RESOURCES, SCOPES, RECORDS = "resourceMetrics", "scopeMetrics", "metrics"
+    RESOURCES = "resourceMetrics"
+    SCOPES = "scopeMetrics"
+    RECORDS = "metrics"
     PLAIN_FIELDS: ClassVar[dict[str, str]] = {
         "name": "name",
         "description": "description",
@@ -628,7 +632,9 @@ def _link_trace_ids(span: Any) -> list[str]:
 class JsonTraceView(_JsonView):
     """OTLP JSON traces: resourceSpans / scopeSpans / spans."""
 
-    RESOURCES, SCOPES, RECORDS = "resourceSpans", "scopeSpans", "spans"
+    RESOURCES = "resourceSpans"
+    SCOPES = "scopeSpans"
+    RECORDS = "spans"
     PLAIN_FIELDS: ClassVar[dict[str, str]] = {"name": "name", "trace_state": "traceState"}
 
     def scan_field(self, name: str) -> Getter:

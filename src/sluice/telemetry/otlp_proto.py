@@ -364,7 +364,9 @@ def _body_scan(rec: Any) -> ScanValue | None:
 class ProtoLogView(_ProtoView):
     """ExportLogsServiceRequest: resource_logs / scope_logs / log_records."""
 
-    RESOURCES, SCOPES, RECORDS = "resource_logs", "scope_logs", "log_records"
+    RESOURCES = "resource_logs"
+    SCOPES = "scope_logs"
+    RECORDS = "log_records"
     PLAIN_FIELDS = frozenset({"severity_text", "event_name"})
 
     def scan_field(self, name: str) -> Getter:
@@ -467,7 +469,9 @@ class ProtoMetricView(_ProtoView):
     """ExportMetricsServiceRequest: one record per metric; datapoint attributes
     come from the first data point."""
 
-    RESOURCES, SCOPES, RECORDS = "resource_metrics", "scope_metrics", "metrics"
+    RESOURCES = "resource_metrics"
+    SCOPES = "scope_metrics"
+    RECORDS = "metrics"
     PLAIN_FIELDS = frozenset({"name", "description", "unit"})
 
     def record_attributes(self, record: Any) -> Any:
@@ -498,7 +502,9 @@ def _link_trace_ids(span: Any) -> list[str]:
 class ProtoTraceView(_ProtoView):
     """ExportTraceServiceRequest: resource_spans / scope_spans / spans."""
 
-    RESOURCES, SCOPES, RECORDS = "resource_spans", "scope_spans", "spans"
+    RESOURCES = "resource_spans"
+    SCOPES = "scope_spans"
+    RECORDS = "spans"
     PLAIN_FIELDS = frozenset({"name", "trace_state"})
 
     def scan_field(self, name: str) -> Getter:
