@@ -291,3 +291,28 @@ def test_malformed_records_pass_through_untouched() -> None:
     assert remaining == weird[:4]
     assert outcome.dropped == 1
     assert outcome.malformed + outcome.no_match == 4 and outcome.malformed >= 3
+
+
+def test_non_string_body_exists_for_body_matchers_without_text() -> None:
+    kvlist = {"kvlistValue": {"values": [attr("msg", "error")]}}
+    records = [
+        {**rec(severity="a"), "body": kvlist},
+        {**rec(severity="b"), "body": {"intValue": "5"}},
+        rec("error text", severity="c"),
+        rec(severity="d"),
+    ]
+    exists = compile_log({"match": [{"log_field": "body", "exists": True}], "keep": "none"})
+    doc = logs(*records)
+    exists.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    assert [r["severityText"] for r in doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]] == [
+        "d"
+    ]
+    not_error = compile_log(
+        {"match": [{"log_field": "body", "contains": "error", "negate": True}], "keep": "none"}
+    )
+    doc = logs(*records)
+    outcome = not_error.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    assert [r["severityText"] for r in doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]] == [
+        "c"
+    ]
+    assert outcome.malformed == 0

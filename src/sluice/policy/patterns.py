@@ -189,7 +189,7 @@ class _Memo(dict[Any, tuple[int, ...]]):
         self.scanner = scanner
         self.limit = limit
 
-    def __missing__(self, value: str) -> tuple[int, ...]:
+    def __missing__(self, value: Any) -> tuple[int, ...]:
         found = self.scanner.compute(value)
         if self.limit:
             if len(self) < self.limit:
@@ -242,7 +242,7 @@ class FieldScanner:
         self._memo = _Memo(self, MEMO_LIMIT)
         self._memo[PRESENT] = self.exists_only
         self.hits: Callable[[str | _Present], tuple[int, ...]] = (
-            self._memo.__getitem__ if memoize else self.compute  # type: ignore[assignment]
+            self._memo.__getitem__ if memoize else self.compute
         )
         """Pattern ids (and the exists id) satisfied by one present value."""
 
@@ -279,7 +279,7 @@ class FieldScanner:
             scratch = self._scratch[ident] = hyperscan.Scratch(self._database)
         return scratch
 
-    def compute(self, value: str) -> tuple[int, ...]:
+    def compute(self, value: object) -> tuple[int, ...]:
         """Scan one string value (no memo). A value that is not a string (from
         a malformed record) is present but has nothing to scan."""
         if value.__class__ is not str:

@@ -436,8 +436,9 @@ class PolicySnapshot:
                             if record_reader
                             else container_hits
                         )
-                    except (AttributeError, TypeError, KeyError, ValueError):
+                    except (AttributeError, TypeError, KeyError, ValueError) as problem:
                         outcome.malformed += 1  # fail open: let it through untouched
+                        log.debug("unreadable %s record kept: %r", signal.value, problem)
                         continue
                     if not hits and not always:
                         continue

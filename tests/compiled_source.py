@@ -1,0 +1,183 @@
+"""The compiled modules against their own source, on odd telemetry.
+
+mypyc checks annotated types at run time, so an annotation that does not hold
+for some input (a value that comes out of a decoded document as ``Any``)
+changes behaviour only in the compiled build: a TypeError that the engine
+counts as a malformed record. The conformance cases check the compiled build
+against expected outputs, but only for the inputs they have. This module
+evaluates every public conformance case's policies against its inputs and
+against variants with unusual but valid values (non-string bodies and
+attributes, empty values, duplicate keys, missing fields) and, for the JSON
+view, malformed shapes, through the JSON and protobuf views. ``results()``
+gives the outcome of every run as JSON-able data.
+
+Run as ``python -m tests.compiled_source``, it imports Sluice from its ``.py``
+sources even where a compiled module sits next to them, and prints the same
+data: a test compares the two.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import random
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ODD_VALUES: list[Any] = [
+    {"intValue": "7"},
+    {"doubleValue": 1.5},
+    {"boolValue": True},
+    {"bytesValue": "AAE="},
+    {"arrayValue": {"values": [{"stringValue": "x"}, {"intValue": "1"}]}},
+    {"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "error"}}]}},
+    {},
+    {"stringValue": ""},
+]
+MALFORMED_VALUES: list[Any] = [5, "bare string", None, [1, 2], {"stringValue": 3}]
+CONTAINERS = {
+    "resourceLogs": ("scopeLogs", "logRecords"),
+    "resourceMetrics": ("scopeMetrics", "metrics"),
+    "resourceSpans": ("scopeSpans", "spans"),
+}
+
+
+class _SourceFirst(importlib.abc.MetaPathFinder):
+    """Loads ``sluice`` modules from ``.py`` even where a compiled one exists."""
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name != "sluice" and not name.startswith("sluice."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.origin is None or spec.origin.endswith(".py"):
+            return spec
+        source = Path(spec.origin).with_name(name.rpartition(".")[2] + ".py")
+        return importlib.util.spec_from_file_location(name, source)
+
+
+def _records(doc: Any) -> Iterator[dict[str, Any]]:
+    for top, (scopes_key, records_key) in CONTAINERS.items():
+        for resource in doc.get(top, []):
+            yield resource.get("resource", {})
+            for scope in resource.get(scopes_key, []):
+                yield scope.get("scope", {})
+                for record in scope.get(records_key, []):
+                    yield record
+                    yield from _points(record)
+
+
+def _points(metric: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for kind in ("gauge", "sum", "histogram", "exponentialHistogram", "summary"):
+        if isinstance(metric.get(kind), dict):
+            yield from metric[kind].get("dataPoints", [])
+
+
+def _mutate(doc: Any, rng: random.Random, malformed: bool) -> Any:
+    doc = copy.deepcopy(doc)
+    odd = MALFORMED_VALUES if malformed else ODD_VALUES
+    for item in _records(doc):
+        if "body" in item or rng.random() < 0.2:
+            roll = rng.random()
+            if roll < 0.6:
+                item["body"] = copy.deepcopy(rng.choice(odd))
+            elif roll < 0.7:
+                item.pop("body", None)
+        attributes = item.get("attributes")
+        if isinstance(attributes, list) and attributes:
+            kv = rng.choice(attributes)
+            roll = rng.random()
+            if roll < 0.5:
+                kv["value"] = copy.deepcopy(rng.choice(odd))
+            elif roll < 0.65:
+                attributes.append({**copy.deepcopy(kv), "value": {"stringValue": "dup"}})
+            elif roll < 0.75:
+                kv.pop("value", None)
+            elif malformed and roll < 0.9:
+                attributes.append(rng.choice(MALFORMED_VALUES))
+        if malformed and rng.random() < 0.1:
+            item["attributes"] = "not a list"
+        if "severityText" in item and rng.random() < 0.3:
+            item["severityText"] = rng.choice([7, "", "DEBUG"]) if malformed else ""
+    return doc
+
+
+def _outcome(outcome: Any) -> dict[str, Any]:
+    fields = ("records", "no_match", "kept", "dropped", "sampled", "transformed", "malformed")
+    return {name: getattr(outcome, name) for name in fields} | {"modified": outcome.modified}
+
+
+def _run(policies: Any, doc: Any, signal_name: str, wire: str) -> dict[str, Any]:
+    from sluice.evaluate import stats_document
+    from sluice.policy import PolicySnapshot, Signal
+    from sluice.policy.parse import load_document
+    from sluice.policy.stats import PolicyRuntime
+    from sluice.telemetry import otlp_codec
+    from sluice.telemetry.otlp_json import json_view
+    from tests.telemetry.otlp_convert import REQUESTS, to_json, to_proto
+
+    signal = {"log": Signal.LOG, "metric": Signal.METRIC, "trace": Signal.TRACE}[signal_name]
+    runtime = PolicyRuntime()
+    snapshot = PolicySnapshot.compile(load_document(policies).policies, runtime)
+    random.seed(20261121)  # unkeyed sampling draws the same numbers in both builds
+    if wire == "json":
+        outcome = snapshot.evaluate(signal, json_view(signal), doc)
+        out = doc
+    else:
+        body = to_proto(doc, signal).SerializeToString()
+        decoded, view = otlp_codec.decode(signal, otlp_codec.PROTOBUF, body)
+        outcome = snapshot.evaluate(signal, view, decoded)
+        out = to_json(REQUESTS[signal].FromString(otlp_codec.encode(otlp_codec.PROTOBUF, decoded)))
+    return {"out": out, "stats": stats_document(runtime.stats), "outcome": _outcome(outcome)}
+
+
+def results(variants: int = 4) -> dict[str, Any]:
+    """Every run's output, stats and counts, keyed by case, batch, variant and view."""
+    from tests.conformance.harness import batches, file_mode_cases
+
+    frozen = time.monotonic()
+    real_monotonic = time.monotonic
+    time.monotonic = lambda: frozen  # rate-limit windows never roll over mid-run
+    try:
+        found: dict[str, Any] = {}
+        for case in file_mode_cases():
+            policies = json.loads((case / "policies.json").read_text())
+            for n, batch in enumerate(batches(case)):
+                original = json.loads(batch.input.read_text())
+                rng = random.Random(f"{case.name}/{n}")
+                docs = [("original", original, ("json", "protobuf"))]
+                for v in range(variants):
+                    docs.append((f"odd{v}", _mutate(original, rng, False), ("json", "protobuf")))
+                docs.append(("malformed", _mutate(original, rng, True), ("json",)))
+                for label, doc, wires in docs:
+                    for wire in wires:
+                        key = f"{case.name}/{n}/{label}/{wire}"
+                        try:
+                            found[key] = _run(policies, copy.deepcopy(doc), batch.signal, wire)
+                        except Exception as problem:  # both builds must fail alike
+                            found[key] = {"error": type(problem).__name__}
+        return found
+    finally:
+        time.monotonic = real_monotonic
+
+
+def main() -> None:
+    sys.meta_path.insert(0, _SourceFirst())
+    loaded = [name for name in sys.modules if name == "sluice" or name.startswith("sluice.")]
+    assert not loaded, f"imported before the source-first finder: {loaded}"
+    json.dump(results(), sys.stdout, sort_keys=True)
+    import sluice.policy.snapshot
+
+    assert str(sluice.policy.snapshot.__file__).endswith(".py")
+
+
+if __name__ == "__main__":
+    main()
