@@ -147,6 +147,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._body_size = 0
         self._queue: deque[Request | _Answer] = deque()
         self._busy = False
+        self._serving = False
+        """The connection's serving task exists (it lives as long as the connection)."""
+        self._wakeup: asyncio.Future[None] | None = None
+        """What the serving task waits on while the queue is empty."""
         self._closing = False
         self._reserved = 0
         """Budget reserved for the request being received."""
@@ -162,6 +166,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        self._wake()  # the serving task sees the connection gone and ends
         released = self._reserved + sum(
             item.reserved for item in self._queue if isinstance(item, Request)
         )
@@ -278,8 +283,19 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._queue.append(item)
         if not self._busy:
             self._busy = True
-            self._loop.create_task(self._serve())
+            self._tracker.busy(+1)
+            if self._serving:
+                self._wake()
+            else:
+                self._serving = True
+                self._loop.create_task(self._serve())
         self._update_reading()
+
+    def _wake(self) -> None:
+        wakeup = self._wakeup
+        if wakeup is not None:
+            self._wakeup = None
+            wakeup.set_result(None)
 
     def _update_reading(self) -> None:
         """Read while neither far-ahead pipelining nor memory says wait."""
@@ -292,9 +308,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._transport.resume_reading()
 
     async def _serve(self) -> None:
-        self._tracker.busy(+1)
+        """Answer queued requests in order, for the life of the connection: one
+        task per connection, parked on a future while idle (cheaper than a task
+        per request)."""
         try:
-            while self._queue and self._transport is not None:
+            while self._transport is not None:
+                if not self._queue:
+                    self._idle()
+                    self._wakeup = self._loop.create_future()
+                    await self._wakeup
+                    continue
                 item = self._queue.popleft()
                 if isinstance(item, _Answer):
                     self._transport.write(encode_response(item.response, keep_alive=False))
@@ -316,6 +339,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     return
                 self._update_reading()
         finally:
+            self._idle()
+            self._wakeup = None
+
+    def _idle(self) -> None:
+        if self._busy:
             self._busy = False
             self._tracker.busy(-1)
 

@@ -3,9 +3,10 @@
 A request that fails because a pooled connection had already been closed by
 the upstream, before any byte of the response arrived, is retried once on a
 fresh connection; nothing else is retried (a replay could duplicate data).
-The timeout covers the whole request (connect, send, answer); it is a timer
-on the connection rather than an asyncio timeout context, which costs less
-per request.
+The timeout covers the whole request (connect, send, answer). Rather than a
+timer per request (a timer handle made and cancelled every time), each
+connection notes its deadline and one sweep per pool, a few times per
+timeout while requests are in flight, fails those past it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class _Connection(asyncio.Protocol):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.waiter: asyncio.Future[UpstreamResponse] | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        self.deadline = 0.0
+        """When the request in flight times out (loop time)."""
         self.headers: Headers = []
         self.body: list[bytes] = []
         self.received = False
@@ -126,9 +128,6 @@ class _Connection(asyncio.Protocol):
         )
 
     def _settle(self, outcome: UpstreamResponse | Exception) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
         waiter = self.waiter
         if waiter is None or waiter.done():
             return
@@ -143,20 +142,22 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def send(
-        self, data: list[bytes], deadline: float, timeout: float, head: bool = False
+        self, data: list[bytes], deadline: float, head: bool = False
     ) -> asyncio.Future[UpstreamResponse]:
+        """Write one request; the future settles with its response or error.
+        The pool's sweep fails it once `deadline` has passed."""
         assert self.transport is not None and self.loop is not None
-        loop = self.loop
         self.head = head
         self.received = False
-        self.waiter = loop.create_future()
-        self.timer = loop.call_at(deadline, self._expire, timeout)
+        self.deadline = deadline
+        self.waiter = self.loop.create_future()
         self.transport.writelines(data)
         return self.waiter
 
-    def _expire(self, timeout: float) -> None:
-        self.timer = None
-        self._fail(UpstreamTimeout(f"upstream did not answer within {timeout:g} s"))
+    def expire(self, timeout: float) -> None:
+        """Fail the request in flight, unless it has just been answered."""
+        if self.waiter is not None and not self.waiter.done():
+            self._fail(UpstreamTimeout(f"upstream did not answer within {timeout:g} s"))
 
 
 class UpstreamPool:
@@ -176,6 +177,10 @@ class UpstreamPool:
         self.max_idle = max_idle
         self._idle: deque[_Connection] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._in_flight: set[_Connection] = set()
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._sweep_every = min(max(timeout / 8, 0.01), 0.25)
+        """Timeouts fire at most this late (seconds)."""
 
     def target(self, path: str, query: str) -> bytes:
         """Upstream base path + inbound path + ?query, verbatim."""
@@ -220,6 +225,23 @@ class UpstreamPool:
         self._loop = asyncio.get_running_loop()
         return self._loop
 
+    def _sweep(self) -> None:
+        """Fail the requests past their deadline; run again while any is in flight."""
+        assert self._loop is not None
+        now = self._loop.time()
+        for connection in [c for c in self._in_flight if c.deadline <= now]:
+            connection.expire(self.timeout)
+        self._sweeper = (
+            self._loop.call_later(self._sweep_every, self._sweep) if self._in_flight else None
+        )
+
+    def _watch(self, connection: _Connection) -> None:
+        """Put `connection` under the sweep until its request settles."""
+        self._in_flight.add(connection)
+        if self._sweeper is None:
+            assert self._loop is not None
+            self._sweeper = self._loop.call_later(self._sweep_every, self._sweep)
+
     def _idle_connection(self) -> _Connection | None:
         while self._idle:
             candidate = self._idle.pop()
@@ -241,16 +263,22 @@ class UpstreamPool:
         reused = connection is not None
         if connection is None:
             connection = await self._connect(deadline)
+        in_flight = self._in_flight
+        self._watch(connection)
         try:
-            response = await connection.send(data, deadline, self.timeout, head)
+            response = await connection.send(data, deadline, head)
         except _StaleConnection:
             if not reused:
                 raise UpstreamError("upstream closed the connection without answering") from None
+            in_flight.discard(connection)
             connection = await self._connect(deadline)
+            self._watch(connection)
             try:
-                response = await connection.send(data, deadline, self.timeout, head)
+                response = await connection.send(data, deadline, head)
             except _StaleConnection:
                 raise UpstreamError("upstream closed the connection without answering") from None
+        finally:
+            in_flight.discard(connection)
         if response.keep_alive and not connection.closed and len(self._idle) < self.max_idle:
             connection.waiter = None
             self._idle.append(connection)
@@ -259,6 +287,9 @@ class UpstreamPool:
         return response
 
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         while self._idle:
             connection = self._idle.pop()
             if connection.transport is not None:
