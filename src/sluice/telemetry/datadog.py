@@ -24,6 +24,7 @@ from typing import Any
 
 from sluice.policy.model import METRIC_TYPE, Level, Selector, Source
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value
+from sluice.telemetry import jsonbody
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
@@ -75,8 +76,12 @@ def split_array(text: str) -> list[tuple[Any, str]]:
     return out
 
 
-def _parse_document(body: bytes) -> tuple[Any, str]:
-    """``json.loads(body)`` without its Python-level wrappers, and the text."""
+def _parse_document(body: bytes) -> Any:
+    """``json.loads(body)``: through :mod:`jsonbody` when it can answer, else
+    the C scanner behind ``json.loads`` without its Python-level wrappers."""
+    value = jsonbody.parse(body)
+    if value is not jsonbody.UNPARSED:
+        return value
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as not_utf8:
@@ -92,17 +97,17 @@ def _parse_document(body: bytes) -> tuple[Any, str]:
         raise NotAnArray("JSON nested too deeply") from None
     if end != len(text) and text[end:].strip(_WS):
         raise NotAnArray(f"data after the JSON value at offset {end}")
-    return value, text
+    return value
 
 
 class DatadogBatch:
     """Decoded records plus the request text; tracks drops and edits."""
 
-    __slots__ = ("_positions", "dropped", "edited", "records", "text")
+    __slots__ = ("_positions", "body", "dropped", "edited", "records")
 
-    def __init__(self, records: list[Any], text: str):
+    def __init__(self, records: list[Any], body: bytes):
         self.records = records
-        self.text = text
+        self.body = body
         self.dropped: set[int] = set()
         self.edited: set[int] = set()
         self._positions: dict[int, int] | None = None
@@ -111,10 +116,10 @@ class DatadogBatch:
     def parse(cls, body: bytes) -> DatadogBatch:
         """One call into the C JSON scanner; element source spans are only worked
         out (by :meth:`encode`) when some records are dropped and others kept."""
-        records, text = _parse_document(body)
+        records = _parse_document(body)
         if records.__class__ is not list:
             raise NotAnArray("expected a JSON array")
-        return cls(records, text)
+        return cls(records, body)
 
     def mark_edited(self, record: Any) -> None:
         if self._positions is None:
@@ -130,7 +135,7 @@ class DatadogBatch:
         """The kept records: original text for untouched ones, re-encoded edits."""
         kept = self.kept()
         sources = (
-            [s for _, s in split_array(self.text)]
+            [s for _, s in split_array(self.body.decode())]
             if any(i not in self.edited for i in kept)
             else []
         )
@@ -337,7 +342,7 @@ class DatadogSeries:
 
     @classmethod
     def parse(cls, body: bytes) -> DatadogSeries:
-        document, _ = _parse_document(body)
+        document = _parse_document(body)
         if not isinstance(document, dict) or not isinstance(document.get("series"), list):
             raise NotAnArray('expected {"series": [...]}')
         return cls(document)

@@ -13,6 +13,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sluice.policy import RecordView, Signal
+from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_json import json_view
 from sluice.telemetry.otlp_proto import proto_view
 from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, LeanLogsRequest
@@ -47,12 +48,14 @@ def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
         except DecodeError as not_protobuf:
             raise UndecodableBody(f"not a protobuf export request: {not_protobuf}") from None
         return message, view
-    try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as problem:
-        raise UndecodableBody(f"not JSON: {problem}") from None
-    except RecursionError:
-        raise UndecodableBody("JSON nested too deeply") from None
+    doc = jsonbody.parse(body)
+    if doc is jsonbody.UNPARSED:
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as problem:
+            raise UndecodableBody(f"not JSON: {problem}") from None
+        except RecursionError:
+            raise UndecodableBody("JSON nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get(_TOP_KEYS[signal], []), list):
         raise UndecodableBody(f"not an OTLP JSON export request (no {_TOP_KEYS[signal]} list)")
     return doc, json_view(signal)

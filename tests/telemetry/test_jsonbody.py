@@ -1,0 +1,90 @@
+"""jsonbody answers only where its result is exactly what ``json`` gives."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sluice.telemetry import jsonbody
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal values of equal types, all the way down (1 != 1.0 here)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b) and (not isinstance(a, float) or math.copysign(1, a) == math.copysign(1, b))
+
+
+def agrees(body: bytes) -> None:
+    try:
+        expected: Any = json.loads(body)
+    except (ValueError, RecursionError):
+        assert jsonbody.parse(body) is jsonbody.UNPARSED, body
+        return
+    got = jsonbody.parse(body)
+    assert got is jsonbody.UNPARSED or same(got, expected), (body, got, expected)
+
+
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(values, st.booleans())
+def test_documents_json_writes(value: Any, ascii_only: bool) -> None:
+    agrees(json.dumps(value, ensure_ascii=ascii_only).encode("utf-8"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=40)
+    | st.text('[]{}",:0123456789.eE+-tfrulnasNIn \\ud8', max_size=30).map(str.encode)
+)
+def test_arbitrary_bytes(body: bytes) -> None:
+    agrees(body)
+
+
+def test_what_orjson_reads_differently_goes_to_json() -> None:
+    for body in (
+        b"[18446744073709551616]",  # orjson: a float
+        b"[-9223372036854775809]",
+        b"[NaN, Infinity]",
+        b"[1e400]",
+        b'["\\ud800"]',  # a lone surrogate escape
+        '{"a": 1}'.encode("utf-16"),
+        b"[" * 2000 + b"]" * 2000,
+    ):
+        assert jsonbody.parse(body) is jsonbody.UNPARSED, body
+        agrees(body)
+
+
+def test_integers_orjson_holds_exactly_are_answered() -> None:
+    body = b'{"n": 12345678901234567890, "m": -9223372036854775808}'  # within u64 / i64
+    assert same(jsonbody.parse(body), json.loads(body))
+
+
+def test_everyday_documents_are_answered() -> None:
+    body = b'[{"message": "GET /x 200", "status": "info", "n": 922337203685477580, "f": 1.5}]'
+    assert jsonbody.parse(body) is not jsonbody.UNPARSED
+    assert same(jsonbody.parse(body), json.loads(body))
+    assert type(jsonbody.parse(b'{"n": -922337203685477580}')["n"]) is int
