@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sluice.policy.model import Keep, KeepKind, SamplingMode
 from sluice.policy.sampling import (
@@ -45,6 +47,14 @@ def test_fnv1a_examples() -> None:
     assert fnv1a64(b"") & MASK == 0xF29CE484222325
     assert fnv1a64(b"req-001") == 0x8D298694BDCA4CA1
     assert fnv1a64(b"api-server") & MASK == 0x787B8BB2866A19
+
+
+@given(st.binary(max_size=64))
+def test_fnv1a_on_limbs_is_fnv1a(data: bytes) -> None:
+    expected = 0xCBF29CE484222325
+    for byte in data:  # the textbook definition, on one Python int
+        expected = ((expected ^ byte) * 0x100000001B3) % 2**64
+    assert fnv1a64(data) == expected
 
 
 @pytest.mark.parametrize(
