@@ -333,7 +333,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     return
                 keep_alive = item.keep_alive and not self._tracker.draining
                 head = item.method == "HEAD"
+                # The task outlives the request: drop it (and its body) before
+                # waiting for the next one, or every idle connection holds its last.
+                del item
                 self._transport.write(encode_response(response, keep_alive, head))
+                del response
                 if not keep_alive:
                     self._close()
                     return
