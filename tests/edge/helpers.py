@@ -368,11 +368,7 @@ class EdgeProcess:
             if found:
                 self.port = int(found.group(1))
                 break
-            if self.process.poll() is not None:
-                raise RuntimeError(f"edge exited {self.process.returncode}: {self.stderr()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"edge did not log its port: {self.stderr()}")
-            time.sleep(0.02)
+            self._still_starting(deadline, "did not log its port")
         while True:
             try:
                 health = self.health()
@@ -380,11 +376,15 @@ class EdgeProcess:
                     return self
             except (OSError, http.client.HTTPException, ValueError):
                 pass
-            if self.process.poll() is not None:
-                raise RuntimeError(f"edge exited {self.process.returncode}: {self.stderr()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"edge not ready: {self.stderr()}")
-            time.sleep(0.02)
+            self._still_starting(deadline, "not ready")
+
+    def _still_starting(self, deadline: float, late: str) -> None:
+        """Raise if Edge exited or the deadline passed; else pause before polling again."""
+        if self.process.poll() is not None:
+            raise RuntimeError(f"edge exited {self.process.returncode}: {self.stderr()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"edge {late}: {self.stderr()}")
+        time.sleep(0.02)
 
     def request(
         self,
