@@ -15,6 +15,9 @@ MAX = 1 << 56
 MASK = MAX - 1
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
+_OFFSET_LIMBS = tuple(FNV_OFFSET >> shift & 0xFFFF for shift in (0, 16, 32, 48))
+_PRIME_LOW = FNV_PRIME - (1 << 40)
+"""The prime is 2**40 + _PRIME_LOW (0x1B3)."""
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
@@ -36,16 +39,17 @@ def encode_threshold(value: int, precision: int) -> str:
 def fnv1a64(data: bytes) -> int:
     """64-bit FNV-1a, computed on four 16-bit limbs (a0 lowest). No value then
     passes 2**26, so the compiled module multiplies machine integers instead
-    of allocating a Python int per byte (7x faster). The prime is
-    2**40 + 0x1B3, so h * prime = h * 0x1B3 + (h << 40) (mod 2**64), and
+    of allocating a Python int per byte (7x faster). With the prime
+    2**40 + _PRIME_LOW, h * prime = h * _PRIME_LOW + (h << 40) (mod 2**64), and
     h << 40 adds a0 << 8 to limb 2 and a1 << 8 to limb 3."""
-    a0, a1, a2, a3 = 0x2325, 0x8422, 0x9CE4, 0xCBF2  # FNV_OFFSET
+    a0, a1, a2, a3 = _OFFSET_LIMBS
+    low = _PRIME_LOW
     for byte in data:
         a0 ^= byte
-        t0 = a0 * 0x1B3
-        t1 = a1 * 0x1B3 + (t0 >> 16)
-        t2 = a2 * 0x1B3 + (a0 << 8) + (t1 >> 16)
-        t3 = a3 * 0x1B3 + (a1 << 8) + (t2 >> 16)
+        t0 = a0 * low
+        t1 = a1 * low + (t0 >> 16)
+        t2 = a2 * low + (a0 << 8) + (t1 >> 16)
+        t3 = a3 * low + (a1 << 8) + (t2 >> 16)
         a0, a1, a2, a3 = t0 & 0xFFFF, t1 & 0xFFFF, t2 & 0xFFFF, t3 & 0xFFFF
     return a3 << 48 | a2 << 32 | a1 << 16 | a0
 

@@ -13,6 +13,7 @@ therefore exactly the standard library's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 import orjson
@@ -33,14 +34,16 @@ _LONG_RUN = b"1" * 19
 def _has_float(value: Any) -> bool:
     if isinstance(value, float):
         return True
+    items: Iterable[Any]
     if isinstance(value, dict):
-        for item in value.values():
-            if isinstance(item, float) or (isinstance(item, (dict, list)) and _has_float(item)):
-                return True
+        items = value.values()
     elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, float) or (isinstance(item, (dict, list)) and _has_float(item)):
-                return True
+        items = value
+    else:
+        return False
+    for item in items:
+        if isinstance(item, float) or (isinstance(item, (dict, list)) and _has_float(item)):
+            return True
     return False
 
 
