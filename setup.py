@@ -28,6 +28,7 @@ COMPILED = [
     "telemetry/jsonbody.py",
     "telemetry/otlp_codec.py",
     "telemetry/otlp_json.py",
+    "telemetry/otlp_lean.py",
     "telemetry/otlp_proto.py",
     "telemetry/otlp_raw.py",
     "telemetry/reading.py",

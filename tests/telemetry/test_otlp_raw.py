@@ -17,7 +17,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
 from sluice.telemetry import otlp_codec
 from sluice.telemetry.otlp_proto import proto_view
-from sluice.telemetry.otlp_raw import LeanLogsRequest, split_kv, varint
+from sluice.telemetry.otlp_raw import LeanLogRecord, LeanLogsRequest, split_kv, varint
 from tests.telemetry.otlp_convert import to_json
 
 
@@ -67,9 +67,10 @@ def lean_request(*records: tuple[str, list[bytes]]) -> Any:
     request = LeanLogsRequest()
     scope = request.resource_logs.add().scope_logs.add()
     for body, attributes in records:
-        record = scope.log_records.add()
+        record = LeanLogRecord()
         record.body.string_value = body
         record.attributes.extend(attributes)
+        scope.log_records.append(record.SerializeToString())
     return request
 
 
@@ -181,7 +182,8 @@ def test_attribute_bytes_that_are_no_keyvalue_keep_only_their_record() -> None:
     batch, view = otlp_codec.decode(Signal.LOG, otlp_codec.PROTOBUF, wire)
     outcome = compile_policies(POLICIES[:1]).evaluate(Signal.LOG, view, batch)
     assert (outcome.records, outcome.malformed, outcome.dropped) == (2, 1, 1)
-    (record,) = batch.resource_logs[0].scope_logs[0].log_records
+    (kept,) = batch.resource_logs[0].scope_logs[0].log_records
+    record = LeanLogRecord.FromString(kept)
     assert record.body.string_value == "broken"
     assert list(record.attributes) == [broken]  # forwarded as it came
 

@@ -280,20 +280,33 @@ class FieldScanner:
         return scratch
 
     def compute(self, value: object) -> tuple[int, ...]:
-        """Scan one string value (no memo). A value that is not a string (from
-        a malformed record) is present but has nothing to scan."""
-        if value.__class__ is not str:
+        """Scan one value (no memo): a string, or UTF-8 bytes (a protobuf
+        string read from the wire; invalid UTF-8 raises UnicodeDecodeError). Any
+        other value (from a malformed record) is present but has nothing to scan."""
+        text: str | None
+        if isinstance(value, str):
+            text = value
+            data = value.encode("utf-8", "replace")
+        elif isinstance(value, bytes):
+            data = value
+            text = None if value.isascii() else value.decode()  # decoding validates
+        else:
             return self.exists_only
         ids: list[int] = list(self.exists_only)
         if self._exact:
-            exact = self._exact.get(value)
+            if text is None:
+                text = data.decode()
+            exact = self._exact.get(text)
             if exact:
                 ids.extend(exact)
         database = self._database
         if database is not None:
             scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()
-            database.scan(value.encode("utf-8", "replace"), _on_match, 0, ids, scratch)
-        for pattern_id, regex in self._fallback:
-            if regex.search(value) is not None:
-                ids.append(pattern_id)
+            database.scan(data, _on_match, 0, ids, scratch)
+        if self._fallback:
+            if text is None:
+                text = data.decode()
+            for pattern_id, regex in self._fallback:
+                if regex.search(text) is not None:
+                    ids.append(pattern_id)
         return tuple(ids) if ids else ()

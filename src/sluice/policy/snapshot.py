@@ -16,7 +16,7 @@ import operator
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from sluice.policy.model import (
     ID_FIELDS,
@@ -287,7 +287,7 @@ class _SignalTable:
 
 _by_index = operator.attrgetter("index")
 
-SHAPE_MEMO_LIMIT = 4096
+SHAPE_MEMO_LIMIT: Final = 4096
 """Distinct hit combinations whose candidate policies are remembered per signal."""
 
 
@@ -454,7 +454,7 @@ class PolicySnapshot:
                     candidates = shape.candidates
                     if not candidates:
                         continue
-                    ctx = Ctx(resource, scope, record)
+                    ctx = view.context(resource, scope, records, position, record)
                     if shape.checked:
                         matched: Sequence[CompiledPolicy] = [
                             p

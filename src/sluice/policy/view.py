@@ -87,6 +87,12 @@ class RecordView(ABC):
         absent (E false) are not scanned; a multi-valued field scans each value;
         an attribute key present twice counts only its first entry."""
 
+    def context(self, resource: Any, scope: Any, records: Any, position: int, record: Any) -> Ctx:
+        """The Ctx of `record`, found at `position` in a scope's `records`. Views
+        whose records are values rather than references (wire bytes) keep where it
+        lives, so that an edit can be written back."""
+        return Ctx(resource, scope, record)
+
     def level_of(self, selector: Selector) -> Level:
         """Which container holds a selector's value in this wire form (OTLP:
         resource attributes on the resource...; flat forms: the record)."""

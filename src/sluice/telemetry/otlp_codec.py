@@ -15,14 +15,15 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from sluice.policy import RecordView, Signal
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_json import json_view
+from sluice.telemetry.otlp_lean import LEAN_LOG_VIEW
 from sluice.telemetry.otlp_proto import proto_view
-from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, LeanLogsRequest
+from sluice.telemetry.otlp_raw import LeanLogsRequest
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _DECODING: dict[Signal, tuple[Any, RecordView]] = {
-    # Log record attributes stay raw bytes (see otlp_raw).
-    Signal.LOG: (LeanLogsRequest, RAW_LOG_VIEW),
+    # Log records stay wire bytes (see otlp_lean).
+    Signal.LOG: (LeanLogsRequest, LEAN_LOG_VIEW),
     Signal.METRIC: (ExportMetricsServiceRequest, proto_view(Signal.METRIC)),
     Signal.TRACE: (ExportTraceServiceRequest, proto_view(Signal.TRACE)),
 }

@@ -123,7 +123,8 @@ def rename_attribute(kvs: Any, path: Sequence[str], to: str, upsert: bool) -> bo
     return True
 
 
-def _hex_id(raw: bytes) -> str | None:
+def hex_id(raw: bytes) -> str | None:
+    """Lowercase hex of an id; None when empty or all zero."""
     return raw.hex() if raw and raw.strip(b"\x00") else None
 
 
@@ -373,7 +374,7 @@ class ProtoLogView(_ProtoView):
         if name == "body":
             return _body_scan
         if name in ID_FIELDS:
-            return lambda rec: _hex_id(getattr(rec, name))
+            return lambda rec: hex_id(getattr(rec, name))
         return lambda rec: _nonempty(getattr(rec, name))
 
     def typed_field(self, ctx: Ctx, name: str) -> Value | None:
@@ -496,7 +497,7 @@ def _event_names(span: Any) -> list[str]:
 
 
 def _link_trace_ids(span: Any) -> list[str]:
-    return [h for h in (_hex_id(link.trace_id) for link in span.links) if h]
+    return [h for h in (hex_id(link.trace_id) for link in span.links) if h]
 
 
 class ProtoTraceView(_ProtoView):
@@ -513,7 +514,7 @@ class ProtoTraceView(_ProtoView):
         if name == SPAN_STATUS:
             return lambda span: _STATUS.get(span.status.code, "unset")
         if name in ID_FIELDS:
-            return lambda span: _hex_id(getattr(span, name))
+            return lambda span: hex_id(getattr(span, name))
         return lambda span: _nonempty(getattr(span, name))
 
     def multi_field(self, name: str) -> Callable[[Any], list[str]] | None:

@@ -1,10 +1,10 @@
-"""OTLP protobuf log requests whose record attributes stay raw ``KeyValue`` bytes.
+"""OTLP protobuf log records whose attributes stay raw ``KeyValue`` bytes.
 
 Walking ``LogRecord.attributes`` through the protobuf runtime builds a Python
 wrapper per ``KeyValue``, per ``AnyValue`` and per string: about half a
-microsecond per attribute, a large part of a record's evaluation. So log requests
-are decoded with a copy of the OTLP logs schema in which ``attributes`` is
-``repeated bytes``. The wire form of both is the same, so a batch re-encodes to
+microsecond per attribute, a large part of a record's evaluation. So log records
+are read with a copy of the OTLP logs schema in which ``attributes`` is
+``repeated bytes``. The wire form of both is the same, so a record re-encodes to
 the same bytes, and each attribute is one ``bytes`` object that a dictionary can
 answer for when it repeats (``service.name=web`` in every record).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Final
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
@@ -44,7 +44,7 @@ from sluice.telemetry.reading import AttributeEntries
 
 _LOGS = "opentelemetry.proto.logs.v1."
 _LEAN = "sluice.lean.logs.v1."
-MEMO_LIMIT = 4096
+MEMO_LIMIT: Final = 4096
 """Distinct attribute byte strings remembered per reader; the memo is emptied when full."""
 
 
@@ -52,15 +52,17 @@ class MalformedAttribute(ValueError):
     """Raw attribute bytes that are not a valid ``KeyValue``."""
 
 
-def _lean_request_class() -> Any:
-    """ExportLogsServiceRequest over a copy of logs.proto with raw record attributes."""
+def _lean_classes() -> tuple[Any, Any]:
+    """ExportLogsServiceRequest and LogRecord over a copy of logs.proto in which
+    ``ScopeLogs.log_records`` and ``LogRecord.attributes`` are ``repeated bytes``."""
     schema = descriptor_pb2.FileDescriptorProto()
     logs_pb2.DESCRIPTOR.CopyToProto(schema)
     schema.name = "sluice/lean/logs.proto"
     schema.package = _LEAN.rstrip(".")
+    raw_fields = {("ScopeLogs", "log_records"), ("LogRecord", "attributes")}
     for message in schema.message_type:
         for field in message.field:
-            if message.name == "LogRecord" and field.name == "attributes":
+            if (message.name, field.name) in raw_fields:
                 field.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
                 field.ClearField("type_name")
             else:
@@ -69,7 +71,10 @@ def _lean_request_class() -> Any:
     request.CopyFrom(_request_proto())
     pool = descriptor_pool.Default()
     pool.Add(schema)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(_LEAN + request.name))
+    return (
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(_LEAN + request.name)),
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(_LEAN + "LogRecord")),
+    )
 
 
 def _request_proto() -> descriptor_pb2.DescriptorProto:
@@ -87,8 +92,13 @@ def _to_lean_type(field: descriptor_pb2.FieldDescriptorProto) -> None:
         field.type_name = "." + _LEAN + field.type_name[len(_LOGS) + 1 :]
 
 
-LeanLogsRequest: Any = _lean_request_class()
-"""ExportLogsServiceRequest, wire-compatible, with ``LogRecord.attributes`` as ``repeated bytes``."""
+_CLASSES = _lean_classes()
+LeanLogsRequest: Any = _CLASSES[0]
+LeanLogRecord: Any = _CLASSES[1]
+"""ExportLogsServiceRequest, wire-compatible, whose log records are their wire
+bytes (see :mod:`sluice.telemetry.otlp_lean`); and LogRecord, wire-compatible,
+whose attributes are raw ``KeyValue`` bytes: what a record's bytes are parsed
+into when the fast reader cannot read them or a transform edits them."""
 
 
 def split_kv(kv: bytes) -> tuple[bytes, bytes] | None:
@@ -258,7 +268,7 @@ def attribute_scanner(
 
 
 class RawLogView(ProtoLogView):
-    """:class:`ProtoLogView` over :data:`LeanLogsRequest` batches: record
+    """:class:`ProtoLogView` over :data:`LeanLogRecord` messages: record
     attributes are raw ``KeyValue`` bytes; everything else is the same message."""
 
     def raw_attribute_scanner(self, index: dict[str, AttributeEntries]) -> RawScan:
@@ -291,4 +301,4 @@ class RawLogView(ProtoLogView):
 
 
 RAW_LOG_VIEW = RawLogView()
-"""The view of every :data:`LeanLogsRequest` batch (stateless, shared)."""
+"""The view of records parsed into :data:`LeanLogRecord` (stateless, shared)."""

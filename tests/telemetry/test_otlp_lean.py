@@ -1,0 +1,373 @@
+"""Log records read from their wire bytes (``sluice.telemetry.otlp_lean``).
+
+The reader takes the layout SDKs write and hands every other record to the
+protobuf runtime. These tests feed records in layouts protobuf allows but no SDK
+writes (fields out of order or twice, unknown fields, odd bodies), and broken
+ones, and check that the lean view decides exactly what the message view decides
+on the same wire bytes, that what it keeps goes out byte for byte, and that a
+broken record is kept and counted instead of failing the request.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+
+from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
+from sluice.policy.model import MatchOp
+from sluice.policy.patterns import FieldScanner, PatternSpec
+from sluice.telemetry import otlp_codec
+from sluice.telemetry.otlp_lean import locate
+from sluice.telemetry.otlp_proto import proto_view
+from sluice.telemetry.otlp_raw import LeanLogsRequest, varint
+from tests.telemetry.otlp_convert import to_json
+
+
+def length_field(number: int, payload: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def varint_field(number: int, value: int) -> bytes:
+    return varint(number << 3) + varint(value & 0xFFFFFFFFFFFFFFFF)
+
+
+def fixed64(number: int, value: int) -> bytes:
+    return varint(number << 3 | 1) + struct.pack("<Q", value)
+
+
+def fixed32(number: int, value: int) -> bytes:
+    return varint(number << 3 | 5) + struct.pack("<I", value)
+
+
+def text(value: str) -> bytes:
+    """An AnyValue holding a string."""
+    return length_field(1, value.encode())
+
+
+def kv(key: str, value: bytes) -> bytes:
+    return length_field(1, key.encode()) + length_field(2, value)
+
+
+TRACE = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
+SPAN = bytes.fromhex("b7ad6b7169203331")
+TIME = fixed64(1, 1_763_726_400_000_000_000)
+OBSERVED = fixed64(11, 1_763_726_400_000_000_001)
+SEVERITY_NUMBER = varint_field(2, 9)
+FLAGS = fixed32(8, 1)
+
+
+def severity(value: str) -> bytes:
+    return length_field(3, value.encode())
+
+
+def body(any_value: bytes) -> bytes:
+    return length_field(5, any_value)
+
+
+def attribute(key: str, value: bytes) -> bytes:
+    return length_field(6, kv(key, value))
+
+
+def sdk_record(message: str, level: str = "INFO", *attributes: bytes) -> bytes:
+    """A record in the field order SDKs write."""
+    head = [TIME, SEVERITY_NUMBER, severity(level), body(text(message)), *attributes]
+    return b"".join([*head, FLAGS, length_field(9, TRACE), length_field(10, SPAN), OBSERVED])
+
+
+POLICIES: list[dict[str, Any]] = [
+    {"match": [{"log_field": "body", "contains": "drop-me"}], "keep": "none"},
+    {"match": [{"log_field": "severity_text", "exact": "DEBUG"}], "keep": "none"},
+    {"match": [{"log_field": "event_name", "exact": "noise"}], "keep": "none"},
+    {
+        "match": [
+            {"log_field": "trace_id", "exact": TRACE.hex()},
+            {"log_field": "body", "exists": True},
+            {"log_attribute": "svc", "exact": "traced"},
+        ],
+        "keep": "none",
+    },
+    {"match": [{"log_field": "span_id", "starts_with": "ff"}], "keep": "none"},
+    {"match": [{"log_attribute": "svc", "exact": "drop-me"}], "keep": "none"},
+    {"match": [{"log_attribute": "n", "equals": 42}], "keep": "none"},
+    {"match": [{"log_field": "body", "exists": False}], "keep": "none"},
+    {
+        "match": [
+            {"log_field": "severity_text", "exists": False},
+            {"log_field": "body", "contains": "nosev"},
+        ],
+        "keep": "none",
+    },
+    {
+        "match": [{"log_field": "body", "contains": "secret"}],
+        "keep": "all",
+        "transform": {
+            "redact": [{"log_field": "body", "regex": "secret=\\w+", "replacement": "secret=***"}],
+            "add": [{"log_attribute": "redacted", "value": "yes"}],
+        },
+    },
+    {
+        "match": [{"log_field": "body", "starts_with": "sample"}],
+        "keep": "50%",
+        "sample_key": {"log_attribute": "user"},
+    },
+]
+
+
+def compile_policies(policies: list[dict[str, Any]]) -> PolicySnapshot:
+    docs = [{"id": f"p{i}", "name": "n", "log": p} for i, p in enumerate(policies)]
+    return PolicySnapshot.compile(
+        load_document({"policies": docs}).policies, PolicyRuntime(clock=lambda: 0.0)
+    )
+
+
+def request(*records: bytes) -> bytes:
+    lean = LeanLogsRequest()
+    lean.resource_logs.add().scope_logs.add().log_records.extend(records)
+    return bytes(lean.SerializeToString())
+
+
+def run_lean(wire: bytes, policies: list[dict[str, Any]] = POLICIES) -> tuple[list[bytes], Any]:
+    """The records the lean view lets through (their wire bytes) and its outcome."""
+    batch, view = otlp_codec.decode(Signal.LOG, otlp_codec.PROTOBUF, wire)
+    outcome = compile_policies(policies).evaluate(Signal.LOG, view, batch)
+    out = LeanLogsRequest.FromString(otlp_codec.encode(otlp_codec.PROTOBUF, batch))
+    kept = [r for rl in out.resource_logs for sl in rl.scope_logs for r in sl.log_records]
+    return kept, outcome
+
+
+def run_messages(wire: bytes, policies: list[dict[str, Any]] = POLICIES) -> tuple[Any, Any]:
+    message = ExportLogsServiceRequest.FromString(wire)
+    outcome = compile_policies(policies).evaluate(Signal.LOG, proto_view(Signal.LOG), message)
+    return to_json(message), outcome
+
+
+def as_json(records: list[bytes]) -> Any:
+    return to_json(ExportLogsServiceRequest.FromString(request(*records))) if records else {}
+
+
+def parses(record: bytes) -> bool:
+    try:
+        LogRecord.FromString(record)
+    except DecodeError:
+        return False
+    return True
+
+
+def check_like_messages(records: list[bytes]) -> None:
+    """The lean view over `records` decides what the message view decides over
+    the records the protobuf runtime can parse; it keeps the others, unchanged,
+    and counts them malformed; every record it keeps unedited goes out as it came."""
+    kept, outcome = run_lean(request(*records))
+    broken = [r for r in records if not parses(r)]
+    readable = [r for r in records if parses(r)]
+    expected_json, expected = run_messages(request(*readable))
+    assert outcome.malformed == len(broken)
+    assert [r for r in kept if r in broken] == broken
+    assert as_json([r for r in kept if r not in broken]) == expected_json
+    assert (
+        outcome.records,
+        outcome.dropped,
+        outcome.sampled,
+        outcome.transformed,
+        outcome.kept,
+    ) == (
+        expected.records + len(broken),
+        expected.dropped,
+        expected.sampled,
+        expected.transformed,
+        expected.kept,
+    )
+    # Everything but the edited records goes out byte for byte as it came in.
+    assert len([r for r in kept if r not in records]) <= outcome.transformed
+    if not outcome.modified:
+        assert kept == records
+
+
+KEEP = sdk_record("keep me", "INFO", attribute("svc", text("web")))
+LAYOUTS: dict[str, bytes] = {
+    "sdk order": sdk_record("drop-me please"),
+    "reversed order": b"".join(
+        reversed([TIME, severity("DEBUG"), body(text("fine")), length_field(9, TRACE)])
+    ),
+    "body twice, strings": body(text("drop-me")) + body(text("fine")),
+    "body twice, string then int": body(text("drop-me")) + body(varint_field(3, 7)),
+    "body twice, int then string": body(varint_field(3, 7)) + body(text("drop-me")),
+    "body string written twice inside": body(text("fine") + text("drop-me")),
+    "body string written twice inside, fine last": body(text("drop-me") + text("fine")),
+    "empty severity": severity("") + body(text("nosev")),
+    "no severity": body(text("nosev")),
+    "severity twice": severity("DEBUG") + body(text("x")) + severity("INFO"),
+    "severity twice, debug last": severity("INFO") + body(text("x")) + severity("DEBUG"),
+    "event name": body(text("x")) + length_field(12, b"noise"),
+    "event name twice": length_field(12, b"noise") + body(text("x")) + length_field(12, b"ok"),
+    "int body": body(varint_field(3, 42)),
+    "kvlist body": body(length_field(6, length_field(1, kv("k", text("drop-me"))))),
+    "empty body": body(b""),
+    "empty string body": body(text("")),
+    "no body": severity("INFO"),
+    "long body": body(text("drop-me " + "x" * 300)),
+    "huge body": body(text("y" * 20_000 + " drop-me")),
+    "non-ASCII body": body(text("prix: 12 € drop-me")),
+    "secret": sdk_record("login secret=hunter2 done", "INFO", attribute("svc", text("web"))),
+    "secret, odd layout": body(text("secret=abc")) + attribute("svc", text("x")) + TIME,
+    "sample": sdk_record("sample this", "INFO", attribute("user", text("u-1"))),
+    "sample, odd key layout": body(text("sample that"))
+    + length_field(6, length_field(2, text("u-2")) + length_field(1, b"user")),
+    "trace and attribute": sdk_record("x", "INFO", attribute("svc", text("traced"))),
+    "trace twice": length_field(9, b"\x01" * 16)
+    + length_field(9, TRACE)
+    + body(text("x"))
+    + attribute("svc", text("traced")),
+    "zero trace id": length_field(9, bytes(16)) + body(text("x")),
+    "span ff": body(text("x")) + length_field(10, b"\xff" * 8),
+    "span twice": length_field(10, b"\xff" * 8) + body(text("x")) + length_field(10, SPAN),
+    "attribute int 42": body(text("x")) + attribute("n", varint_field(3, 42)),
+    "attribute first entry counts": body(text("x"))
+    + attribute("svc", text("keep"))
+    + attribute("svc", text("drop-me")),
+    "unknown varint field": body(text("drop-me")) + varint_field(13, 1),
+    "unknown length field": length_field(14, b"zz") + body(text("drop-me")),
+    "unknown fixed fields": fixed32(15, 3) + fixed64(13, 4) + body(text("drop-me")),
+    "two-byte tag": varint_field(100, 1) + body(text("drop-me")),
+    "group": b"\x6b" + varint_field(1, 1) + b"\x6c" + body(text("drop-me")),
+    "known field, other wire type": varint_field(3, 5) + body(text("drop-me")),
+    "negative severity number": varint_field(2, -1) + body(text("drop-me")),
+    "ten-byte varint": varint_field(7, -1) + body(text("x")),
+    "field number zero": b"\x02\x01a" + body(text("x")),
+    "truncated": sdk_record("drop-me")[:-3],
+    "length past the end": body(text("x"))[:-1],
+    "invalid UTF-8 body": body(length_field(1, b"\xff\xfe drop-me")),
+    "invalid UTF-8 severity": severity("x").replace(b"x", b"\xff") + body(text("x")),
+    "eleven-byte varint": b"\x10" + b"\xff" * 10 + b"\x01" + body(text("x")),
+    "empty record": b"",
+}
+
+
+def test_the_reader_takes_the_sdk_layout_and_leaves_the_rest() -> None:
+    assert locate(sdk_record("m", "INFO", attribute("a", text("b"))), True) is not None
+    for name in (
+        "body twice, strings",
+        "severity twice",
+        "two-byte tag",
+        "group",
+        "truncated",
+        "known field, other wire type",
+        "field number zero",
+        "eleven-byte varint",
+    ):
+        assert locate(LAYOUTS[name], True) is None, name
+
+
+def test_every_layout_is_decided_like_the_message_view() -> None:
+    for name, record in LAYOUTS.items():
+        try:
+            check_like_messages([KEEP, record, KEEP])
+        except AssertionError as failure:
+            raise AssertionError(f"layout {name!r}: {failure}") from failure
+
+
+def test_all_layouts_in_one_request() -> None:
+    check_like_messages(list(LAYOUTS.values()))
+
+
+def test_kept_records_go_out_byte_for_byte() -> None:
+    odd = LAYOUTS["unknown length field"].replace(b"drop-me", b"keep-me")
+    records = [KEEP, odd, LAYOUTS["sdk order"], LAYOUTS["group"].replace(b"drop-me", b"keep-me")]
+    kept, outcome = run_lean(request(*records))
+    assert kept == [KEEP, records[1], records[3]]
+    assert (outcome.dropped, outcome.malformed) == (1, 0)
+
+
+def test_a_broken_record_is_kept_and_counted() -> None:
+    broken = LAYOUTS["truncated"]
+    kept, outcome = run_lean(request(KEEP, broken, LAYOUTS["sdk order"]))
+    assert kept == [KEEP, broken]
+    assert (outcome.records, outcome.malformed, outcome.dropped) == (3, 1, 1)
+
+
+def test_a_transform_rewrites_only_its_record() -> None:
+    secret = LAYOUTS["secret"]
+    kept, outcome = run_lean(request(KEEP, secret, KEEP))
+    assert outcome.transformed == 1
+    assert kept[0] == kept[2] == KEEP
+    edited = LogRecord.FromString(kept[1])
+    assert edited.body.string_value == "login secret=*** done"
+    assert [(a.key, a.value.string_value) for a in edited.attributes] == [
+        ("svc", "web"),
+        ("redacted", "yes"),
+    ]
+
+
+def test_a_scanner_reads_utf8_bytes_like_the_string() -> None:
+    specs = [
+        (0, PatternSpec(MatchOp.EXACT, "INFO", False)),
+        (1, PatternSpec(MatchOp.CONTAINS, "€", False)),
+        (2, PatternSpec(MatchOp.REGEX, "^pri[x]", True)),
+    ]
+    scanner = FieldScanner(specs, 3, None)
+    for value in ("INFO", "prix: 12 €", "PRIX", "other", "€"):
+        assert scanner.compute(value.encode()) == scanner.compute(value), value
+    try:
+        scanner.compute(b"\xff\xfe")
+    except UnicodeDecodeError:
+        pass
+    else:
+        raise AssertionError("invalid UTF-8 was scanned")
+
+
+# -- property: any mix of well-formed, unusual and broken fields ----------------------
+
+CHUNKS = [
+    TIME,
+    OBSERVED,
+    SEVERITY_NUMBER,
+    FLAGS,
+    severity("INFO"),
+    severity("DEBUG"),
+    severity(""),
+    body(text("fine")),
+    body(text("nosev")),
+    body(text("drop-me")),
+    body(text("sample it")),
+    body(text("secret=abc and secret=def")),
+    body(text("")),
+    body(b""),
+    body(varint_field(3, 5)),
+    body(length_field(1, b"\xc3\x28")),
+    attribute("svc", text("drop-me")),
+    attribute("svc", text("traced")),
+    attribute("user", text("u-1")),
+    attribute("user", text("u-2")),
+    attribute("n", varint_field(3, 42)),
+    length_field(6, length_field(2, text("drop-me")) + length_field(1, b"svc")),
+    length_field(9, TRACE),
+    length_field(9, bytes(16)),
+    length_field(10, SPAN),
+    length_field(10, b"\xff\x01"),
+    length_field(12, b"noise"),
+    length_field(12, b"event"),
+    varint_field(13, 300),
+    length_field(14, b"unknown"),
+    varint_field(200, 1),
+    varint_field(3, 1),
+    b"\x6b\x08\x01\x6c",
+    b"\x2a\x05\x0a\x03",  # body claims more than the record holds
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(CHUNKS), max_size=8).map(b"".join),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_any_record_is_decided_like_the_message_view(records: list[bytes]) -> None:
+    check_like_messages(records)
