@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from sluice.policy.regex_dialect import compile_re2
 from sluice.policy.transform import Redactor, parse_template
 
 
@@ -49,3 +52,54 @@ def test_no_match_is_none() -> None:
 
 def test_missing_group_number_expands_empty() -> None:
     assert redact(r"(a)", "[$1$2]", "a") == "[a]"
+
+
+def reference_replace(pattern: str, template: str, text: str) -> str | None:
+    """Go's ReplaceAll written out with one search per match, over str."""
+    regex = compile_re2(pattern)
+    out: list[str] = []
+    last_end = pos = 0
+    matched = False
+    while pos <= len(text):
+        match = regex.search(text, pos)
+        if match is None:
+            break
+        start, end = match.span()
+        matched = True
+        out.append(text[last_end:start])
+        if end > last_end or start == 0:
+            for part in parse_template(template):
+                if isinstance(part, str):
+                    out.append(part)
+                elif isinstance(part, int):
+                    out.append((match.group(part) if part <= regex.groups else None) or "")
+                else:
+                    name = part[0]
+                    out.append((match.group(name) if name in regex.groupindex else None) or "")
+        last_end = end
+        pos = end if end > pos else pos + 1
+    return "".join([*out, text[last_end:]]) if matched else None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            r"x*",
+            r"\b",
+            r"(?P<w>\w+)@(\w+)",
+            r"[a-z]+@[a-z]+\.com",
+            r"(a)|(?P<y>b)",
+            r"$",
+            r"^",
+            r"é*",
+            r"(?i)X+",
+            r"\s+",
+        ]
+    ),
+    st.sampled_from(["-", "<$0>", "[$1|${w}|${y}|$9]", "", "€$$"]),
+    st.text(alphabet="abxX @.comé\u00a0\n", max_size=30),
+)
+def test_replace_matches_one_search_per_match(pattern: str, template: str, text: str) -> None:
+    # ASCII text is matched as bytes, other text as str: both agree with the reference.
+    assert redact(pattern, template, text) == reference_replace(pattern, template, text)

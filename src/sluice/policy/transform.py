@@ -63,57 +63,70 @@ def parse_template(template: str) -> tuple[TemplatePart | tuple[str], ...]:
     return tuple(parts)
 
 
+Template = tuple[TemplatePart | tuple[str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Redactor:
-    """A compiled redact regex with its parsed replacement template."""
+    """A compiled redact regex with its parsed replacement template (also
+    UTF-8 encoded, for ASCII text, which is matched as bytes)."""
 
     regex: Any
-    template: tuple[TemplatePart | tuple[str], ...]
+    template: Template
+    encoded: tuple[bytes | int | tuple[str], ...]
+    groups: int
+    names: frozenset[str]
 
     @classmethod
     def compile(cls, pattern: str, replacement: str) -> Redactor:
-        return cls(regex_dialect.compile_re2(pattern), parse_template(replacement))
+        regex = regex_dialect.compile_re2(pattern)
+        template = parse_template(replacement)
+        encoded = tuple(part.encode() if isinstance(part, str) else part for part in template)
+        return cls(regex, template, encoded, regex.groups, frozenset(regex.groupindex))
 
-    def _expand(self, match: Any) -> str:
-        out: list[str] = []
-        groups = self.regex.groups
-        for part in self.template:
-            if isinstance(part, str):
-                out.append(part)
-                continue
+    def _expand(self, match: Any, template: tuple[Any, ...]) -> list[Any]:
+        """The template's pieces for one match: literals and group values, of
+        the matched text's type (str or bytes)."""
+        out: list[Any] = []
+        for part in template:
             if isinstance(part, int):
-                if part > groups:
-                    continue
-                value = match.group(part)
+                value = match.group(part) if part <= self.groups else None
+            elif isinstance(part, tuple):
+                value = match.group(part[0]) if part[0] in self.names else None
             else:
-                if part[0] not in self.regex.groupindex:
-                    continue
-                value = match.group(part[0])
+                value = part
             if value:
                 out.append(value)
-        return "".join(out)
+        return out
 
-    def replace(self, text: str) -> str | None:
-        """All non-overlapping matches replaced; None when nothing matched."""
-        out: list[str] = []
+    def _pieces(self, text: Any, template: tuple[Any, ...]) -> list[Any] | None:
+        """`text` cut around its non-overlapping matches, each replaced by the
+        expanded template; None when nothing matched. An empty match right
+        after the previous match is not replaced."""
+        out: list[Any] = []
         last_end = 0
-        pos = 0
         matched = False
-        while pos <= len(text):
-            match = self.regex.search(text, pos)
-            if match is None:
-                break
+        for match in self.regex.finditer(text):
             start, end = match.span()
             matched = True
             out.append(text[last_end:start])
             if end > last_end or start == 0:
-                out.append(self._expand(match))
+                out.extend(self._expand(match, template))
             last_end = end
-            pos = end if end > pos else pos + 1
         if not matched:
             return None
         out.append(text[last_end:])
-        return "".join(out)
+        return out
+
+    def replace(self, text: str) -> str | None:
+        """All non-overlapping matches replaced; None when nothing matched."""
+        if text.isascii():
+            # Byte and character offsets agree, and RE2's wrapper matches bytes
+            # without converting offsets between the two.
+            encoded = self._pieces(text.encode(), self.encoded)
+            return None if encoded is None else b"".join(encoded).decode()
+        pieces = self._pieces(text, self.template)
+        return None if pieces is None else "".join(pieces)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,23 +135,18 @@ class CompiledTransform:
 
     step: Transform
     redactor: Redactor | None
+    counter_slot: int
+    """Index of this stage's hit counter in a policy's counter list."""
+    touches_container: bool
+    """True when it writes a resource or scope value (shared by later records)."""
 
     @classmethod
     def compile(cls, step: Transform) -> CompiledTransform:
         redactor = None
         if step.op is TransformOp.REDACT and step.regex is not None:
             redactor = Redactor.compile(step.regex, step.value)
-        return cls(step, redactor)
-
-    @property
-    def counter_slot(self) -> int:
-        """Index of this stage's hit counter in a policy's counter list."""
-        return 2 + 2 * _STAGES.index(self.step.op)
-
-    @property
-    def touches_container(self) -> bool:
-        """True when it writes a resource or scope value (shared by later records)."""
-        return self.step.target.level < Level.RECORD
+        slot = 2 + 2 * _STAGES.index(step.op)
+        return cls(step, redactor, slot, step.target.level < Level.RECORD)
 
     def apply(self, view: RecordView, ctx: Ctx) -> bool:
         """Run the step on one record; True on a hit (see the sync counters)."""
