@@ -732,6 +732,37 @@ def test_protobuf_unknown_fields_survive_reencoding(edge: EdgeProcess, up: Upstr
     assert unknown in got.body
 
 
+def test_a_broken_protobuf_log_record_is_forwarded_as_it_came(
+    start_edge: EdgeLauncher, upstream: Upstream
+) -> None:
+    """A record that is not a LogRecord costs only itself: it goes upstream byte
+    for byte and is counted malformed, while the other records are filtered."""
+    from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
+
+    from sluice.telemetry.otlp_raw import LeanLogsRequest
+
+    edge = start_edge(POLICIES)
+    records = []
+    for text in ("keep", "drop-me", "keep too"):
+        record = LogRecord()
+        record.body.string_value = text
+        records.append(record.SerializeToString())
+    broken = records[1][:-2]  # the body claims two bytes more than follow
+    request = LeanLogsRequest()
+    request.resource_logs.add().scope_logs.add().log_records.extend([*records, broken])
+    assert edge.post("/v1/logs", request.SerializeToString(), MEDIA["protobuf"]).status == 200
+    [got] = upstream.received()
+    forwarded = LeanLogsRequest.FromString(got.body)
+    assert list(forwarded.resource_logs[0].scope_logs[0].log_records) == [
+        records[0],
+        records[2],
+        broken,
+    ]
+    metrics = Prometheus.parse(edge.metrics())
+    assert metrics.get("processor_policy_records", telemetry_type="logs", result="malformed") == 1
+    assert metrics.get("processor_policy_records", telemetry_type="logs", result="dropped") == 1
+
+
 def test_upstream_closing_idle_keep_alive_connections_is_harmless(
     edge: EdgeProcess, up: Upstream
 ) -> None:
