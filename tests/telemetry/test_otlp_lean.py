@@ -159,14 +159,14 @@ def parses(record: bytes) -> bool:
     return True
 
 
-def check_like_messages(records: list[bytes]) -> None:
+def check_like_messages(records: list[bytes], policies: list[dict[str, Any]] = POLICIES) -> None:
     """The lean view over `records` decides what the message view decides over
     the records the protobuf runtime can parse; it keeps the others, unchanged,
     and counts them malformed; every record it keeps unedited goes out as it came."""
-    kept, outcome = run_lean(request(*records))
+    kept, outcome = run_lean(request(*records), policies)
     broken = [r for r in records if not parses(r)]
     readable = [r for r in records if parses(r)]
-    expected_json, expected = run_messages(request(*readable))
+    expected_json, expected = run_messages(request(*readable), policies)
     assert outcome.malformed == len(broken)
     assert [r for r in kept if r in broken] == broken
     assert as_json([r for r in kept if r not in broken]) == expected_json
@@ -302,6 +302,82 @@ def test_a_transform_rewrites_only_its_record() -> None:
         ("svc", "web"),
         ("redacted", "yes"),
     ]
+
+
+def test_removes_and_renames_edit_like_the_message_view() -> None:
+    policies: list[dict[str, Any]] = [
+        {
+            "match": [{"log_attribute": "svc", "exists": True}],
+            "keep": "all",
+            "transform": {
+                "remove": [
+                    {"log_field": "body"},
+                    {"log_field": "trace_id"},
+                    {"log_attribute": "gone"},
+                ],
+                "rename": [{"from_log_attribute": "old", "to": "new"}],
+            },
+        }
+    ]
+    svc = attribute("svc", text("web"))
+    records = [
+        svc + body(b"") + length_field(9, bytes(16)),  # present but empty: cleared all the same
+        svc + body(text("b")) + attribute("old", text("1")) + attribute("gone", text("x")),
+        LAYOUTS["sample, odd key layout"] + svc,
+        body(text("no svc")) + attribute("gone", text("stays")),
+    ]
+    check_like_messages(records, policies)
+
+
+def test_bytes_no_reader_checked_are_caught_when_a_decision_reads_them() -> None:
+    # The reader checks only the fields policies scan; a transform or a sample key
+    # that parses the whole record finds the rest broken: that record is kept.
+    policies: list[dict[str, Any]] = [
+        {
+            "match": [{"log_attribute": "svc", "exact": "web"}],
+            "keep": "all",
+            "transform": {
+                "redact": [{"log_field": "body", "regex": "secret=\\w+", "replacement": "***"}]
+            },
+        },
+        {
+            "match": [{"log_attribute": "svc", "exact": "sampled"}],
+            "keep": "50%",
+            "sample_key": {"log_field": "trace_id"},
+        },
+    ]
+    web = attribute("svc", text("web"))
+    sampled = attribute("svc", text("sampled")) + length_field(9, TRACE)
+    records = [
+        web + body(text("secret=1")),
+        web + body(text("secret=2")) + b"\x1a\x01\xff",  # severity text not UTF-8
+        sampled + length_field(12, b"\xc3"),  # event name not UTF-8
+        sampled,
+        web + body(text("secret=3")),
+    ]
+    check_like_messages(records, policies)
+    _, outcome = run_lean(request(*records), policies)
+    assert (outcome.malformed, outcome.transformed) == (2, 2)
+
+
+def test_a_broken_record_is_kept_when_only_a_transform_reads_it() -> None:
+    policies: list[dict[str, Any]] = [
+        {
+            "match": [{"resource_attribute": "service.name", "exact": "web"}],
+            "keep": "all",
+            "transform": {"add": [{"log_attribute": "seen", "value": "yes"}]},
+        }
+    ]
+    lean = LeanLogsRequest()
+    resource = lean.resource_logs.add()
+    resource.resource.attributes.add(key="service.name").value.string_value = "web"
+    broken = LAYOUTS["truncated"]
+    resource.scope_logs.add().log_records.extend([body(text("ok")), broken])
+    kept, outcome = run_lean(bytes(lean.SerializeToString()), policies)
+    assert (outcome.records, outcome.transformed, outcome.malformed) == (2, 1, 1)
+    assert kept[1] == broken
+    edited = LogRecord.FromString(kept[0])
+    assert [(a.key, a.value.string_value) for a in edited.attributes] == [("seen", "yes")]
 
 
 def test_a_scanner_reads_utf8_bytes_like_the_string() -> None:

@@ -455,17 +455,25 @@ class PolicySnapshot:
                     if not candidates:
                         continue
                     ctx = view.context(resource, scope, records, position, record)
-                    if shape.checked:
-                        matched: Sequence[CompiledPolicy] = [
-                            p
-                            for p in candidates
-                            if not p.checks or all(check(hits, view, ctx) for check in p.checks)
-                        ]
-                        if not matched:
-                            continue
-                    else:
-                        matched = candidates
-                    status = self._decide(table, matched, view, ctx, outcome)
+                    try:
+                        if shape.checked:
+                            matched: Sequence[CompiledPolicy] = [
+                                p
+                                for p in candidates
+                                if not p.checks or all(check(hits, view, ctx) for check in p.checks)
+                            ]
+                            if not matched:
+                                continue
+                        else:
+                            matched = candidates
+                        status = self._decide(table, matched, view, ctx, outcome)
+                    except ValueError as problem:
+                        # Bytes the reader did not need turned out unreadable when a
+                        # check, sample key or transform read them: keep the record.
+                        outcome.malformed += 1
+                        outcome.modified = True  # an earlier transform step may have run
+                        log.debug("unreadable %s record kept: %r", signal.value, problem)
+                        continue
                     if status == 0:
                         dropped.append(position)
                     elif status == 2:  # a shared resource/scope value changed: rescan it

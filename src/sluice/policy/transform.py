@@ -8,6 +8,7 @@ previous match is not replaced), so results agree with the other engines.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,12 +69,13 @@ Template = tuple[TemplatePart | tuple[str], ...]
 
 @dataclass(frozen=True, slots=True)
 class Redactor:
-    """A compiled redact regex with its parsed replacement template (also
-    UTF-8 encoded, for ASCII text, which is matched as bytes)."""
+    """A compiled redact regex with its parsed replacement template, also UTF-8
+    encoded for ASCII text, which is matched as bytes (None when the template
+    has a lone surrogate, which only a str can hold)."""
 
     regex: Any
     template: Template
-    encoded: tuple[bytes | int | tuple[str], ...]
+    encoded: tuple[bytes | int | tuple[str], ...] | None
     groups: int
     names: frozenset[str]
 
@@ -81,7 +83,10 @@ class Redactor:
     def compile(cls, pattern: str, replacement: str) -> Redactor:
         regex = regex_dialect.compile_re2(pattern)
         template = parse_template(replacement)
-        encoded = tuple(part.encode() if isinstance(part, str) else part for part in template)
+        try:
+            encoded = tuple(part.encode() if isinstance(part, str) else part for part in template)
+        except UnicodeEncodeError:
+            encoded = None
         return cls(regex, template, encoded, regex.groups, frozenset(regex.groupindex))
 
     def _expand(self, match: Any, template: tuple[Any, ...]) -> list[Any]:
@@ -99,14 +104,30 @@ class Redactor:
                 out.append(value)
         return out
 
-    def _pieces(self, text: Any, template: tuple[Any, ...]) -> list[Any] | None:
-        """`text` cut around its non-overlapping matches, each replaced by the
+    def _searches(self, text: str) -> Iterator[Any]:
+        """The matches of a ReplaceAll walk over `text`, one search per match:
+        after an empty match the next search starts one character later.
+        (RE2's own `finditer` steps over str in bytes, which can land inside a
+        character when a pattern such as ``\\B`` matches there.)"""
+        pos = 0
+        while pos <= len(text):
+            match = self.regex.search(text, pos)
+            if match is None:
+                return
+            yield match
+            end = match.end()
+            pos = end if end > pos else pos + 1
+
+    def _pieces(
+        self, text: Any, matches: Iterable[Any], template: tuple[Any, ...]
+    ) -> list[Any] | None:
+        """`text` cut around its non-overlapping `matches`, each replaced by the
         expanded template; None when nothing matched. An empty match right
         after the previous match is not replaced."""
         out: list[Any] = []
         last_end = 0
         matched = False
-        for match in self.regex.finditer(text):
+        for match in matches:
             start, end = match.span()
             matched = True
             out.append(text[last_end:start])
@@ -120,12 +141,13 @@ class Redactor:
 
     def replace(self, text: str) -> str | None:
         """All non-overlapping matches replaced; None when nothing matched."""
-        if text.isascii():
-            # Byte and character offsets agree, and RE2's wrapper matches bytes
-            # without converting offsets between the two.
-            encoded = self._pieces(text.encode(), self.encoded)
+        if self.encoded is not None and text.isascii():
+            # Byte and character offsets agree, and RE2's wrapper walks bytes in
+            # one pass without converting offsets between the two.
+            data = text.encode()
+            encoded = self._pieces(data, self.regex.finditer(data), self.encoded)
             return None if encoded is None else b"".join(encoded).decode()
-        pieces = self._pieces(text, self.template)
+        pieces = self._pieces(text, self._searches(text), self.template)
         return None if pieces is None else "".join(pieces)
 
 

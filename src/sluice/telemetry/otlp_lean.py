@@ -352,9 +352,10 @@ class LeanLogView(ProtoLogView):
         self._store(ctx, selector)
 
     def remove(self, ctx: Ctx, selector: Selector) -> bool:
+        # Stored even when nothing was there: clearing a field that is present
+        # but empty (an empty body) still changes the record.
         removed = RAW_LOG_VIEW.remove(self._edit(ctx, selector), selector)
-        if removed:
-            self._store(ctx, selector)
+        self._store(ctx, selector)
         return removed
 
     def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
