@@ -28,7 +28,7 @@ from sluice.policy.model import (
     Source,
 )
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value, _Present
-from sluice.telemetry.reading import MultiGetter, make_plan
+from sluice.telemetry.reading import FirstEntries, MultiGetter, make_plan
 
 JsonObj = dict[str, Any]
 ScanValue = str | _Present
@@ -331,22 +331,16 @@ class _JsonView(RecordView):
                         hits += found
             kvs = attrs_of(container) if attrs_of is not None else None
             if kvs:
-                first = seen = None
+                entries: FirstEntries | None = None
                 for kv in kvs:
                     key = kv["key"]
                     entry = index.get(key)
                     if entry is None:
                         continue
-                    if first is None:  # only the first entry of a key counts
-                        first = key
-                    elif seen is None:
-                        if key == first:
-                            continue
-                        seen = {first, key}
-                    elif key in seen:
+                    if entries is None:
+                        entries = FirstEntries()
+                    if not entries.add(key):  # only the first entry of a key counts
                         continue
-                    else:
-                        seen.add(key)
                     value = kv.get("value")
                     if entry.__class__ is not tuple:
                         text = value.get("stringValue") if value else None

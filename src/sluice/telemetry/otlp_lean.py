@@ -30,8 +30,14 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from sluice.policy.model import RESOURCE_FIELDS, SCOPE_FIELDS, Selector, Source
-from sluice.policy.view import PRESENT, Ctx, FieldReader, Scan, Value
-from sluice.telemetry.otlp_proto import ProtoLogView, RawScan, hex_id, typed_any
+from sluice.policy.view import Ctx, FieldReader, Scan, Value
+from sluice.telemetry.otlp_proto import (
+    ProtoLogView,
+    RawScan,
+    body_scan_value,
+    hex_id,
+    typed_any,
+)
 from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, LeanLogRecord, attribute_scanner, find_value
 from sluice.telemetry.reading import make_plan
 
@@ -125,13 +131,9 @@ def _body_value(raw: bytes, start: int, end: int) -> object:
         if first + length == end:  # string_value is the only field
             return raw[first:end] if length else None
     try:
-        value = AnyValue.FromString(raw[start:end])
+        return body_scan_value(AnyValue.FromString(raw[start:end]))
     except DecodeError as problem:
         raise MalformedRecord(f"log record body is not an AnyValue: {problem}") from None
-    kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return value.string_value or None
-    return None if kind is None else PRESENT
 
 
 class RecordLayout:
@@ -323,20 +325,19 @@ class LeanLogView(ProtoLogView):
         return Ctx(resource, scope, LeanRecord(records, position, record))
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
-        if not _reads_record(selector):
-            return RAW_LOG_VIEW.get(ctx, selector)
-        record: LeanRecord = ctx.record
-        if selector.source is Source.ATTRIBUTE and record.parsed is None:
-            # Sample keys and typed checks on attributes: no need to parse the record.
-            at = locate(record.raw, True)
-            if at is not None:
-                value = find_value(at.attributes, selector.path)
-                return None if value is None else typed_any(value)
-        return RAW_LOG_VIEW.get(Ctx(ctx.resource, ctx.scope, record.message()), selector)
+        if selector.source is Source.ATTRIBUTE:
+            record: LeanRecord = ctx.record
+            if record.parsed is None:
+                # Sample keys and typed checks on attributes: no need to parse the record.
+                at = locate(record.raw, True)
+                if at is not None:
+                    value = find_value(at.attributes, selector.path)
+                    return None if value is None else typed_any(value)
+        return RAW_LOG_VIEW.get(self._as_message(ctx, selector), selector)
 
-    def _edit(self, ctx: Ctx, selector: Selector) -> Ctx:
-        """`ctx` to edit `selector` through: with the record as a message when
-        the selector names a record value."""
+    def _as_message(self, ctx: Ctx, selector: Selector) -> Ctx:
+        """`ctx` to read or edit `selector` through: with the record as a
+        message when the selector names a record value."""
         if not _reads_record(selector):
             return ctx
         record: LeanRecord = ctx.record
@@ -348,18 +349,18 @@ class LeanLogView(ProtoLogView):
             record.store()
 
     def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
-        RAW_LOG_VIEW.set_string(self._edit(ctx, selector), selector, value)
+        RAW_LOG_VIEW.set_string(self._as_message(ctx, selector), selector, value)
         self._store(ctx, selector)
 
     def remove(self, ctx: Ctx, selector: Selector) -> bool:
         # Stored even when nothing was there: clearing a field that is present
         # but empty (an empty body) still changes the record.
-        removed = RAW_LOG_VIEW.remove(self._edit(ctx, selector), selector)
+        removed = RAW_LOG_VIEW.remove(self._as_message(ctx, selector), selector)
         self._store(ctx, selector)
         return removed
 
     def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
-        renamed = RAW_LOG_VIEW.rename(self._edit(ctx, source), source, to, upsert)
+        renamed = RAW_LOG_VIEW.rename(self._as_message(ctx, source), source, to, upsert)
         if renamed:
             self._store(ctx, source)
         return renamed

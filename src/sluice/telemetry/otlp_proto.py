@@ -25,7 +25,7 @@ from sluice.policy.model import (
     Source,
 )
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value, _Present
-from sluice.telemetry.reading import AttributeEntries, MultiGetter, make_plan
+from sluice.telemetry.reading import AttributeEntries, FirstEntries, MultiGetter, make_plan
 
 ScanValue = str | _Present
 Getter = Callable[[Any], Any]
@@ -266,22 +266,16 @@ class _ProtoView(RecordView):
             if raw_scan is not None:
                 return raw_scan(container.attributes, hits)
             if attrs_of is not None:
-                first = seen = None
+                entries: FirstEntries | None = None
                 for kv in attrs_of(container):
                     key = kv.key
                     entry = index.get(key)
                     if entry is None:
                         continue
-                    if first is None:  # only the first entry of a key counts
-                        first = key
-                    elif seen is None:
-                        if key == first:
-                            continue
-                        seen = {first, key}
-                    elif key in seen:
+                    if entries is None:
+                        entries = FirstEntries()
+                    if not entries.add(key):  # only the first entry of a key counts
                         continue
-                    else:
-                        seen.add(key)
                     value = kv.value
                     if entry.__class__ is not tuple:
                         found = entry(value.string_value or PRESENT)  # type: ignore[operator]
@@ -353,13 +347,17 @@ def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[str]]
 # -- logs -------------------------------------------------------------------------
 
 
-def _body_scan(rec: Any) -> ScanValue | None:
-    if not rec.HasField("body"):
-        return None
-    kind = rec.body.WhichOneof("value")
+def body_scan_value(body: Any) -> ScanValue | None:
+    """What a scan sees of a body AnyValue: its string when non-empty, PRESENT
+    for another value, None for an empty string or no value."""
+    kind = body.WhichOneof("value")
     if kind == "string_value":
-        return rec.body.string_value or None
+        return body.string_value or None
     return None if kind is None else PRESENT
+
+
+def _body_scan(rec: Any) -> ScanValue | None:
+    return body_scan_value(rec.body) if rec.HasField("body") else None
 
 
 class ProtoLogView(_ProtoView):

@@ -40,7 +40,7 @@ from sluice.telemetry.otlp_proto import (
     set_attribute,
     typed_any,
 )
-from sluice.telemetry.reading import AttributeEntries
+from sluice.telemetry.reading import AttributeEntries, FirstEntries
 
 _LOGS = "opentelemetry.proto.logs.v1."
 _LEAN = "sluice.lean.logs.v1."
@@ -227,7 +227,7 @@ def attribute_scanner(
         return key, found
 
     def scan(kvs: Sequence[bytes], hits: tuple[int, ...]) -> tuple[int, ...]:
-        first = seen = None
+        entries: FirstEntries | None = None
         for kv in kvs:
             known = memo.get(kv)
             if known is None:
@@ -250,16 +250,10 @@ def attribute_scanner(
             key, found = known
             if found is None:
                 continue
-            if first is None:  # only the first entry of a key counts
-                first = key
-            elif seen is None:
-                if key == first:
-                    continue
-                seen = {first, key}
-            elif key in seen:
+            if entries is None:
+                entries = FirstEntries()
+            if not entries.add(key):  # only the first entry of a key counts
                 continue
-            else:
-                seen.add(key)
             if found:
                 hits += found
         return hits

@@ -25,6 +25,31 @@ one selector for exactly that key), or, for nested paths or several selectors
 sharing a first segment, (scan, remaining path) pairs."""
 
 
+class FirstEntries:
+    """The keys met so far in one attribute list, so that only the first entry
+    of a key counts (a key written twice reads as its first value). Lists
+    rarely repeat keys: the first key is held without building a set."""
+
+    def __init__(self) -> None:
+        self.first: object = None
+        self.seen: set[object] | None = None
+
+    def add(self, key: object) -> bool:
+        """Note `key`; False when it was met before."""
+        if self.first is None:
+            self.first = key
+            return True
+        if self.seen is None:
+            if key == self.first:
+                return False
+            self.seen = {self.first, key}
+            return True
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
 @dataclass
 class ReadPlan:
     fields: list[tuple[Scan, Selector]] = field(default_factory=list)
