@@ -8,16 +8,19 @@ import json
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 import socket
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import uvloop
 
+from sluice.edge import heap
 from sluice.edge.config import EdgeConfig
-from sluice.edge.http import ConnectionTracker, HttpServerProtocol
+from sluice.edge.http import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.edge.routes import Edge
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import PolicyRegistry, make_providers
@@ -77,10 +80,12 @@ async def serve(
     for provider in providers:
         provider.start()  # traffic before the first load passes unfiltered
     edge = Edge(config, registry, providers, distribution=distribution)
-    tracker = ConnectionTracker()
+    limits = _within_descriptor_limit(config.limits)
+    tracker = ConnectionTracker(limits)
     server = await loop.create_server(
-        lambda: HttpServerProtocol(edge.handle, config.max_body_size, tracker), sock=sock
+        lambda: HttpServerProtocol(edge.handle, limits, tracker), sock=sock, backlog=1024
     )
+    trimmer = loop.create_task(heap.trim_after_traffic(lambda: tracker.bytes_in))
     port = sock.getsockname()[1]
     log.info(
         "%s listening on %s:%d, forwarding to %s (%d providers)",
@@ -98,6 +103,7 @@ async def serve(
     await stopping.wait()
     log.info("shutting down: no new connections, finishing requests in flight")
     server.close()
+    trimmer.cancel()
     drained = await tracker.drain(DRAIN_SECS)
     if not drained:
         log.warning("requests still in flight after %.0f s; closing anyway", DRAIN_SECS)
@@ -105,6 +111,35 @@ async def serve(
         await loop.run_in_executor(None, provider.stop)  # final status sync
     edge.close()
     log.info("stopped")
+
+
+DESCRIPTORS_SPARE = 128
+"""File descriptors kept free of client connections: upstream connections,
+policy files, the listening socket, logs."""
+
+
+def _within_descriptor_limit(limits: ServerLimits) -> ServerLimits:
+    """Raise the soft descriptor limit to the hard one, and lower
+    max_connections if the limit still cannot hold that many clients (running
+    out of descriptors would fail accept() and /_health with it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    room = soft - DESCRIPTORS_SPARE if soft != resource.RLIM_INFINITY else limits.max_connections
+    if limits.max_connections <= room:
+        return limits
+    fitted = max(room, 16)
+    log.warning(
+        "max_connections %d lowered to %d: the process may open only %d files",
+        limits.max_connections,
+        fitted,
+        soft,
+    )
+    return replace(limits, max_connections=fitted)
 
 
 def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None:

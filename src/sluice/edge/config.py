@@ -10,12 +10,26 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from sluice.edge.http import ServerLimits
+from sluice.edge.upstream import DEFAULT_MAX_RESPONSE
 from sluice.providers.config import ConfigError, ProviderConfig, expand_env, parse_providers
 from sluice.providers.sync import ClientIdentity
 
 log = logging.getLogger(__name__)
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
+LIMITS: tuple[tuple[str, str, float, float], ...] = (
+    ("max_header_size", "max_header_size", 1024, 1 << 24),
+    ("max_header_count", "max_header_count", 8, 10_000),
+    ("max_url_size", "max_url_size", 256, 1 << 20),
+    ("idle_timeout_secs", "idle_timeout", 0.01, 86_400),
+    ("header_timeout_secs", "header_timeout", 0.01, 3_600),
+    ("body_timeout_secs", "body_timeout", 0.01, 3_600),
+    ("max_connections", "max_connections", 1, 1 << 20),
+    ("max_response_size", "", 1024, 1 << 31),
+)
+"""Config keys bounding what clients and the upstream may cost: (key,
+ServerLimits field, lowest, highest); integers unless the key ends in _secs."""
 KNOWN_KEYS = frozenset(
     {
         "listen_address",
@@ -29,6 +43,7 @@ KNOWN_KEYS = frozenset(
         "service",
         "upstream_timeout_secs",
         "workers",
+        *(name for name, _, _, _ in LIMITS),
     }
 )
 
@@ -48,6 +63,8 @@ class EdgeConfig:
     service: ClientIdentity = field(default_factory=lambda: ClientIdentity("sluice-edge"))
     upstream_timeout_secs: float = 30.0
     workers: int = 1
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    max_response_size: int = DEFAULT_MAX_RESPONSE
     source: str = ""
     """The file this came from (for messages)."""
 
@@ -159,6 +176,26 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
         values["upstream_timeout_secs"] = float(raw)
     if "workers" in doc:
         values["workers"] = _int(doc["workers"], f"{source}: workers", 1, 256)
+    limits: dict[str, Any] = {}
+    for key, name, low, high in LIMITS:
+        if key not in doc:
+            continue
+        raw, where = doc[key], f"{source}: {key}"
+        if key.endswith("_secs"):
+            if isinstance(raw, bool) or not isinstance(raw, int | float) or not low <= raw <= high:
+                raise ConfigError(
+                    f"{where}: expected a number from {low:g} to {high:g}, got {raw!r}"
+                )
+            value: float = float(raw)
+        else:
+            value = _int(raw, where, int(low), int(high))
+        if name:
+            limits[name] = value
+        else:
+            values[key] = value
+    values["limits"] = ServerLimits(
+        max_body_size=values.get("max_body_size", EdgeConfig.max_body_size), **limits
+    )
     base = Path(source).parent if source else None
     values["policy_providers"] = tuple(
         parse_providers(doc.get("policy_providers"), f"{source}: policy_providers", base)

@@ -1,10 +1,19 @@
 """A small HTTP/1.1 server protocol for asyncio (uvloop) on the httptools parser.
 
-Keep-alive and pipelining (responses in request order), a body size cap that
-answers 413 without reading further, 400 for unparseable requests. Each
-complete request goes to an async handler that returns a :class:`Response`.
-No ASGI layer: at tens of thousands of requests per second the per-request
-Python work is the budget.
+Keep-alive and pipelining (responses in request order); each complete request
+goes to an async handler that returns a :class:`Response`. No ASGI layer: at
+tens of thousands of requests per second the per-request Python work is the
+budget (bench/README.md compares this layer with granian).
+
+Hostile and broken clients are bounded (:class:`ServerLimits`): the request
+line, the header block and the header count have limits (414, 431); a
+request's headers and its body each have a deadline (408), an idle keep-alive
+connection is closed after its own; bodies, chunked or not, are capped (413)
+and counted against one memory budget as their bytes arrive; connections are
+capped, evicting the longest-idle one first, so ``/_health`` keeps answering.
+An error answer is written, then the connection is half-closed and its input
+drained for a moment, so that the client reads the answer instead of a reset.
+A client that half-closes after a complete request still gets its answers.
 """
 
 from __future__ import annotations
@@ -14,8 +23,8 @@ import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import cast
+from dataclasses import dataclass, field, fields
+from typing import Final, cast
 
 import httptools
 
@@ -34,8 +43,10 @@ REASONS = {
     405: b"Method Not Allowed",
     408: b"Request Timeout",
     413: b"Content Too Large",
+    414: b"URI Too Long",
     415: b"Unsupported Media Type",
     429: b"Too Many Requests",
+    431: b"Request Header Fields Too Large",
     500: b"Internal Server Error",
     502: b"Bad Gateway",
     503: b"Service Unavailable",
@@ -56,6 +67,51 @@ WRITTEN_BY_EDGE = frozenset({b"host", b"content-length", b"expect"})
 ``Host`` and ``Content-Length`` itself and answers ``Expect: 100-continue`` on
 its own (it has the whole body before forwarding)."""
 
+LOCAL_PATHS = frozenset({b"/_health", b"/_ready"})
+"""Probes answered even on a connection over the cap (cheap, and an orchestrator
+must see the process alive while it is busy)."""
+
+LINGER_SECS: Final = 2.0
+"""After an error answer, how long the connection's input is drained before it
+is closed (closing with unread input would reset the answer away)."""
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one client may cost. Timeouts are in seconds."""
+
+    max_body_size: int = 1 << 20
+    """Per request body, raw (413 beyond)."""
+    max_header_size: int = 64 << 10
+    """Request line and header block together (431 beyond)."""
+    max_header_count: int = 100
+    max_url_size: int = 8 << 10
+    """The request target (414 beyond)."""
+    idle_timeout: float = 60.0
+    """A keep-alive connection with no request under way is closed after this."""
+    header_timeout: float = 10.0
+    """A request's line and headers must arrive within this of its first byte
+    (of the connection, for the first request); 408 otherwise."""
+    body_timeout: float = 30.0
+    """A body must arrive within this of its headers (time spent paused for
+    memory does not count); 408 otherwise."""
+    max_connections: int = 1024
+    """Beyond it the longest-idle connection is closed; with none idle, a new
+    connection's request gets 503 (probes excepted)."""
+    body_budget: int = 2 << 20
+    """Bytes of request bodies held at once (received or being handled)."""
+
+    def __reduce__(self) -> tuple[type[ServerLimits], tuple[float, ...]]:
+        # Workers get their config pickled; the default unpickling assigns
+        # fields one by one, which a frozen compiled class refuses.
+        return (ServerLimits, tuple(getattr(self, f.name) for f in fields(self)))
+
+    @property
+    def sweep_every(self) -> float:
+        """How often deadlines are checked: each fires at most this late."""
+        shortest = min(self.idle_timeout, self.header_timeout, self.body_timeout)
+        return min(max(shortest / 4, 0.01), 0.25)
+
 
 @dataclass(slots=True)
 class Request:
@@ -72,7 +128,7 @@ class Request:
     body: bytes
     keep_alive: bool = True
     reserved: int = 0
-    """Memory budget reserved for this body (given back when answered)."""
+    """Body bytes counted against the memory budget (given back when answered)."""
 
     def header(self, lowered_name: bytes) -> bytes | None:
         return self.headers.get(lowered_name)
@@ -86,9 +142,9 @@ class Response:
     content_type: bytes | None = b"application/json"
 
 
-def json_error(status: int, message: str) -> Response:
+def json_error(status: int, message: str, headers: Headers | None = None) -> Response:
     """A short JSON error body, as clients (agents, collectors) expect."""
-    return Response(status, json.dumps({"error": message}).encode())
+    return Response(status, json.dumps({"error": message}).encode(), headers or [])
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -120,23 +176,36 @@ class _Answer:
         self.response = response
 
 
+# Where a connection is in its current request (what its deadline means).
+IDLE: Final = 0
+"""Between requests (or before the first byte of the first: `_first` says)."""
+HEAD: Final = 1
+"""Reading a request line and headers."""
+BODY: Final = 2
+"""Reading a body."""
+HANDLING: Final = 3
+"""The request is complete and being answered (the upstream has its own timeout)."""
+LINGER: Final = 4
+"""Answered with an error; draining input until the client closes or time is up."""
+
+
 class HttpServerProtocol(asyncio.BufferedProtocol):
     """One client connection.
 
-    Memory: a request body is reserved against the tracker's budget when its
-    headers arrive (Content-Length); past the budget the connection stops
-    reading until the tracker admits it. Each request carries its own
-    reservation and gives it back when answered, so nothing leaks. Reads go
-    into the tracker's one small buffer (parsed at once, before the next
-    read), so a connection waiting for admission holds at most one read of
-    its body, not the event loop's default 256 KiB per connection.
+    Reads go into the tracker's one small buffer and are parsed at once, so an
+    idle or waiting connection holds no read buffer of its own. Body bytes are
+    counted against the tracker's budget as they arrive; past the budget the
+    connection stops reading until memory is given back (one connection at a
+    time may go over, so that partial bodies can never wait on each other).
+    A request carries its count and gives it back when answered; a closed
+    connection gives back everything and drops its buffers and parser at once.
     """
 
-    def __init__(self, handler: Handler, max_body_size: int, tracker: ConnectionTracker):
+    def __init__(self, handler: Handler, limits: ServerLimits, tracker: ConnectionTracker):
         self._handler = handler
-        self._max_body = max_body_size
+        self._limits = limits
         self._tracker = tracker
-        self._parser = httptools.HttpRequestParser(self)
+        self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
         self._loop = asyncio.get_running_loop()  # made by the server, in its loop
         self._url = b""
@@ -145,6 +214,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._relayed = b""
         self._body: list[bytes] = []
         self._body_size = 0
+        self._head_bytes = 0
+        """Bytes read since the current request began, while in its head."""
         self._queue: deque[Request | _Answer] = deque()
         self._busy = False
         self._serving = False
@@ -152,62 +223,100 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._wakeup: asyncio.Future[None] | None = None
         """What the serving task waits on while the queue is empty."""
         self._closing = False
-        self._reserved = 0
-        """Budget reserved for the request being received."""
-        self._owed = 0
-        """Budget the tracker owes the request being received (waiting for memory)."""
-        self._waiting_memory = False
+        self._phase = IDLE
+        self._first = True
+        """No request has begun on this connection yet."""
+        self.deadline = 0.0
+        """When the current phase times out (loop time; 0: never)."""
+        self._held = 0
+        """Body bytes of the request being received, counted against the budget."""
+        self.waiting_memory = False
+        self._over_cap = False
+        """Accepted beyond max_connections with none idle: only probes are served."""
+        self._eof = False
+        """The client half-closed after complete requests: answer them, then close."""
 
     # -- asyncio.Protocol --------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
-        self._tracker.opened(self)
+        self._over_cap = not self._tracker.opened(self)
+        self.deadline = self._loop.time() + self._limits.header_timeout
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
         self._wake()  # the serving task sees the connection gone and ends
-        released = self._reserved + sum(
+        released = self._held + sum(
             item.reserved for item in self._queue if isinstance(item, Request)
         )
-        self._reserved = 0
+        self._held = 0
         self._queue.clear()
-        self._tracker.release(released)
-        self._tracker.closed(self)
+        # Break the parser <-> protocol cycle and drop partial input now, not
+        # whenever the cycle collector runs.
+        self._parser = None
+        self._body = []
+        self._headers = []
+        self._lowered = {}
+        self._relayed = b""
+        self._tracker.closed(self, released)
+
+    def eof_received(self) -> bool | None:
+        """The client will send nothing more: answer what it sent completely
+        (keeping the write side open), else close."""
+        if self._phase == IDLE and not self._first and (self._busy or self._queue):
+            self._eof = True
+            return True
+        if self._phase == HANDLING:
+            self._eof = True
+            return True
+        return None  # close
 
     @property
     def alive(self) -> bool:
         return self._transport is not None
 
-    def admitted(self, size: int) -> None:
-        """The tracker reserved `size` for the body this connection waited for."""
-        self._waiting_memory = False
-        if self._owed:
-            self._owed = 0
-            self._reserved += size  # that request is still arriving
-        else:
-            self._tracker.release(size)  # it arrived whole meanwhile: give it back
-        self._update_reading()
+    @property
+    def idle(self) -> bool:
+        """Nothing under way: closing it loses nothing."""
+        return self._phase == IDLE and not self._busy and not self._queue
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        return self._tracker.read_buffer
+        # Until a body is admitted, reads are small: a connection waiting for
+        # memory (or an aborted one nobody has noticed yet) then holds at most
+        # a small read of body bytes.
+        if self._phase == BODY:
+            return self._tracker.read_buffer
+        return self._tracker.head_buffer
 
     def buffer_updated(self, nbytes: int) -> None:
         self.data_received(self._tracker.read_buffer[:nbytes])
 
     def data_received(self, data: bytes | memoryview) -> None:
-        if self._closing:
-            return
+        parser = self._parser
+        if self._closing or parser is None:
+            return  # lingering: the input is drained and dropped
+        if self._phase != BODY:
+            self._head_bytes += len(data)
         try:
-            self._parser.feed_data(data)
+            parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported")
         except httptools.HttpParserError as problem:
-            self._fail(400, f"malformed HTTP request: {problem}")
+            if not self._closing:  # a limit already answered is not a parse error
+                self._fail(400, f"malformed HTTP request: {problem}")
+        if self._phase == HEAD and self._head_bytes > self._limits.max_header_size:
+            self._fail(
+                431, f"request header block larger than {self._limits.max_header_size} bytes"
+            )
 
     # -- httptools callbacks -----------------------------------------------------
 
     def on_message_begin(self) -> None:
+        self._tracker.not_idle(self)
+        if not self._first:
+            self.deadline = self._loop.time() + self._limits.header_timeout
+        self._first = False
+        self._phase = HEAD
         self._url = b""
         self._headers = []
         self._body = []
@@ -215,11 +324,20 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
 
     def on_url(self, url: bytes) -> None:
         self._url += url
+        if len(self._url) > self._limits.max_url_size:
+            self._fail(414, f"request target longer than {self._limits.max_url_size} bytes")
+            raise httptools.HttpParserError("limit")  # stop parsing this input
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
+        if len(self._headers) > self._limits.max_header_count:
+            self._fail(431, f"more than {self._limits.max_header_count} request headers")
+            raise httptools.HttpParserError("limit")
 
     def on_headers_complete(self) -> None:
+        self._phase = BODY
+        self._head_bytes = 0
+        self.deadline = self._loop.time() + self._limits.body_timeout
         lowered: dict[bytes, bytes] = {}
         relayed: list[bytes] = []
         for name, value in self._headers:
@@ -230,35 +348,45 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 relayed += (name, b": ", value, b"\r\n")
         self._lowered = lowered
         self._relayed = b"".join(relayed)
+        if self._over_cap and self._url.partition(b"?")[0] not in LOCAL_PATHS:
+            self._fail(
+                503,
+                "too many connections; retry later",
+                [(b"Retry-After", b"1")],
+            )
+            raise httptools.HttpParserError("limit")
         length = lowered.get(b"content-length", b"")
         declared = int(length) if length.isdigit() else 0
+        if declared > self._limits.max_body_size:
+            self._too_large()
+            raise httptools.HttpParserError("limit")
+        if (declared or b"transfer-encoding" in lowered) and not self._tracker.admit(self):
+            self.waiting_memory = True
+            self._update_reading()
         expect = lowered.get(b"expect")
-        expect_continue = expect is not None and expect.strip().lower() == b"100-continue"
-        if declared > self._max_body:
-            self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
-            return
-        if declared:
-            if self._tracker.admit(declared):
-                self._reserved = declared
-            else:
-                self._owed = declared
-                self._waiting_memory = True
-                self._tracker.wait(self, declared)
-                self._update_reading()
-        if expect_continue and self._transport is not None:
+        if (
+            expect is not None
+            and expect.strip().lower() == b"100-continue"
+            and self._transport is not None
+        ):
             self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         if self._closing:
             return
-        self._body_size += len(body)
-        if self._body_size > self._max_body:
-            self._fail(413, f"body larger than max_body_size ({self._max_body} bytes)")
-            return
+        size = len(body)
+        self._body_size += size
+        if self._body_size > self._limits.max_body_size:
+            self._too_large()
+            raise httptools.HttpParserError("limit")
         self._body.append(body)
+        self._held += size
+        if not self._tracker.hold(self, size) and not self.waiting_memory:
+            self.waiting_memory = True
+            self._update_reading()
 
     def on_message_complete(self) -> None:
-        if self._closing:
+        if self._closing or self._parser is None:
             return
         url = self._url.decode("latin-1")
         path, _, query = url.partition("?")
@@ -270,12 +398,35 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._relayed,
             self._body[0] if len(self._body) == 1 else b"".join(self._body),
             self._parser.should_keep_alive(),
-            self._reserved,
+            self._held,
         )
         self._body = []
-        self._reserved = 0
-        self._owed = 0  # if still waiting, admission is handed back on arrival
+        self._held = 0
+        self._phase = HANDLING
+        self.deadline = 0.0
+        self._tracker.received(self)
         self._enqueue(request)
+
+    # -- memory and deadlines (called by the tracker) ------------------------------
+
+    def resume_for_memory(self) -> None:
+        """The tracker has room again: read on, with the body's deadline
+        counted from now (waiting was not the client's fault)."""
+        self.waiting_memory = False
+        if self._phase == BODY:
+            self.deadline = max(self.deadline, self._loop.time() + self._limits.body_timeout)
+        self._update_reading()
+
+    def expire(self) -> None:
+        """The current phase ran past its deadline."""
+        if self._phase == HEAD:
+            self._fail(
+                408, f"request headers not received within {self._limits.header_timeout:g} s"
+            )
+        elif self._phase == BODY:
+            self._fail(408, f"request body not received within {self._limits.body_timeout:g} s")
+        else:  # idle keep-alive, or lingering after an error answer
+            self._close()
 
     # -- serving -----------------------------------------------------------------
 
@@ -301,8 +452,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         """Read while neither far-ahead pipelining nor memory says wait."""
         if self._transport is None or self._closing:
             return
-        pause = self._waiting_memory or len(self._queue) > 16
-        if pause:
+        if self.waiting_memory or len(self._queue) > 16:
             self._transport.pause_reading()
         else:
             self._transport.resume_reading()
@@ -314,14 +464,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         try:
             while self._transport is not None:
                 if not self._queue:
+                    if self._eof:
+                        self._close()
+                        return
                     self._idle()
                     self._wakeup = self._loop.create_future()
                     await self._wakeup
                     continue
                 item = self._queue.popleft()
                 if isinstance(item, _Answer):
-                    self._transport.write(encode_response(item.response, keep_alive=False))
-                    self._close()
+                    self._answer_and_linger(item.response)
                     return
                 try:
                     response = await self._handler(item)
@@ -331,7 +483,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 self._tracker.release(item.reserved)
                 if self._transport is None:
                     return
-                keep_alive = item.keep_alive and not self._tracker.draining
+                keep_alive = (
+                    item.keep_alive and not self._tracker.draining and not self._eof
+                ) or bool(self._queue)
                 head = item.method == "HEAD"
                 # The task outlives the request: drop it (and its body) before
                 # waiting for the next one, or every idle connection holds its last.
@@ -341,6 +495,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 if not keep_alive:
                     self._close()
                     return
+                if self._phase == HANDLING and not self._queue:
+                    self._phase = IDLE
+                    self.deadline = self._loop.time() + self._limits.idle_timeout
+                    self._tracker.now_idle(self)
                 self._update_reading()
         finally:
             self._idle()
@@ -351,19 +509,41 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._busy = False
             self._tracker.busy(-1)
 
-    def _fail(self, status: int, message: str) -> None:
-        """Answer an unreadable request and close (the stream position is lost),
-        after the answers owed to requests that came before it."""
+    def _too_large(self) -> None:
+        self._fail(413, f"body larger than max_body_size ({self._limits.max_body_size} bytes)")
+
+    def _fail(self, status: int, message: str, headers: Headers | None = None) -> None:
+        """Answer an unreadable or refused request and close (the stream
+        position is lost), after the answers owed to requests before it."""
         if self._closing or self._transport is None:
             return
-        answer = json_error(status, message)
-        if self._busy or self._queue:
+        answer = json_error(status, message, headers)
+        self._closing = True
+        self.waiting_memory = False
+        self._tracker.abandon(self, self._held)
+        self._held = 0
+        self._body = []
+        if self._busy:
+            self.deadline = 0.0
             self._queue.append(_Answer(answer))
-            self._closing = True
             self._transport.pause_reading()
             return
-        self._transport.write(encode_response(answer, keep_alive=False))
-        self._close()
+        self._answer_and_linger(answer)
+
+    def _answer_and_linger(self, response: Response) -> None:
+        """Write `response`, half-close, and drain the input for a moment: a
+        client still sending its body then reads the answer instead of a reset."""
+        transport = self._transport
+        if transport is None:
+            return
+        self._closing = True
+        transport.write(encode_response(response, keep_alive=False))
+        self._phase = LINGER
+        self.deadline = self._loop.time() + LINGER_SECS
+        self.waiting_memory = False
+        if transport.can_write_eof():
+            transport.write_eof()
+        transport.resume_reading()
 
     def _close(self) -> None:
         self._closing = True
@@ -376,57 +556,149 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
 
 
 class ConnectionTracker:
-    """Open connections and requests in flight (for graceful shutdown), and the
-    memory budget for request bodies: a body that would take the bytes held
-    past the budget waits, with its connection's reading paused, until others
-    finish. One request is always admitted, so large bodies cannot deadlock."""
+    """Open connections (for the cap and graceful shutdown), requests in
+    flight, every connection's deadline (one periodic sweep, not a timer per
+    connection), and the memory budget for request bodies."""
 
-    def __init__(self, budget: int = 2 << 20, read_size: int = 64 << 10) -> None:
+    def __init__(
+        self,
+        limits: ServerLimits | None = None,
+        read_size: int = 64 << 10,
+        head_size: int = 8 << 10,
+    ) -> None:
+        self.limits = limits or ServerLimits()
         self.read_buffer = memoryview(bytearray(read_size))
         """Where every connection's reads land; parsed before the next read."""
+        self.head_buffer = self.read_buffer[:head_size]
+        """The same buffer's start: where reads land until a body is admitted."""
         self.connections: set[HttpServerProtocol] = set()
+        self._idle: dict[HttpServerProtocol, None] = {}
+        """Idle connections, longest idle first (evicted first at the cap)."""
         self.in_flight = 0
         self.draining = False
-        self.budget = budget
+        self.budget = self.limits.body_budget
         self.held = 0
-        self._waiting: deque[tuple[HttpServerProtocol, int]] = deque()
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self.bytes_in = 0
+        """Body bytes received since start (heap trimming looks at it)."""
+        self._over: HttpServerProtocol | None = None
+        """The one connection allowed to receive past the budget."""
+        self._waiting: deque[HttpServerProtocol] = deque()
+        self._idle_event = asyncio.Event()
+        self._idle_event.set()
+        self._sweeper: asyncio.TimerHandle | None = None
 
-    def admit(self, size: int) -> bool:
-        if self.held and self.held + size > self.budget:
+    # -- connections -------------------------------------------------------------
+
+    def opened(self, connection: HttpServerProtocol) -> bool:
+        """Track a new connection; False when it is over the cap (no idle
+        connection could make room)."""
+        if len(self.connections) >= self.limits.max_connections and self._idle:
+            oldest = next(iter(self._idle))
+            self._idle.pop(oldest)
+            self.connections.discard(oldest)  # gone now; its close completes later
+            oldest._close()
+        within = len(self.connections) < self.limits.max_connections
+        self.connections.add(connection)
+        self._idle[connection] = None
+        if self._sweeper is None:
+            loop = asyncio.get_running_loop()
+            self._sweeper = loop.call_later(self.limits.sweep_every, self._sweep)
+        return within
+
+    def closed(self, connection: HttpServerProtocol, released: int) -> None:
+        self.connections.discard(connection)
+        self._idle.pop(connection, None)
+        if self._over is connection:
+            self._over = None
+        self.release(released)
+
+    def not_idle(self, connection: HttpServerProtocol) -> None:
+        self._idle.pop(connection, None)
+
+    def now_idle(self, connection: HttpServerProtocol) -> None:
+        self._idle[connection] = None
+
+    def _sweep(self) -> None:
+        """Expire connections past their deadline; run again while any is open."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        expired = [c for c in self.connections if 0.0 < c.deadline <= now and not c.waiting_memory]
+        for connection in expired:
+            connection.expire()
+        self._sweeper = (
+            loop.call_later(self.limits.sweep_every, self._sweep) if self.connections else None
+        )
+
+    # -- memory --------------------------------------------------------------------
+
+    def admit(self, connection: HttpServerProtocol) -> bool:
+        """May `connection` start reading the body it announced? False: it
+        waits its turn (first come, first served), reading paused."""
+        if self._waiting:
+            self._waiting.append(connection)
             return False
-        self.held += size
-        return True
+        return self.held < self.budget or self._go_over_or_wait(connection)
 
-    def wait(self, connection: HttpServerProtocol, size: int) -> None:
-        self._waiting.append((connection, size))
+    def hold(self, connection: HttpServerProtocol, size: int) -> bool:
+        """Count `size` body bytes just received; False: stop reading until
+        resumed."""
+        self.held += size
+        self.bytes_in += size
+        if self.held <= self.budget or self._over is connection or connection.waiting_memory:
+            return True
+        return self._go_over_or_wait(connection)
+
+    def _go_over_or_wait(self, connection: HttpServerProtocol) -> bool:
+        """One connection at a time may receive past the budget, so that
+        partial bodies never all wait on each other; others wait in line."""
+        if self._over is None:
+            self._over = connection
+            return True
+        self._waiting.append(connection)
+        return False
+
+    def received(self, connection: HttpServerProtocol) -> None:
+        """`connection`'s body is complete (its bytes stay held until answered)."""
+        if self._over is connection:
+            self._over = None
+            self._wake_waiting()
+
+    def abandon(self, connection: HttpServerProtocol, size: int) -> None:
+        """`connection` gives up the body it was receiving (`size` bytes held)."""
+        if self._over is connection:
+            self._over = None
+        self.release(size)
 
     def release(self, size: int) -> None:
         self.held = max(0, self.held - size)
+        self._wake_waiting()
+
+    def _wake_waiting(self) -> None:
+        """Resume waiting connections while there is room for one read each;
+        with no room and nobody over the budget, let the longest waiting go over."""
+        room = self.budget - self.held
+        read_size = len(self.read_buffer)
         while self._waiting:
-            connection, need = self._waiting[0]
-            if not connection.alive:
+            connection = self._waiting[0]
+            if not connection.alive or not connection.waiting_memory:
                 self._waiting.popleft()
                 continue
-            if self.held and self.held + need > self.budget:
-                break
+            if room <= 0:
+                if self._over is not None:
+                    return
+                self._over = connection
+            room -= read_size
             self._waiting.popleft()
-            self.held += need
-            connection.admitted(need)
+            connection.resume_for_memory()
 
-    def opened(self, connection: HttpServerProtocol) -> None:
-        self.connections.add(connection)
-
-    def closed(self, connection: HttpServerProtocol) -> None:
-        self.connections.discard(connection)
+    # -- shutdown ------------------------------------------------------------------
 
     def busy(self, delta: int) -> None:
         self.in_flight += delta
         if self.in_flight:
-            self._idle.clear()
+            self._idle_event.clear()
         else:
-            self._idle.set()
+            self._idle_event.set()
 
     async def drain(self, timeout: float) -> bool:
         """Stop keep-alive, close idle connections, wait for requests in flight."""
@@ -434,7 +706,7 @@ class ConnectionTracker:
         for connection in list(self.connections):
             connection.close_if_idle()
         try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
+            await asyncio.wait_for(self._idle_event.wait(), timeout)
         except TimeoutError:
             return False
         return True

@@ -90,7 +90,9 @@ class Edge:
 
         def pool(url: str) -> UpstreamPool:
             if url not in pools:
-                pools[url] = UpstreamPool(url, config.upstream_timeout_secs)
+                pools[url] = UpstreamPool(
+                    url, config.upstream_timeout_secs, max_response_size=config.max_response_size
+                )
             return pools[url]
 
         self.upstream = pool(config.upstream_url)

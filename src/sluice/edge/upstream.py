@@ -1,8 +1,18 @@
 """Forwarding to the upstream: a pool of keep-alive HTTP/1.1 connections.
 
-A request that fails because a pooled connection had already been closed by
-the upstream, before any byte of the response arrived, is retried once on a
-fresh connection; nothing else is retried (a replay could duplicate data).
+Nothing is ever sent twice: once a byte of a request has been written, any
+failure (a close without an answer, a response cut short, a timeout) is the
+caller's error to report (502/504), because the upstream may have processed
+the request. What keeps that from costing errors on quiet links is that a
+pooled connection is checked before it is used: one the upstream has closed
+(or written to unasked) is discarded, and one idle longer than
+``POOL_IDLE_SECS`` is closed rather than reused (servers drop idle
+connections, Node.js after 5 s).
+
+A response counts only once its status line and header block are complete;
+a response body is bounded (``max_response_size``), so an upstream cannot
+make Edge buffer more than that.
+
 The timeout covers the whole request (connect, send, answer). Rather than a
 timer per request (a timer handle made and cancelled every time), each
 connection notes its deadline and one sweep per pool, a few times per
@@ -12,10 +22,11 @@ timeout while requests are in flight, fails those past it.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from collections import deque
 from dataclasses import dataclass
-from typing import cast
+from typing import Final, cast
 from urllib.parse import urlsplit
 
 import httptools
@@ -31,8 +42,12 @@ class UpstreamTimeout(UpstreamError):
     """The upstream did not answer within the timeout."""
 
 
-class _StaleConnection(UpstreamError):
-    """A reused connection closed before any response byte: safe to retry once."""
+POOL_IDLE_SECS: Final = 4.0
+"""A pooled connection idle longer than this is closed, not reused."""
+DEFAULT_MAX_RESPONSE: Final = 16 << 20
+"""Largest upstream response body relayed (bytes); a larger one is a 502."""
+MAX_RESPONSE_HEADERS: Final = 256
+_PEEK: Final = socket.MSG_PEEK | socket.MSG_DONTWAIT
 
 
 @dataclass(slots=True)
@@ -53,24 +68,51 @@ class _Connection(asyncio.Protocol):
         """When the request in flight times out (loop time)."""
         self.headers: Headers = []
         self.body: list[bytes] = []
+        self.body_size = 0
+        self.max_body = 0
         self.received = False
+        self.headers_done = False
         self.closed = False
         self.head = False
+        self.idle_since = 0.0
+        self.socket: socket.socket | None = None
+        """The transport's socket, wrapped without owning it (for the peek)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
         self.loop = asyncio.get_running_loop()
+        raw = transport.get_extra_info("socket")
+        if raw is not None:
+            self.socket = socket.socket(fileno=raw.fileno())
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.transport = None
+        if self.socket is not None:
+            self.socket.detach()  # the transport owns (and has closed) the descriptor
+            self.socket = None
         if self.received:
             self._finish_unframed()
-        self._settle(
-            UpstreamError("upstream closed the connection mid-response")
-            if self.received
-            else _StaleConnection("upstream closed the connection")
-        )
+        if self.headers_done:
+            problem = "upstream closed the connection mid-response"
+        elif self.received:
+            problem = "upstream closed the connection before completing its response headers"
+        else:
+            problem = "upstream closed the connection without answering"
+        self._settle(UpstreamError(problem))
+
+    def usable(self) -> bool:
+        """Open, with nothing unasked-for to read: checked just before a reuse,
+        so a close the event loop has not processed yet shows here."""
+        if self.closed or self.socket is None:
+            return False
+        try:
+            self.socket.recv(1, _PEEK)  # end of stream, or bytes nobody asked for
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass
+        return False
 
     def data_received(self, data: bytes) -> None:
         self.received = True
@@ -84,9 +126,10 @@ class _Connection(asyncio.Protocol):
         return None
 
     def _finish_unframed(self) -> None:
-        """A response without Content-Length or chunked encoding ends at close."""
+        """A response without Content-Length or chunked encoding ends at close
+        (one whose status line or headers were cut short is no response)."""
         waiter = self.waiter
-        if waiter is None or waiter.done() or not self.received:
+        if waiter is None or waiter.done() or not self.headers_done:
             return
         framing = {name.lower() for name, _ in self.headers}
         if b"content-length" in framing or b"transfer-encoding" in framing:
@@ -100,14 +143,23 @@ class _Connection(asyncio.Protocol):
     def on_message_begin(self) -> None:
         self.headers = []
         self.body = []
+        self.body_size = 0
+        self.headers_done = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
+        if len(self.headers) > MAX_RESPONSE_HEADERS:
+            self._fail(UpstreamError(f"upstream sent more than {MAX_RESPONSE_HEADERS} headers"))
 
     def on_body(self, body: bytes) -> None:
+        self.body_size += len(body)
+        if self.body_size > self.max_body:
+            self._fail(UpstreamError(f"upstream response larger than {self.max_body} bytes"))
+            return
         self.body.append(body)
 
     def on_headers_complete(self) -> None:
+        self.headers_done = True
         if self.head and not 100 <= self.parser.get_status_code() < 200:
             # A HEAD answer has no body whatever its Content-Length says; the
             # parser would wait for one, so settle now and retire the connection.
@@ -117,6 +169,7 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         if 100 <= self.parser.get_status_code() < 200:
+            self.headers_done = False
             return  # an interim answer (100 Continue): the final one follows
         self._settle(
             UpstreamResponse(
@@ -138,17 +191,20 @@ class _Connection(asyncio.Protocol):
 
     def _fail(self, problem: Exception) -> None:
         self._settle(problem)
+        self.body = []
         if self.transport is not None:
             self.transport.close()
 
     def send(
-        self, data: list[bytes], deadline: float, head: bool = False
+        self, data: list[bytes], deadline: float, max_body: int, head: bool = False
     ) -> asyncio.Future[UpstreamResponse]:
         """Write one request; the future settles with its response or error.
         The pool's sweep fails it once `deadline` has passed."""
         assert self.transport is not None and self.loop is not None
         self.head = head
         self.received = False
+        self.headers_done = False
+        self.max_body = max_body
         self.deadline = deadline
         self.waiter = self.loop.create_future()
         self.transport.writelines(data)
@@ -163,7 +219,13 @@ class _Connection(asyncio.Protocol):
 class UpstreamPool:
     """Keep-alive connections to one upstream base URL (``http(s)://host:port/base``)."""
 
-    def __init__(self, base_url: str, timeout: float, max_idle: int = 64):
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float,
+        max_idle: int = 64,
+        max_response_size: int = DEFAULT_MAX_RESPONSE,
+    ):
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"upstream URL must be http(s)://host[:port][/path], got {base_url!r}")
@@ -175,6 +237,7 @@ class UpstreamPool:
         self.host_header = (self.host if default_port else f"{self.host}:{self.port}").encode()
         self.timeout = timeout
         self.max_idle = max_idle
+        self.max_response_size = max_response_size
         self._idle: deque[_Connection] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._in_flight: set[_Connection] = set()
@@ -242,11 +305,15 @@ class UpstreamPool:
             assert self._loop is not None
             self._sweeper = self._loop.call_later(self._sweep_every, self._sweep)
 
-    def _idle_connection(self) -> _Connection | None:
+    def _idle_connection(self, now: float) -> _Connection | None:
+        """The most recently used pooled connection that is safe to reuse;
+        the others found on the way are closed."""
         while self._idle:
             candidate = self._idle.pop()
-            if not candidate.closed:
+            if now - candidate.idle_since < POOL_IDLE_SECS and candidate.usable():
                 return candidate
+            if candidate.transport is not None:
+                candidate.transport.close()
         return None
 
     async def request(
@@ -258,29 +325,20 @@ class UpstreamPool:
         data = self._encode(method, self.target(path, query), headers, body)
         head = method == "HEAD"
         loop = self._loop or self._bind_loop()
-        deadline = loop.time() + self.timeout
-        connection = self._idle_connection()
-        reused = connection is not None
+        now = loop.time()
+        deadline = now + self.timeout
+        connection = self._idle_connection(now)
         if connection is None:
             connection = await self._connect(deadline)
         in_flight = self._in_flight
         self._watch(connection)
         try:
-            response = await connection.send(data, deadline, head)
-        except _StaleConnection:
-            if not reused:
-                raise UpstreamError("upstream closed the connection without answering") from None
-            in_flight.discard(connection)
-            connection = await self._connect(deadline)
-            self._watch(connection)
-            try:
-                response = await connection.send(data, deadline, head)
-            except _StaleConnection:
-                raise UpstreamError("upstream closed the connection without answering") from None
+            response = await connection.send(data, deadline, self.max_response_size, head)
         finally:
             in_flight.discard(connection)
         if response.keep_alive and not connection.closed and len(self._idle) < self.max_idle:
             connection.waiter = None
+            connection.idle_since = loop.time()
             self._idle.append(connection)
         elif connection.transport is not None:
             connection.transport.close()
