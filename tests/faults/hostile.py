@@ -9,6 +9,7 @@ with "timeout after N s" instead of hanging itself.
 
 from __future__ import annotations
 
+import json
 import re
 import select
 import socket
@@ -20,6 +21,7 @@ from pathlib import Path
 
 MiB = 1 << 20
 _CONTENT_LENGTH = re.compile(rb"(?im)^content-length:[ \t]*(\d+)[ \t]*$")
+_CHUNKED = re.compile(rb"(?im)^transfer-encoding:[ \t]*chunked[ \t]*$")
 _STATUS = re.compile(rb"HTTP/1\.[01] (\d{3})[ \r]")
 
 
@@ -42,32 +44,52 @@ class Outcome:
 
     @property
     def body(self) -> bytes:
-        return self.data.partition(b"\r\n\r\n")[2]
+        """The body (de-chunked), as much of it as arrived."""
+        return _framed(self.data)[1]
 
-    def header(self, name: str) -> str | None:
-        head = self.data.partition(b"\r\n\r\n")[0].decode("latin-1")
-        for line in head.split("\r\n")[1:]:
-            key, _, value = line.partition(":")
-            if key.strip().lower() == name.lower():
-                return value.strip()
-        return None
+    @property
+    def error(self) -> str | None:
+        """The message of a JSON error body (``{"error": "..."}``), if it is one."""
+        try:
+            doc = json.loads(self.body)
+        except ValueError:
+            return None
+        return doc.get("error") if isinstance(doc, dict) else None
 
     def __str__(self) -> str:
         sent = f" (sending stopped: {self.send_error})" if self.send_error else ""
         return f"{self.ended} after {self.elapsed:.1f} s{sent}, having received {self.data[:300]!r}"
 
 
-def _whole_response(data: bytes) -> bool:
+def _framed(data: bytes) -> tuple[bool, bytes]:
+    """Whether `data` holds one whole response (framed by Content-Length or
+    chunked), and its body so far. A response framed by neither ends at close."""
     head, found, rest = data.partition(b"\r\n\r\n")
     length = _CONTENT_LENGTH.search(head)
-    return bool(found) and length is not None and len(rest) >= int(length.group(1))
+    if not found or not (length or _CHUNKED.search(head)):
+        return False, rest
+    if length:
+        return len(rest) >= int(length.group(1)), rest[: int(length.group(1))]
+    chunks = []
+    while True:
+        line, found, rest = rest.partition(b"\r\n")
+        try:
+            size = int(line.split(b";")[0], 16) if found else -1
+        except ValueError:  # not chunked after all: read on until the close
+            size = -1
+        if size < 0 or len(rest) < size + 2:
+            return False, b"".join(chunks)
+        if size == 0:  # the last chunk; whole once the (empty) trailer section ends
+            return rest.startswith(b"\r\n") or b"\r\n\r\n" in rest, b"".join(chunks)
+        chunks.append(rest[:size])
+        rest = rest[size + 2 :]
 
 
 def _read(sock: socket.socket, timeout: float, stop_at_response: bool, started: float) -> Outcome:
     deadline = time.monotonic() + timeout
     data = b""
     while True:
-        if stop_at_response and _whole_response(data):
+        if stop_at_response and _framed(data)[0]:
             return Outcome(data, "answered", time.monotonic() - started)
         remaining = deadline - time.monotonic()
         if remaining <= 0:

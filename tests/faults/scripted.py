@@ -24,7 +24,6 @@ import contextlib
 import socket
 import struct
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -99,9 +98,6 @@ class Received:
     target: str
     headers: list[tuple[str, str]]
     body: bytes
-
-    def header(self, name: str) -> str | None:
-        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
 
 
 @dataclass
@@ -198,17 +194,6 @@ class ScriptedUpstream:
         """Every request read whole so far, in order of arrival."""
         with self._changed:
             return [r for c in self.connections for r in c.requests]
-
-    def wait_committed(self, count: int, timeout: float = 10.0) -> list[Received]:
-        """Wait until `count` requests are committed (or the timeout); all of them."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while (
-                len(got := [r for c in self.connections for r in c.requests]) < count
-                and time.monotonic() < deadline
-            ):
-                self._changed.wait(0.05)
-        return got
 
     def stop(self) -> None:
         self._stopping.set()
