@@ -141,13 +141,13 @@ def test_idle_keep_alive_connections_are_closed_after_idle_timeout(
 ) -> None:
     """Defect 4 (nothing times out idle connections): with idle_timeout_secs
     0.5, a connection that never sent a byte and one idle after an answered
-    request are both closed by Edge (within 5 s here)."""
+    request are both closed by Edge (within 3 s here)."""
     edge = start_edge(idle_timeout_secs=0.5)
     with connect(edge.port) as silent, connect(edge.port) as used:
         used.sendall(http_bytes("GET", "/x"))
         assert read_answer(used).status == 200
         for name, sock in (("never used", silent), ("idle after a request", used)):
-            outcome = wait_closed(sock, timeout=5)
+            outcome = wait_closed(sock, timeout=3)
             assert outcome.ended in ("eof", "reset"), f"{name}: {outcome}"
 
 
@@ -173,7 +173,7 @@ def test_slowloris_headers_get_408_after_header_timeout(start_edge: EdgeLauncher
     edge = start_edge(header_timeout_secs=0.5, idle_timeout_secs=30)
     slow = b"GET /x HTTP/1.1\r\nHost: edge\r\nX-Slow: " + b"s" * 200
     with connect(edge.port) as sock:
-        outcome = trickle(sock, slow, interval=0.1, timeout=5)
+        outcome = trickle(sock, slow, interval=0.1, timeout=3)
         assert outcome.status == 408, f"slowloris headers: {outcome}"
         assert wait_closed(sock, timeout=5).ended in ("eof", "reset")
 
@@ -185,7 +185,7 @@ def test_body_shorter_than_content_length_gets_408(start_edge: EdgeLauncher) -> 
     edge = start_edge(body_timeout_secs=0.5)
     with connect(edge.port) as sock:
         sock.sendall(http_bytes("POST", "/x", headers=[("Content-Length", "1000")]) + b"x" * 10)
-        outcome = read_answer(sock, timeout=5)
+        outcome = read_answer(sock, timeout=3)
         assert outcome.status == 408, f"body 990 bytes short: {outcome}"
         assert wait_closed(sock, timeout=5).ended in ("eof", "reset")
 
