@@ -1,0 +1,204 @@
+"""Edge's upstream client against a misbehaving upstream (issue 12, defects 1,
+3 and 8): a response cut anywhere is a 502 (504 when it stalls), never a
+success; large responses are streamed or refused, never held whole; a request
+the upstream may have processed is never sent again."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+
+import pytest
+
+from tests.edge.helpers import EdgeLauncher, EdgeProcess
+from tests.faults.hostile import MiB, Outcome, connect, http_bytes, memory, read_answer
+from tests.faults.scripted import (
+    Close,
+    Pause,
+    Received,
+    ScriptedUpstream,
+    Send,
+    Step,
+    StreamBody,
+    pattern_at,
+    respond,
+)
+
+JSON = [("Content-Type", "application/json")]
+
+
+def post(edge: EdgeProcess, body: bytes, timeout: float = 10.0) -> Outcome:
+    """POST /v1/logs on a fresh raw connection; the bytes Edge answered, as they are."""
+    with connect(edge.port) as sock:
+        sock.sendall(http_bytes("POST", "/v1/logs", body, JSON))
+        return read_answer(sock, timeout)
+
+
+def copies(upstream: ScriptedUpstream, body: bytes) -> int:
+    return sum(r.body == body for r in upstream.committed())
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 12 defect 1: a cut header block is relayed as a success"
+)
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 20",
+        b"HTTP/1.1 200 OK\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Le",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n",
+    ],
+    ids=["status-line-cut", "status-line-only", "header-name-cut", "header-block-unfinished"],
+)
+def test_upstream_closing_before_its_header_block_ends_is_502(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream, head: bytes
+) -> None:
+    """Defect 1 (silent loss): an upstream that sends part of a status line or
+    header block and closes has not answered; the client must get 502 (and
+    retry), never a success or a relayed bogus status."""
+    scripted.script = lambda request: [Send(head), Close()]
+    edge = start_edge(upstream_url=scripted.url)
+    outcome = post(edge, b'{"resourceLogs": []}')
+    assert outcome.status == 502, f"upstream sent {head!r} then closed; Edge: {outcome}"
+    assert outcome.error, f"a JSON error says why: {outcome}"
+
+
+def test_upstream_stalling_mid_headers_is_504(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream
+) -> None:
+    """Defect 1: a status line and half a header block, then silence past
+    upstream_timeout_secs, is a 504, not a hang and not a success."""
+    scripted.script = lambda request: [Send(b"HTTP/1.1 200 OK\r\nContent-Type: appl"), Pause(30)]
+    edge = start_edge(upstream_url=scripted.url, upstream_timeout_secs=0.5)
+    outcome = post(edge, b'{"resourceLogs": []}', timeout=5)
+    assert outcome.status == 504, f"upstream stalled mid-headers; Edge: {outcome}"
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n",
+    ],
+    ids=["content-length", "chunked"],
+)
+def test_upstream_closing_mid_body_is_502(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream, cut: bytes
+) -> None:
+    """Defect 1: a response body cut short by a close (Content-Length or
+    chunked framing) is a 502, never relayed as a success."""
+    scripted.script = lambda request: [Send(cut), Close()]
+    edge = start_edge(upstream_url=scripted.url)
+    outcome = post(edge, b'{"resourceLogs": []}')
+    assert outcome.status == 502, f"upstream cut its body with a close; Edge: {outcome}"
+
+
+def test_close_delimited_response_is_relayed_whole(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream
+) -> None:
+    """Defect 1, what held: a response framed by neither Content-Length nor
+    chunked, with a complete header block, ends at the upstream's close and is
+    relayed as the success it is."""
+    scripted.script = lambda request: [
+        Send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"),
+        Pause(0.1),
+        Send(b'{"partial'),
+        Send(b'Success": {}}'),
+        Close(),
+    ]
+    edge = start_edge(upstream_url=scripted.url)
+    outcome = post(edge, b'{"resourceLogs": []}')
+    assert (outcome.status, outcome.body) == (200, b'{"partialSuccess": {}}'), outcome
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 defect 3: responses are buffered whole")
+def test_large_upstream_response_is_streamed_or_refused(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream
+) -> None:
+    """Defect 3 (memory): a 200 MiB upstream response must not grow Edge by
+    its size (peak RSS under 100 MiB): it is relayed whole and intact, or
+    refused with a 502, never cut short under a success status."""
+    size = 200 * MiB
+    scripted.script = lambda request: [
+        Send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size),
+        StreamBody(size),
+    ]
+    edge = start_edge(upstream_url=scripted.url, upstream_timeout_secs=30)
+    connection = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=30)
+    try:
+        connection.request("GET", "/api/v1/export")
+        response = connection.getresponse()
+        if response.status == 502:
+            assert "error" in json.loads(response.read()), "a 502 says why"
+        else:
+            assert response.status == 200, response.status
+            relayed = 0
+            try:
+                while piece := response.read(MiB):
+                    assert piece == pattern_at(relayed, len(piece)), f"corrupt at {relayed}"
+                    relayed += len(piece)
+            except http.client.IncompleteRead as cut:
+                pytest.fail(f"200 relayed, then cut after {relayed + len(cut.partial)} bytes")
+            assert relayed == size
+    finally:
+        connection.close()
+    used = memory(edge.process.pid)
+    assert used.peak < 100 * MiB, f"Edge relaying a 200 MiB response: {used}"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 defect 8: the POST is sent again")
+def test_no_replay_of_a_post_the_upstream_read_whole_on_a_pooled_connection(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream
+) -> None:
+    """Defect 8 (duplication): the upstream reads a whole POST on a reused
+    keep-alive connection and closes without answering. It may have stored
+    it, so Edge must answer 502 and not send it again."""
+
+    def script(request: Received) -> list[Step]:
+        if (request.connection, request.index) == (0, 1):
+            return [Close()]
+        return [respond()]
+
+    scripted.script = script
+    edge = start_edge(upstream_url=scripted.url)
+    assert post(edge, b'{"resourceLogs": [], "n": 1}').status == 200
+    second = b'{"resourceLogs": [], "n": 2}'
+    outcome = post(edge, second)
+    sent = copies(scripted, second)
+    assert sent == 1, f"Edge sent the POST {sent} times (client got: {outcome})"
+    assert outcome.status == 502, outcome
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["fin", "rst"])
+def test_no_replay_when_the_upstream_drops_the_connection_after_reading_a_post(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream, reset: bool
+) -> None:
+    """Defect 8: the same on the first request of a fresh connection, with the
+    upstream closing by FIN or by RST: one copy, 502."""
+    scripted.script = lambda request: [Close(reset)] if request.connection == 0 else [respond()]
+    edge = start_edge(upstream_url=scripted.url)
+    body = b'{"resourceLogs": []}'
+    outcome = post(edge, body)
+    sent = copies(scripted, body)
+    assert sent == 1, f"Edge sent the POST {sent} times (client got: {outcome})"
+    assert outcome.status == 502, outcome
+
+
+def test_pooled_connection_closed_while_idle_is_not_reused(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream
+) -> None:
+    """Defect 8, the allowed case: the upstream closed an idle pooled
+    connection well before the next request, so that request goes on a
+    fresh connection and succeeds, committed exactly once."""
+    scripted.script = lambda request: (
+        [respond(), Pause(0.1), Close()] if request.connection == 0 else [respond()]
+    )
+    edge = start_edge(upstream_url=scripted.url)
+    assert post(edge, b'{"resourceLogs": [], "n": 1}').status == 200
+    time.sleep(0.5)  # the upstream's idle close reaches Edge meanwhile
+    second = b'{"resourceLogs": [], "n": 2}'
+    outcome = post(edge, second)
+    assert outcome.status == 200, outcome
+    assert copies(scripted, second) == 1, scripted.committed()
