@@ -80,7 +80,6 @@ OVER_LIMITS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 3: no header or URL limits: forwarded")
 @pytest.mark.parametrize("limit", OVER_LIMITS)
 def test_request_over_a_header_or_url_limit_is_refused(
     start_edge: EdgeLauncher, scripted: ScriptedUpstream, limit: str
@@ -114,9 +113,6 @@ def test_request_within_the_header_and_url_limits_is_forwarded(
     assert sum(name.startswith("X-Pad-") for name, _ in forwarded.headers) == 90
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 12 defect 3: 22 MiB of headers buffered and forwarded"
-)
 def test_22_mib_of_headers_is_refused_with_memory_bounded(
     start_edge: EdgeLauncher, scripted: ScriptedUpstream
 ) -> None:
@@ -135,7 +131,6 @@ def test_22_mib_of_headers_is_refused_with_memory_bounded(
 # -- timeouts ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: idle connections never closed")
 def test_idle_keep_alive_connections_are_closed_after_idle_timeout(
     start_edge: EdgeLauncher,
 ) -> None:
@@ -165,7 +160,6 @@ def test_idle_timeout_spares_a_request_waiting_on_the_upstream(
     assert (outcome.status, outcome.body) == (200, b'{"slow": true}'), outcome
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: no header timeout")
 def test_slowloris_headers_get_408_after_header_timeout(start_edge: EdgeLauncher) -> None:
     """Defect 4 (slowloris): header bytes trickling in at 10 per second never
     complete the header block; with header_timeout_secs 0.5 Edge answers 408
@@ -178,7 +172,6 @@ def test_slowloris_headers_get_408_after_header_timeout(start_edge: EdgeLauncher
         assert wait_closed(sock, timeout=5).ended in ("eof", "reset")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: no body timeout: waits forever")
 def test_body_shorter_than_content_length_gets_408(start_edge: EdgeLauncher) -> None:
     """Defect 4 (waits forever): Content-Length 1000 and 10 bytes sent; with
     body_timeout_secs 0.5 Edge answers 408 and closes."""
@@ -193,7 +186,6 @@ def test_body_shorter_than_content_length_gets_408(start_edge: EdgeLauncher) -> 
 # -- connections ---------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: no connection cap: /_health reset")
 def test_connection_cap_keeps_health_answering_when_descriptors_are_scarce(
     start_edge: EdgeLauncher,
 ) -> None:
@@ -221,7 +213,6 @@ def test_connection_cap_keeps_health_answering_when_descriptors_are_scarce(
 # -- body budget and 413 ---------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: stalled bodies hold the budget forever")
 def test_stalled_bodies_do_not_block_other_clients(
     start_edge: EdgeLauncher, upstream: Upstream
 ) -> None:
@@ -246,7 +237,6 @@ def test_stalled_bodies_do_not_block_other_clients(
             sock.close()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: chunked bodies bypass the budget")
 def test_chunked_bodies_count_against_the_body_budget(start_edge: EdgeLauncher) -> None:
     """Defect 4 (chunked bodies bypass the budget): 40 connections each send
     960 KiB of a chunked body and stall. Like Content-Length bodies, they
@@ -268,7 +258,6 @@ def test_chunked_bodies_count_against_the_body_budget(start_edge: EdgeLauncher) 
     assert grown < 16, f"40 stalled chunked uploads grew Edge by {grown:.1f} MiB: {after}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: 413 then close: the sender gets a reset")
 @pytest.mark.parametrize("framing", ["content-length", "chunked"])
 def test_413_reaches_a_client_that_keeps_sending(start_edge: EdgeLauncher, framing: str) -> None:
     """Defect 4 (over-limit 413s arrive as connection resets, so clients
@@ -290,9 +279,6 @@ def test_413_reaches_a_client_that_keeps_sending(start_edge: EdgeLauncher, frami
     assert error is None and outcome.status == 413, f"5 MB {framing} body: {outcome}"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 12 defect 4: 413 then close: http.client gets a reset"
-)
 def test_413_reaches_http_client(start_edge: EdgeLauncher) -> None:
     """Defect 4: the same with http.client, which sends the whole body before
     reading the response: neither sending nor reading fails, the status is 413."""
@@ -334,7 +320,6 @@ def test_aborted_uploads_give_their_budget_back(
     assert outcome.status == 200, f"1 MiB POST after 50 aborted uploads: {outcome}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 3: closed connections keep their buffers")
 def test_memory_returns_to_idle_after_aborted_uploads(start_edge: EdgeLauncher) -> None:
     """Defect 3 (50 clients aborting half-sent 1 MiB bodies for 20 s drove
     RSS to 3.8 GB, and it stayed): rounds of 50 such clients for 3 s (10
@@ -361,7 +346,6 @@ def test_memory_returns_to_idle_after_aborted_uploads(start_edge: EdgeLauncher) 
 # -- half-close --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 4: half-close drops the answer")
 def test_half_closed_client_still_gets_its_answer(
     start_edge: EdgeLauncher, upstream: Upstream
 ) -> None:

@@ -39,9 +39,6 @@ def copies(upstream: ScriptedUpstream, body: bytes) -> int:
     return sum(r.body == body for r in upstream.committed())
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 12 defect 1: a cut header block is relayed as a success"
-)
 @pytest.mark.parametrize(
     "head",
     [
@@ -113,7 +110,6 @@ def test_close_delimited_response_is_relayed_whole(
     assert (outcome.status, outcome.body) == (200, b'{"partialSuccess": {}}'), outcome
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 3: responses are buffered whole")
 def test_large_upstream_response_is_streamed_or_refused(
     start_edge: EdgeLauncher, scripted: ScriptedUpstream
 ) -> None:
@@ -148,7 +144,6 @@ def test_large_upstream_response_is_streamed_or_refused(
     assert used.peak < 100 * MiB, f"Edge relaying a 200 MiB response: {used}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 defect 8: the POST is sent again")
 def test_no_replay_of_a_post_the_upstream_read_whole_on_a_pooled_connection(
     start_edge: EdgeLauncher, scripted: ScriptedUpstream
 ) -> None:

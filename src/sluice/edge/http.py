@@ -241,7 +241,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
         self._over_cap = not self._tracker.opened(self)
-        self.deadline = self._loop.time() + self._limits.header_timeout
+        # Nothing sent yet: idle and awaiting headers at once, whichever is shorter.
+        limits = self._limits
+        self.deadline = self._loop.time() + min(limits.header_timeout, limits.idle_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
@@ -305,9 +307,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             if not self._closing:  # a limit already answered is not a parse error
                 self._fail(400, f"malformed HTTP request: {problem}")
         if self._phase == HEAD and self._head_bytes > self._limits.max_header_size:
-            self._fail(
-                431, f"request header block larger than {self._limits.max_header_size} bytes"
-            )
+            self._headers_too_large()
 
     # -- httptools callbacks -----------------------------------------------------
 
@@ -340,7 +340,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self.deadline = self._loop.time() + self._limits.body_timeout
         lowered: dict[bytes, bytes] = {}
         relayed: list[bytes] = []
+        size = len(self._url)
         for name, value in self._headers:
+            size += len(name) + len(value) + 4
             low = name.lower()
             if low not in lowered:
                 lowered[low] = value
@@ -348,6 +350,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 relayed += (name, b": ", value, b"\r\n")
         self._lowered = lowered
         self._relayed = b"".join(relayed)
+        if size > self._limits.max_header_size:
+            # (A block that never ends is caught on the raw bytes read instead.)
+            self._headers_too_large()
+            raise httptools.HttpParserError("limit")
         if self._over_cap and self._url.partition(b"?")[0] not in LOCAL_PATHS:
             self._fail(
                 503,
@@ -508,6 +514,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._busy:
             self._busy = False
             self._tracker.busy(-1)
+
+    def _headers_too_large(self) -> None:
+        self._fail(431, f"request header block larger than {self._limits.max_header_size} bytes")
 
     def _too_large(self) -> None:
         self._fail(413, f"body larger than max_body_size ({self._limits.max_body_size} bytes)")
