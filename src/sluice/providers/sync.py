@@ -1,22 +1,17 @@
-"""The tero.policy.v1 sync protocol, client side: building a ``SyncRequest``,
-sending it over HTTP (JSON or protobuf) or gRPC, and reading the
-``SyncResponse`` into policies."""
+"""The tero.policy.v1 sync protocol, client side: building a ``SyncRequest``
+and reading the ``SyncResponse`` into policies. The transports that carry
+them are ``http_transport`` and ``grpc_transport``."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
-import ssl
-import urllib.error
-import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
 
 from sluice.policy import LoadReport, PolicyCounts, PolicyDocumentError, load_document
 from sluice.providers.wire import policy_pb2 as pb
@@ -24,7 +19,6 @@ from sluice.providers.wire import policy_pb2 as pb
 SYNC_METHOD = "/tero.policy.v1.PolicyService/Sync"
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
-_PROTOBUF_TYPES = (PROTOBUF, "application/protobuf")
 _RESPONSE_KEYS = frozenset(
     {
         "policies",
@@ -142,29 +136,44 @@ def read_response(response: Any) -> SyncResult:
     )
 
 
-def read_json_response(body: bytes) -> SyncResult:
+def read_json_response(body: bytes | bytearray) -> SyncResult:
     """A JSON SyncResponse: exact proto3 JSON when it parses as such, else read
-    tolerantly (either policy dialect) so that hand-written servers work too."""
+    tolerantly (either policy dialect) so that hand-written servers work too.
+    Errors chain nothing: a JSONDecodeError holds the whole body."""
     try:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError) as problem:
-        raise SyncError(f"response is not JSON: {problem}") from None
-    if not isinstance(doc, dict):
-        raise SyncError("response is not a JSON object")
+        failure = f"response is not JSON: {problem}"
+    else:
+        failure = "" if isinstance(doc, dict) else "response is not a JSON object"
+    if failure:
+        raise SyncError(failure)
     if not _RESPONSE_KEYS.intersection(doc):
         raise SyncError("response has none of the SyncResponse fields")
+    error = doc.get("errorMessage") or doc.get("error_message")
+    if error:
+        raise SyncError(f"server error: {error}")
+    message = pb.SyncResponse()
     try:
-        message = json_format.ParseDict(doc, pb.SyncResponse(), ignore_unknown_fields=True)
+        json_format.ParseDict(doc, message, ignore_unknown_fields=True)
     except (json_format.ParseError, TypeError, ValueError):
-        message = None
-    if message is not None:
-        return read_response(message)
-    if doc.get("errorMessage") or doc.get("error_message"):
-        raise SyncError(f"server error: {doc.get('errorMessage') or doc.get('error_message')}")
+        exact = False  # not proto3 JSON: read outside this handler, so nothing chains
+    else:
+        exact = True
+    if not exact:
+        return _read_tolerantly(doc)
+    return read_response(message)
+
+
+def _read_tolerantly(doc: Mapping[str, Any]) -> SyncResult:
     try:
         report = load_document(doc)
     except PolicyDocumentError as problem:
-        raise SyncError(f"response has no policies: {problem}") from None
+        failure = f"response has no policies: {problem}"
+    else:
+        failure = ""
+    if failure:
+        raise SyncError(failure)
     interval = doc.get("recommendedSyncIntervalSeconds") or doc.get(
         "recommended_sync_interval_seconds"
     )
@@ -181,109 +190,9 @@ class SyncTransport(ABC):
     """Sends one SyncRequest and returns the parsed result."""
 
     @abstractmethod
-    def sync(self, request: Any) -> SyncResult: ...
+    def sync(self, request: Any, timeout: float | None = None) -> SyncResult:
+        """One sync, all of it within `timeout` seconds (None: the configured
+        timeout). Raises SyncError."""
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections (optional)."""
-
-
-class HttpSyncTransport(SyncTransport):
-    """``POST`` to the sync URL, JSON by default or binary protobuf."""
-
-    def __init__(
-        self,
-        url: str,
-        headers: Sequence[tuple[str, str]] = (),
-        encoding: str = "json",
-        timeout: float = 10.0,
-        ca_file: str = "",
-    ) -> None:
-        self.url = url
-        self.headers = list(headers)
-        self.encoding = encoding
-        self.timeout = timeout
-        self._context = ssl.create_default_context(cafile=ca_file) if ca_file else None
-
-    def sync(self, request: Any) -> SyncResult:
-        if self.encoding == "protobuf":
-            body, content_type = request.SerializeToString(), PROTOBUF
-        else:
-            body = json_format.MessageToJson(request, indent=None).encode()
-            content_type = JSON
-        http_request = urllib.request.Request(self.url, data=body, method="POST")
-        http_request.add_header("Content-Type", content_type)
-        http_request.add_header("Accept", content_type)
-        for name, value in self.headers:
-            http_request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(
-                http_request, timeout=self.timeout, context=self._context
-            ) as response:
-                payload = response.read()
-                received = response.headers.get("Content-Type", content_type)
-        except urllib.error.HTTPError as problem:
-            detail = problem.read(200).decode("utf-8", "replace").strip()
-            raise SyncError(f"HTTP {problem.code} from {self.url}: {detail}") from None
-        except (urllib.error.URLError, OSError) as problem:
-            reason = getattr(problem, "reason", problem)
-            raise SyncError(f"cannot reach {self.url}: {reason}") from None
-        except http.client.HTTPException as problem:
-            raise SyncError(
-                f"bad HTTP response from {self.url}: {type(problem).__name__} {problem}"
-            ) from None
-        media = received.split(";")[0].strip().lower()
-        if media in _PROTOBUF_TYPES:
-            message = pb.SyncResponse()
-            try:
-                message.ParseFromString(payload)
-            except DecodeError as problem:
-                raise SyncError(f"response is not a SyncResponse: {problem}") from None
-            return read_response(message)
-        return read_json_response(payload)
-
-
-class GrpcSyncTransport(SyncTransport):
-    """The unary ``tero.policy.v1.PolicyService/Sync`` call; headers go as metadata.
-    (grpc is imported here, not at module load: it costs ~20 MiB of RSS, which a
-    sidecar without gRPC providers should not pay.)"""
-
-    def __init__(
-        self,
-        target: str,
-        headers: Sequence[tuple[str, str]] = (),
-        tls: bool = False,
-        ca_file: str = "",
-        timeout: float = 10.0,
-    ) -> None:
-        import grpc
-
-        self._grpc = grpc
-        for scheme in ("grpcs://", "grpc://"):
-            if target.startswith(scheme):
-                tls = tls or scheme == "grpcs://"
-                target = target[len(scheme) :]
-        self.target = target
-        self.metadata = tuple((name.lower(), value) for name, value in headers)
-        self.timeout = timeout
-        if tls:
-            roots = open(ca_file, "rb").read() if ca_file else None  # noqa: SIM115
-            self._channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(roots))
-        else:
-            self._channel = grpc.insecure_channel(target)
-        self._call = self._channel.unary_unary(
-            SYNC_METHOD,
-            request_serializer=lambda message: message.SerializeToString(),
-            response_deserializer=pb.SyncResponse.FromString,
-        )
-
-    def sync(self, request: Any) -> SyncResult:
-        try:
-            response = self._call(request, timeout=self.timeout, metadata=self.metadata)
-        except self._grpc.RpcError as problem:
-            code = problem.code() if hasattr(problem, "code") else "?"
-            details = problem.details() if hasattr(problem, "details") else str(problem)
-            raise SyncError(f"gRPC {code} from {self.target}: {details}") from None
-        return read_response(response)
-
-    def close(self) -> None:
-        self._channel.close()
