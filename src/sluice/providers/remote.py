@@ -112,7 +112,14 @@ class RemoteProvider(Provider):
         return self.sync()
 
     def stop(self) -> None:
-        """Stop polling, then send a last sync so no counts are left behind."""
-        super().stop()
-        self.sync(full_sync=True)
+        """Stop polling, then send a last sync so no counts are left behind,
+        all within one ``timeout_secs``. When a sync in progress has not ended
+        by then, no last sync is sent (the two would report the same counts)."""
+        deadline = time.monotonic() + self.config.timeout_secs
+        if self._halt(deadline):
+            left = deadline - time.monotonic()
+            if left > 0:
+                self.sync(full_sync=True, timeout=left)
+            else:
+                log.warning("provider %s: no time left for a last status sync", self.config.id)
         self.transport.close()
