@@ -540,6 +540,17 @@ def test_every_response_framing_is_read(scripted: ScriptedServer, framing: str) 
     assert surviving(provider.registry.snapshot, "x", "y") == ["y"]
 
 
+def test_a_policy_without_enabled_applies(scripted: ScriptedServer) -> None:
+    """A hand-written server leaving ``enabled`` out: the policy is enabled
+    (POLICY.md section 0), where it used to leave the provider 0 policies."""
+    policy = {"id": "drop-x", "name": "drop-x", "log": {"match": [{"logField": 1, "exact": "x"}]}}
+    policy["log"]["keep"] = "none"
+    scripted.script(Reply(body=json.dumps({"hash": "h1", "policies": [policy]}).encode()))
+    provider = http_provider(scripted.url)
+    assert provider.sync(), provider.last_error
+    assert surviving(provider.registry.snapshot, "x", "y") == ["y"]
+
+
 def held_connections(error: BaseException) -> list[str]:
     """What an exception keeps alive that belongs to a connection: chained
     exceptions, and exceptions or open sockets among the local variables of

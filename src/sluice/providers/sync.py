@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import socket
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.protobuf import json_format
@@ -139,6 +139,11 @@ def read_response(response: Any) -> SyncResult:
 def read_json_response(body: bytes | bytearray) -> SyncResult:
     """A JSON SyncResponse: exact proto3 JSON when it parses as such, else read
     tolerantly (either policy dialect) so that hand-written servers work too.
+
+    Either way a policy without ``enabled`` is enabled (POLICY.md section 0),
+    where proto3 would read false and silently disable it (binary protobuf
+    cannot tell false from absent: there the wire's value stands). Keys that
+    neither dialect knows are reported, not dropped (:func:`unknown_fields`).
     Errors chain nothing: a JSONDecodeError holds the whole body."""
     try:
         doc = json.loads(body)
@@ -155,13 +160,16 @@ def read_json_response(body: bytes | bytearray) -> SyncResult:
         raise SyncError(f"server error: {error}")
     message = pb.SyncResponse()
     try:
-        json_format.ParseDict(doc, message, ignore_unknown_fields=True)
+        json_format.ParseDict(doc, message)
     except (json_format.ParseError, TypeError, ValueError):
         exact = False  # not proto3 JSON: read outside this handler, so nothing chains
     else:
         exact = True
     if not exact:
         return _read_tolerantly(doc)
+    for policy, written in zip(message.policies, doc.get("policies") or (), strict=True):
+        if written.get("enabled") is None:
+            policy.enabled = True
     return read_response(message)
 
 
@@ -174,6 +182,7 @@ def _read_tolerantly(doc: Mapping[str, Any]) -> SyncResult:
         failure = ""
     if failure:
         raise SyncError(failure)
+    _report_unknown_fields(doc, report)
     interval = doc.get("recommendedSyncIntervalSeconds") or doc.get(
         "recommended_sync_interval_seconds"
     )
@@ -184,6 +193,60 @@ def _read_tolerantly(doc: Mapping[str, Any]) -> SyncResult:
         if isinstance(interval, int | float) and interval > 0
         else None,
     )
+
+
+_UNREAD_FIELDS = {
+    "tero.policy.v1.Policy": frozenset({"extensions"}),
+    "tero.policy.v1.SyncResponse": frozenset({"extension_configs", "extensionConfigs"}),
+}
+"""Protocol fields this wire copy leaves out because nothing here uses them."""
+_AUTHORING_FIELDS = {"tero.policy.v1.LogTarget": frozenset({"sample_rate", "sampleRate"})}
+"""Keys of the authoring dialect outside the protocol that the policy parser reads."""
+
+
+def unknown_fields(value: Any, descriptor: Any, at: tuple[str, ...] = ()) -> Iterator[str]:
+    """Where `value` (proto-JSON of the message `descriptor`) has a key that
+    neither the protocol nor the authoring dialect knows, as a message like
+    ``log: match[0]: unknown field "negat"``. A mistyped key is otherwise just
+    missing, so the policy would run with a different meaning."""
+    if not isinstance(value, Mapping):
+        return
+    fields = {f.name: f for f in descriptor.fields}
+    fields.update({f.json_name: f for f in descriptor.fields})
+    allowed = _UNREAD_FIELDS.get(descriptor.full_name, frozenset()) | _AUTHORING_FIELDS.get(
+        descriptor.full_name, frozenset()
+    )
+    for key, item in value.items():
+        field = fields.get(key)
+        if field is None:
+            if key not in allowed:
+                yield ": ".join((*at, f"unknown field {json.dumps(key)}"))
+        elif field.message_type is not None:
+            if isinstance(item, list):
+                for i, element in enumerate(item):
+                    yield from unknown_fields(element, field.message_type, (*at, f"{key}[{i}]"))
+            else:
+                yield from unknown_fields(item, field.message_type, (*at, key))
+
+
+def _report_unknown_fields(doc: Mapping[str, Any], report: LoadReport) -> None:
+    """Unknown keys inside a policy are errors of that policy (it is skipped,
+    and the error reaches the server with the next sync); elsewhere they are
+    warnings. Of two policies with one id the later counts, as when loading."""
+    descriptor = pb.SyncResponse.DESCRIPTOR
+    raw_policies = doc.get("policies")
+    top = {key: value for key, value in doc.items() if key != "policies"}
+    report.warnings.extend(
+        f"sync response: {problem}; ignored" for problem in unknown_fields(top, descriptor)
+    )
+    by_id: dict[str, list[str]] = {}
+    for raw in raw_policies if isinstance(raw_policies, list) else ():
+        if isinstance(raw, Mapping) and isinstance(raw.get("id"), str):
+            by_id[raw["id"]] = list(unknown_fields(raw, pb.Policy.DESCRIPTOR))
+    for index, policy in enumerate(report.policies):
+        problems = by_id.get(policy.id)
+        if problems:
+            report.policies[index] = replace(policy, errors=(*policy.errors, *problems))
 
 
 class SyncTransport(ABC):
