@@ -63,7 +63,8 @@ class _Response:
     content_type: str = ""
     framed: bool = False
     """Content-Length or chunked; otherwise the body ends when the server closes."""
-    body: bytearray = field(default_factory=bytearray)
+    pieces: list[bytes] = field(default_factory=list)
+    size: int = 0
     received: int = 0
     """Bytes read off the socket so far."""
     headers_done: bool = False
@@ -87,10 +88,11 @@ class _Response:
         self.headers_done = True
 
     def on_body(self, data: bytes) -> None:
-        if len(self.body) + len(data) > self.limit:
+        self.size += len(data)
+        if self.size > self.limit:
             self.too_large = True
         elif not self.too_large:
-            self.body += data
+            self.pieces.append(data)
 
     def on_message_complete(self) -> None:
         if self.status < 200:  # an interim answer (100 Continue): the real one follows
@@ -177,16 +179,18 @@ class HttpSyncTransport(SyncTransport):
         else:
             body = json_format.MessageToJson(request, indent=None).encode()
             content_type = JSON
-        response = self._exchange(self._request_bytes(body, content_type), timeout)
-        if response.status != 200:
-            detail = response.body[:200].decode("utf-8", "replace").strip()
-            raise SyncError(f"HTTP {response.status} from {self.url}: {detail}")
-        media = (response.content_type or content_type).split(";")[0].strip().lower()
+        status, received_type, payload = self._exchange(
+            self._request_bytes(body, content_type), timeout
+        )
+        if status != 200:
+            detail = payload[:200].decode("utf-8", "replace").strip()
+            raise SyncError(f"HTTP {status} from {self.url}: {detail}")
+        media = (received_type or content_type).split(";")[0].strip().lower()
         if media not in _PROTOBUF_TYPES:
-            return read_json_response(response.body)
+            return read_json_response(payload)
         message = pb.SyncResponse()
         try:
-            message.ParseFromString(response.body)
+            message.ParseFromString(payload)
         except DecodeError as problem:
             failure = f"response is not a SyncResponse: {problem}"
         else:
@@ -209,9 +213,10 @@ class HttpSyncTransport(SyncTransport):
             lines.append(f"{name}: {value}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace") + body
 
-    def _exchange(self, request: bytes, timeout: float | None) -> _Response:
+    def _exchange(self, request: bytes, timeout: float | None) -> tuple[int, str, bytes]:
         """Send `request` on a new connection and read the whole answer, all
-        within `timeout` (default: the configured one). Raises SyncError."""
+        within `timeout` (default: the configured one): its status, content
+        type and body. Raises SyncError."""
         seconds = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + seconds
         stage = "connecting"
@@ -244,29 +249,36 @@ class HttpSyncTransport(SyncTransport):
                 sock.close()
         raise SyncError(failure)
 
-    def _read(self, sock: socket.socket, deadline: float, response: _Response) -> _Response:
+    def _read(
+        self, sock: socket.socket, deadline: float, response: _Response
+    ) -> tuple[int, str, bytes]:
         parser = httptools.HttpResponseParser(response)
         response.parser = parser
-        while not response.complete:
-            sock.settimeout(_remaining(deadline))
-            data = sock.recv(_READ_SIZE)
-            if not data:
-                if response.headers_done and not response.framed:
-                    break  # the body was delimited by the close
-                raise _Refused(
-                    "connection closed mid-response"
-                    if response.headers_done
-                    else "connection closed before a complete response"
-                )
-            response.received += len(data)
-            try:
-                parser.feed_data(data)
-            except httptools.HttpParserError as problem:
-                raise _Refused(f"bad HTTP response ({problem})") from None
-            if response.too_large:
-                raise _Refused(
-                    f"response is larger than max_response_bytes ({self.max_response_bytes} bytes)"
-                )
-            if not response.headers_done and response.received > MAX_HEADER_BYTES:
-                raise _Refused(f"response headers are larger than {MAX_HEADER_BYTES} bytes")
-        return response
+        try:
+            while not response.complete:
+                sock.settimeout(_remaining(deadline))
+                data = sock.recv(_READ_SIZE)
+                if not data:
+                    if response.headers_done and not response.framed:
+                        break  # the body was delimited by the close
+                    raise _Refused(
+                        "connection closed mid-response"
+                        if response.headers_done
+                        else "connection closed before a complete response"
+                    )
+                response.received += len(data)
+                try:
+                    parser.feed_data(data)
+                except httptools.HttpParserError as problem:
+                    raise _Refused(f"bad HTTP response ({problem})") from None
+                if response.too_large:
+                    raise _Refused(
+                        f"response is larger than max_response_bytes ({self.max_response_bytes} bytes)"
+                    )
+                if not response.headers_done and response.received > MAX_HEADER_BYTES:
+                    raise _Refused(f"response headers are larger than {MAX_HEADER_BYTES} bytes")
+        finally:
+            response.parser = None  # a cycle: let the body go now, not at some later GC
+        body = b"".join(response.pieces)  # one copy at the end, not one per growth step
+        response.pieces.clear()
+        return response.status, response.content_type, body
