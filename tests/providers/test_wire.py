@@ -130,11 +130,7 @@ PROTO_DROP_X = {
     "log": {"match": [{"logField": "LOG_FIELD_BODY", "exact": "x"}], "keep": "none"},
 }
 """Exact proto3 JSON (it parses as a SyncResponse), without ``enabled``."""
-AUTHORING_DROP_X = {
-    "id": "drop-x",
-    "name": "drop-x",
-    "log": {"match": [{"log_field": "body", "exact": "x"}], "keep": "none"},
-}
+AUTHORING_DROP_X = drop("drop-x", "x")
 
 
 @pytest.mark.parametrize("policy", [PROTO_DROP_X, AUTHORING_DROP_X], ids=["proto3", "authoring"])
