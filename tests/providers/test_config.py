@@ -75,6 +75,24 @@ def test_a_valid_poll_interval_and_defaults() -> None:
     assert (grpc.id, grpc.url, grpc.priority) == ("g", "127.0.0.1:2", 1)
 
 
+def test_max_response_bytes_defaults_to_16_mib() -> None:
+    [default, small] = parse_providers(
+        [
+            {"type": "http", "url": "http://127.0.0.1:1/v1/policy/sync"},
+            {"type": "grpc", "url": "127.0.0.1:2", "max_response_bytes": 65536},
+        ],
+        WHERE,
+    )
+    assert (default.max_response_bytes, small.max_response_bytes) == (16 << 20, 65536)
+
+
+@pytest.mark.parametrize("limit", [0, 1023, 1.5e6, "16MiB", True])
+def test_a_bad_max_response_bytes_names_the_field(limit: Any) -> None:
+    message = error_of([{"type": "http", "url": "http://h/", "max_response_bytes": limit}])
+    assert message.startswith("config.json: policy_providers[0].max_response_bytes: ")
+    assert repr(limit) in message
+
+
 @pytest.mark.parametrize(
     ("headers", "field"),
     [

@@ -122,6 +122,28 @@ def test_a_bad_rewrite_keeps_the_previous_set(
     wait_until(lambda: provider.last_error == "", "the error to clear")
 
 
+def test_restoring_the_applied_content_clears_the_error(tmp_path: Path) -> None:
+    """The restored file has the hash of the set in use: nothing to reload,
+    but the error it reported is over (it used to stay in last_error)."""
+    path = tmp_path / "policies.json"
+    write_policies(path, drop("drop-a", "a"))
+    good = path.read_bytes()
+    provider, registry = file_provider(path)
+    assert provider.poll()
+    path.write_text('{"policies": [', encoding="utf-8")
+    assert provider.poll() is False
+    assert "not valid JSON" in provider.last_error
+
+    path.write_bytes(good)
+    ok = provider.poll()
+    assert ok is True
+    assert provider.last_error == ""
+    assert provider.next_delay(ok) == provider.interval
+    assert provider.failures == 0
+    assert registry.generation == 1  # same content as applied: not recompiled
+    assert surviving(registry.snapshot, "a", "b") == ["b"]
+
+
 def test_a_missing_file_is_an_error_until_it_appears(
     tmp_path: Path, running: list[FileProvider]
 ) -> None:

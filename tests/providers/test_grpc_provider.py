@@ -12,10 +12,10 @@ import grpc
 import pytest
 
 from sluice.providers.config import ProviderConfig, parse_provider
+from sluice.providers.grpc_transport import GrpcSyncTransport
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
 from sluice.providers.server import sync_service
-from sluice.providers.sync import GrpcSyncTransport
 from sluice.providers.wire import policy_pb2 as pb
 from tests.providers.conftest import TOKEN, Served
 from tests.providers.helpers import (
@@ -272,3 +272,22 @@ def test_grpc_failures_keep_the_previous_set(
     assert surviving(registry.snapshot, "x", "y") == ["x"]
     sent = {s.id: s.match_hits for s in scripted.requests[-1][0].policy_statuses}
     assert sent == {"drop-x": len(failures)}  # every failed attempt's hits, carried once more
+
+
+def test_a_response_over_max_response_bytes_is_refused(
+    scripted: ScriptedGrpc, closing: list[RemoteProvider]
+) -> None:
+    config = ProviderConfig(
+        type="grpc", id="control-plane", url=scripted.target, max_response_bytes=4096
+    )
+    provider = RemoteProvider(config, PolicyRegistry())
+    closing.append(provider)
+    scripted.script(respond("drop-x", "x", "h1"))
+    assert provider.sync(), provider.last_error
+    snapshot = provider.registry.snapshot
+
+    scripted.script(respond("drop-y", "y" * 5000, "h2"))
+    assert provider.sync() is False
+    assert "larger than max_response_bytes (4096 bytes)" in provider.last_error
+    assert provider.registry.snapshot is snapshot
+    assert surviving(provider.registry.snapshot, "x", "y") == ["y"]

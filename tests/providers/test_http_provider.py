@@ -3,7 +3,10 @@ against a real HTTP server scripted to misbehave."""
 
 from __future__ import annotations
 
+import gc
+import http.client
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,13 +14,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httptools
 import pytest
 from google.protobuf import json_format
 
 from sluice.providers.config import ProviderConfig, parse_provider
+from sluice.providers.http_transport import HttpSyncTransport
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
-from sluice.providers.sync import JSON, PROTOBUF, HttpSyncTransport
+from sluice.providers.sync import JSON, PROTOBUF, ClientIdentity, SyncError, build_request
 from sluice.providers.wire import policy_pb2 as pb
 from tests.conformance.servers import policy_server
 from tests.providers.conftest import TOKEN, Served
@@ -509,3 +514,96 @@ def test_requests_carry_the_client_identity_and_hash(scripted: ScriptedServer) -
     assert resource["service.instance.id"] != ""
     assert pb.POLICY_STAGE_LOG_FILTER in first.client_metadata.supported_policy_stages
     assert json.loads(json_format.MessageToJson(first))["fullSync"] is True
+
+
+def _raw_answer(framing: bytes, body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + framing + b"\r\n" + body
+
+
+SYNCED_X = json_format.MessageToJson(good(("drop-x", "x"), hash="h1").message).encode()
+FRAMINGS = {
+    "chunked": _raw_answer(
+        b"Transfer-Encoding: chunked\r\n",
+        b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n"
+        % (10, SYNCED_X[:10], len(SYNCED_X) - 10, SYNCED_X[10:]),
+    ),
+    "until-close": _raw_answer(b"", SYNCED_X),
+    "after-100-continue": b"HTTP/1.1 100 Continue\r\n\r\n"
+    + _raw_answer(b"Content-Length: %d\r\n" % len(SYNCED_X), SYNCED_X),
+}
+
+
+@pytest.mark.parametrize("framing", list(FRAMINGS))
+def test_every_response_framing_is_read(scripted: ScriptedServer, framing: str) -> None:
+    provider = http_provider(scripted.url, timeout=2.0)
+    scripted.script(Reply(raw=FRAMINGS[framing]))
+    assert provider.sync(), provider.last_error
+    assert provider.last_hash == "h1"
+    assert surviving(provider.registry.snapshot, "x", "y") == ["y"]
+
+
+def test_a_policy_without_enabled_applies(scripted: ScriptedServer) -> None:
+    """A hand-written server leaving ``enabled`` out: the policy is enabled
+    (POLICY.md section 0), where it used to leave the provider 0 policies."""
+    policy = {"id": "drop-x", "name": "drop-x", "log": {"match": [{"logField": 1, "exact": "x"}]}}
+    policy["log"]["keep"] = "none"
+    scripted.script(Reply(body=json.dumps({"hash": "h1", "policies": [policy]}).encode()))
+    provider = http_provider(scripted.url)
+    assert provider.sync(), provider.last_error
+    assert surviving(provider.registry.snapshot, "x", "y") == ["y"]
+
+
+def held_connections(error: BaseException) -> list[str]:
+    """What an exception keeps alive that belongs to a connection: chained
+    exceptions, and exceptions or open sockets among the local variables of
+    the frames it was raised through (the first frame is the catcher's)."""
+    held = [repr(e) for e in (error.__context__, error.__cause__) if e is not None]
+    frame = error.__traceback__.tb_next if error.__traceback__ else None
+    while frame is not None:
+        for name, value in frame.tb_frame.f_locals.items():
+            open_socket = isinstance(value, socket.socket) and value.fileno() != -1
+            if open_socket or isinstance(value, BaseException | http.client.HTTPResponse):
+                held.append(f"{frame.tb_frame.f_code.co_name}: {name}={value!r}")
+        frame = frame.tb_next
+    return held
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(status=500, body=b"x" * 300), Reply(body=b"not json " * 100), BROKEN_HTTP["not-http"]],
+    ids=["status-500", "garbage", "not-http"],
+)
+def test_a_sync_error_holds_nothing_of_its_connection(
+    scripted: ScriptedServer, reply: Reply
+) -> None:
+    """A SyncError used to chain urllib's error, whose open response (and
+    socket) stayed alive with every traceback logged or kept."""
+    transport = HttpSyncTransport(scripted.url, timeout=2.0)
+    request = build_request(
+        ClientIdentity(), full_sync=True, last_hash="", last_sync_nanos=0, counts={}, errors={}
+    )
+    scripted.script(reply)
+    for _ in range(2):
+        with pytest.raises(SyncError) as caught:
+            transport.sync(request)
+        assert held_connections(caught.value) == []
+
+
+def test_no_response_outlives_its_sync(scripted: ScriptedServer) -> None:
+    """The parser and the response it fills refer to each other; left as a
+    cycle, each refused body (up to max_response_bytes) waited for the next
+    garbage collection, and an idle Edge polling a server that streams
+    400 MB grew to 268 MB."""
+    provider = http_provider(scripted.url, timeout=2.0)
+    provider.transport = HttpSyncTransport(scripted.url, timeout=2.0, max_response_bytes=4096)
+    gc.collect()
+    gc.disable()
+    try:
+        scripted.script(good(("drop-x", "x"), hash="h1"))
+        assert provider.sync(), provider.last_error
+        scripted.script(Reply(body=b" " * 10000))
+        assert provider.sync() is False
+        assert "larger than max_response_bytes (4096 bytes)" in provider.last_error
+        assert not [o for o in gc.get_objects() if isinstance(o, httptools.HttpResponseParser)]
+    finally:
+        gc.enable()

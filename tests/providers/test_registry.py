@@ -3,9 +3,12 @@ many threads evaluate."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from typing import Any
+
+import pytest
 
 from sluice.policy import Policy, load_document
 from sluice.providers.registry import PolicyRegistry
@@ -79,6 +82,40 @@ def test_a_withdrawn_override_falls_back_to_the_file() -> None:
     registry.update("control-plane", REMOTE, 1, [])
     assert active(registry) == {"p": "file"}
     assert [p.id for p in registry.owned_by("baseline")] == ["p"]
+
+
+def test_an_update_leaving_a_provider_no_active_policy_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Such an update is most likely a mistake (every policy disabled or
+    broken); it used to pass as a routine "0 active" info line."""
+    registry = PolicyRegistry()
+    caplog.set_level(logging.INFO, "sluice.providers.registry")
+
+    def warnings() -> list[str]:
+        found = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        caplog.clear()
+        return found
+
+    registry.update("remote", REMOTE, 0, [])
+    assert warnings() == []  # nothing before, nothing now: not news
+    registry.update("remote", REMOTE, 0, policies(drop("a", "a"), drop("b", "b")))
+    assert warnings() == []
+    disabled = load_document({"policies": [{**drop("a", "a"), "enabled": False}]}).policies
+    broken = load_document({"policies": [{"id": "b", "log": {"match": []}}]}).policies
+    registry.update("remote", REMOTE, 0, disabled + broken)
+    assert warnings() == [
+        "remote: no active policies left (had 2; delivered 2: 1 disabled, 1 with errors)"
+    ]
+    registry.update("remote", REMOTE, 0, disabled)
+    assert warnings() == [
+        "remote: no active policies left (had 0; delivered 1: 1 disabled, 0 with errors)"
+    ]
+    registry.update("remote", REMOTE, 0, policies(drop("a", "a")))
+    registry.update("remote", REMOTE, 0, [])
+    assert warnings() == [
+        "remote: no active policies left (had 1; delivered 0: 0 disabled, 0 with errors)"
+    ]
 
 
 def test_counters_outlive_a_swap() -> None:

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from sluice.policy import load_document
+from sluice.policy import PolicySnapshot, load_document
 from sluice.policy.canonical import canonical_policy
+from sluice.policy.model import KeepKind
 from sluice.providers.sync import read_json_response, read_response
 from sluice.providers.wire import policy_pb2 as pb
 from tests.conformance.harness import TESTCASES
 from tests.conformance.servers import policy_server
-from tests.providers.helpers import drop, write_policies
+from tests.providers.helpers import drop, surviving, write_policies
 
 POLICY_FILES = sorted(TESTCASES.glob("*/policies.json"))
 
@@ -117,3 +118,70 @@ def test_a_protobuf_request_gets_a_protobuf_answer(tmp_path: Path) -> None:
     assert [p.id for p in message.policies] == ["drop-x"]
     assert len(message.hash) == 64
     assert stats == {"policies": [{"policy_id": "drop-x", "hits": 2, "errors": ["e"]}]}
+
+
+def json_response(*policies: dict[str, Any], **fields: Any) -> bytes:
+    return json.dumps({"hash": "h", **fields, "policies": list(policies)}).encode()
+
+
+PROTO_DROP_X = {
+    "id": "drop-x",
+    "name": "drop-x",
+    "log": {"match": [{"logField": "LOG_FIELD_BODY", "exact": "x"}], "keep": "none"},
+}
+"""Exact proto3 JSON (it parses as a SyncResponse), without ``enabled``."""
+AUTHORING_DROP_X = drop("drop-x", "x")
+
+
+@pytest.mark.parametrize("policy", [PROTO_DROP_X, AUTHORING_DROP_X], ids=["proto3", "authoring"])
+def test_a_sync_policy_without_enabled_is_enabled(policy: dict[str, Any]) -> None:
+    """POLICY.md section 0: ``enabled`` missing means true, in sync JSON too.
+    Proto3 reads a missing bool as false: the policy was silently disabled."""
+    [read] = read_json_response(json_response(policy)).report.policies
+    assert read.enabled and read.valid
+    assert surviving(PolicySnapshot.compile([read]), "x", "y") == ["y"]
+
+
+def test_enabled_false_disables_in_json_and_binary() -> None:
+    disabled = {**PROTO_DROP_X, "enabled": False}
+    assert not read_json_response(json_response(disabled)).report.policies[0].enabled
+    message = json_format.ParseDict(
+        {"policies": [PROTO_DROP_X]}, pb.SyncResponse()
+    )  # binary protobuf cannot tell false from absent: the wire's false stands
+    wire = pb.SyncResponse.FromString(message.SerializeToString())
+    assert not read_response(wire).report.policies[0].enabled
+
+
+def test_authoring_keys_in_sync_json_are_read_not_dropped() -> None:
+    """``sample_rate`` is no protocol field: a proto3 reader dropped it, so the
+    policy kept everything instead of 10%."""
+    policy = {
+        "id": "sample",
+        "name": "sample",
+        "enabled": True,
+        "log": {"match": [{"logField": "LOG_FIELD_BODY", "exact": "x"}], "sample_rate": 0.1},
+    }
+    [read] = read_json_response(json_response(policy)).report.policies
+    assert read.valid and read.keep.kind is KeepKind.PERCENT and read.keep.percent == 10.0
+
+
+def test_unknown_fields_in_sync_json_are_reported() -> None:
+    """A key neither dialect knows (a typo, a newer server's field) makes its
+    policy an error, skipped and reported like any other; outside policies
+    it is a warning. Both used to vanish silently."""
+    typo = {
+        "id": "typo",
+        "name": "typo",
+        "enabled": True,
+        "log": {"match": [{"logField": 1, "exact": "x", "negat": True}], "keep": "none"},
+        "priority": 3,
+    }
+    fine = {**PROTO_DROP_X, "id": "fine", "extensions": {}}
+    report = read_json_response(json_response(typo, fine, syncVersion=2)).report
+    by_id = {p.id: p for p in report.policies}
+    assert by_id["typo"].errors == (
+        'log: match[0]: unknown field "negat"',
+        'unknown field "priority"',
+    )
+    assert by_id["fine"].valid  # `extensions` is a protocol field nothing here reads
+    assert report.warnings == ['sync response: unknown field "syncVersion"; ignored']

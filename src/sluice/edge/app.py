@@ -23,7 +23,7 @@ from sluice.edge.config import EdgeConfig
 from sluice.edge.http import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.edge.routes import Edge
 from sluice.policy.patterns import DatabaseCache
-from sluice.providers import PolicyRegistry, make_providers
+from sluice.providers import PolicyRegistry, make_providers, stop_all
 
 log = logging.getLogger("sluice.edge")
 
@@ -107,8 +107,7 @@ async def serve(
     drained = await tracker.drain(DRAIN_SECS)
     if not drained:
         log.warning("requests still in flight after %.0f s; closing anyway", DRAIN_SECS)
-    for provider in providers:
-        await loop.run_in_executor(None, provider.stop)  # final status sync
+    await loop.run_in_executor(None, stop_all, providers)  # final status syncs, bounded
     edge.close()
     log.info("stopped")
 

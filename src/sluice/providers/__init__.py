@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sluice.providers.config import ConfigError, ProviderConfig, parse_providers
 from sluice.providers.file import FileProvider
-from sluice.providers.provider import Provider
+from sluice.providers.provider import Provider, stop_all
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
 from sluice.providers.sync import ClientIdentity
@@ -21,6 +21,7 @@ __all__ = [
     "RemoteProvider",
     "make_providers",
     "parse_providers",
+    "stop_all",
 ]
 
 

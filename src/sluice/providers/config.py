@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 ProviderType = Literal["file", "http", "grpc"]
 PROVIDER_TYPES: tuple[ProviderType, ...] = ("file", "http", "grpc")
 DEFAULT_POLL_SECS = {"file": 30.0, "http": 60.0, "grpc": 60.0}
+DEFAULT_MAX_RESPONSE_BYTES = 16 << 20
+"""Four times gRPC's own default, and several times a set of 10,000 policies."""
 _ENV = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -57,6 +59,9 @@ class ProviderConfig:
     encoding: Literal["json", "protobuf"] = "json"
     """HTTP request/response format of the sync protocol."""
     timeout_secs: float = 10.0
+    """Bounds a whole sync: connect, send, and the complete response."""
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    """A larger sync response is refused (the previous policies stay)."""
     tls: bool = False
     ca_file: str = ""
 
@@ -128,6 +133,10 @@ def parse_provider(
         raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {encoding!r}")
     values["encoding"] = encoding
     values["timeout_secs"] = _number(raw.get("timeout_secs", 10), f"{where}.timeout_secs", 0.01)
+    limit = raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1024:
+        raise ConfigError(f"{where}.max_response_bytes: expected an integer >= 1024, got {limit!r}")
+    values["max_response_bytes"] = limit
     tls = raw.get("tls", False)
     if not isinstance(tls, bool):
         raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
@@ -143,6 +152,7 @@ def parse_provider(
         "headers",
         "encoding",
         "timeout_secs",
+        "max_response_bytes",
         "tls",
         "ca_file",
     }

@@ -62,8 +62,8 @@ class FileProvider(Provider):
         except OSError as problem:
             return self._record(False, f"cannot read {path}: {problem.strerror or problem}")
         digest = hashlib.sha256(raw).hexdigest()
-        if digest == self.content_hash:
-            return True
+        if digest == self.content_hash:  # e.g. a broken edit reverted: that error is over
+            return self._record(True)
         try:
             report = parse_policy_text(raw.decode("utf-8"), path)
         except UnicodeDecodeError as problem:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from sluice.providers.config import ProviderConfig
 from sluice.providers.registry import PolicyRegistry
@@ -15,6 +17,8 @@ from sluice.providers.registry import PolicyRegistry
 log = logging.getLogger(__name__)
 
 BACKOFF_START_SECS = 1.0
+STOP_GRACE_SECS = 1.0
+"""How much longer than its timeout :func:`stop_all` waits for a provider."""
 
 
 class Provider(ABC):
@@ -66,11 +70,22 @@ class Provider(ABC):
             self._thread.start()
 
     def stop(self) -> None:
-        """Stop polling (waits for a poll in progress to finish)."""
+        """Stop polling, waiting at most ``timeout_secs`` for a poll in progress."""
+        self._halt(time.monotonic() + self.config.timeout_secs)
+
+    def _halt(self, deadline: float) -> bool:
+        """Stop the polling thread, waiting for a poll in progress until
+        `deadline` (monotonic). True when no poll is running any more; a poll
+        still running is left behind in its daemon thread."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.config.timeout_secs + 5)
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return True
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.warning("provider %s: a poll is still running; not waiting for it", self.config.id)
+            return False
+        return True
 
     def _record(self, ok: bool, error: str = "") -> bool:
         if ok:
@@ -81,3 +96,21 @@ class Provider(ABC):
             log.error("provider %s: %s", self.config.id, error)
             self.last_error = error
         return ok
+
+
+def stop_all(providers: Sequence[Provider]) -> None:
+    """Stop every provider at once, so that shutdown takes as long as the
+    slowest provider's timeout, not their sum. A provider that overruns its
+    timeout (plus :data:`STOP_GRACE_SECS`) is abandoned: it runs in a daemon
+    thread, which cannot keep the process alive."""
+    stoppers = [
+        threading.Thread(target=p.stop, name=f"stop-{p.config.id}", daemon=True) for p in providers
+    ]
+    for stopper in stoppers:
+        stopper.start()
+    longest = max((p.config.timeout_secs for p in providers), default=0.0)
+    deadline = time.monotonic() + longest + STOP_GRACE_SECS
+    for provider, stopper in zip(providers, stoppers, strict=True):
+        stopper.join(max(0.0, deadline - time.monotonic()))
+        if stopper.is_alive():
+            log.warning("provider %s did not stop in time; leaving it behind", provider.config.id)

@@ -15,7 +15,7 @@ import ctypes
 import ctypes.util
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sluice.policy import Policy, PolicyRuntime, PolicySnapshot, Signal
@@ -56,6 +56,10 @@ class ProviderSet:
     policies: tuple[Policy, ...]
 
 
+def _active(policies: Sequence[Policy]) -> int:
+    return sum(p.enabled and p.valid and p.signal is not None for p in policies)
+
+
 class PolicyRegistry:
     """Holds every provider's latest set and the compiled merged snapshot."""
 
@@ -74,8 +78,11 @@ class PolicyRegistry:
     def update(
         self, provider_id: str, priority: int, order: int, policies: list[Policy]
     ) -> PolicySnapshot:
-        """Replace one provider's set, recompile the merged set, swap it in."""
+        """Replace one provider's set, recompile the merged set, swap it in.
+        An update that leaves the provider no active policy is logged as a
+        warning: it most likely disabled or broke them all by mistake."""
         with self._lock:
+            previous = self._sets.get(provider_id)
             self._sets[provider_id] = ProviderSet(provider_id, priority, order, tuple(policies))
             merged, owner = self._merge()
             snapshot = PolicySnapshot.compile(merged, self.runtime, self._cache)
@@ -83,6 +90,16 @@ class PolicyRegistry:
             self.snapshot = snapshot
             self.generation += 1
         release_free_memory()
+        had = _active(previous.policies) if previous is not None else 0
+        if not _active(policies) and (had or policies):
+            log.warning(
+                "%s: no active policies left (had %d; delivered %d: %d disabled, %d with errors)",
+                provider_id,
+                had,
+                len(policies),
+                sum(not p.enabled for p in policies),
+                sum(p.enabled and not p.valid for p in policies),
+            )
         log.info(
             "policies updated by %s: %d active (%d with errors)",
             provider_id,

@@ -16,27 +16,33 @@ from typing import Any
 from sluice.policy import PolicyCounts
 from sluice.providers.config import ProviderConfig
 from sluice.providers.file import log_report
+from sluice.providers.http_transport import HttpSyncTransport
 from sluice.providers.provider import Provider
 from sluice.providers.registry import PolicyRegistry
-from sluice.providers.sync import (
-    ClientIdentity,
-    GrpcSyncTransport,
-    HttpSyncTransport,
-    SyncError,
-    SyncTransport,
-    build_request,
-)
+from sluice.providers.sync import ClientIdentity, SyncError, SyncTransport, build_request
 
 log = logging.getLogger(__name__)
 
 
 def make_transport(config: ProviderConfig) -> SyncTransport:
     if config.type == "grpc":
+        from sluice.providers.grpc_transport import GrpcSyncTransport  # imports grpc: see there
+
         return GrpcSyncTransport(
-            config.url, config.headers, config.tls, config.ca_file, config.timeout_secs
+            config.url,
+            config.headers,
+            config.tls,
+            config.ca_file,
+            config.timeout_secs,
+            config.max_response_bytes,
         )
     return HttpSyncTransport(
-        config.url, config.headers, config.encoding, config.timeout_secs, config.ca_file
+        config.url,
+        config.headers,
+        config.encoding,
+        config.timeout_secs,
+        config.ca_file,
+        config.max_response_bytes,
     )
 
 
@@ -78,11 +84,12 @@ class RemoteProvider(Provider):
         )
         return request, counts
 
-    def sync(self, full_sync: bool = False) -> bool:
-        """One sync: report, receive, apply. True on success; never raises."""
+    def sync(self, full_sync: bool = False, timeout: float | None = None) -> bool:
+        """One sync: report, receive, apply. True on success; never raises.
+        The exchange takes at most `timeout` seconds (default: the configured one)."""
         request, counts = self._request(full_sync)
         try:
-            result = self.transport.sync(request)
+            result = self.transport.sync(request, timeout)
         except SyncError as problem:
             return self._record(False, str(problem))
         except Exception as problem:  # never raise: a broken sync must not stop anything
@@ -105,7 +112,14 @@ class RemoteProvider(Provider):
         return self.sync()
 
     def stop(self) -> None:
-        """Stop polling, then send a last sync so no counts are left behind."""
-        super().stop()
-        self.sync(full_sync=True)
+        """Stop polling, then send a last sync so no counts are left behind,
+        all within one ``timeout_secs``. When a sync in progress has not ended
+        by then, no last sync is sent (the two would report the same counts)."""
+        deadline = time.monotonic() + self.config.timeout_secs
+        if self._halt(deadline):
+            left = deadline - time.monotonic()
+            if left > 0:
+                self.sync(full_sync=True, timeout=left)
+            else:
+                log.warning("provider %s: no time left for a last status sync", self.config.id)
         self.transport.close()

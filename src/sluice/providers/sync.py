@@ -1,22 +1,17 @@
-"""The tero.policy.v1 sync protocol, client side: building a ``SyncRequest``,
-sending it over HTTP (JSON or protobuf) or gRPC, and reading the
-``SyncResponse`` into policies."""
+"""The tero.policy.v1 sync protocol, client side: building a ``SyncRequest``
+and reading the ``SyncResponse`` into policies. The transports that carry
+them are ``http_transport`` and ``grpc_transport``."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
-import ssl
-import urllib.error
-import urllib.request
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
 
 from sluice.policy import LoadReport, PolicyCounts, PolicyDocumentError, load_document
 from sluice.providers.wire import policy_pb2 as pb
@@ -24,7 +19,6 @@ from sluice.providers.wire import policy_pb2 as pb
 SYNC_METHOD = "/tero.policy.v1.PolicyService/Sync"
 JSON = "application/json"
 PROTOBUF = "application/x-protobuf"
-_PROTOBUF_TYPES = (PROTOBUF, "application/protobuf")
 _RESPONSE_KEYS = frozenset(
     {
         "policies",
@@ -142,29 +136,53 @@ def read_response(response: Any) -> SyncResult:
     )
 
 
-def read_json_response(body: bytes) -> SyncResult:
+def read_json_response(body: bytes | bytearray) -> SyncResult:
     """A JSON SyncResponse: exact proto3 JSON when it parses as such, else read
-    tolerantly (either policy dialect) so that hand-written servers work too."""
+    tolerantly (either policy dialect) so that hand-written servers work too.
+
+    Either way a policy without ``enabled`` is enabled (POLICY.md section 0),
+    where proto3 would read false and silently disable it (binary protobuf
+    cannot tell false from absent: there the wire's value stands). Keys that
+    neither dialect knows are reported, not dropped (:func:`unknown_fields`).
+    Errors chain nothing: a JSONDecodeError holds the whole body."""
     try:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError) as problem:
-        raise SyncError(f"response is not JSON: {problem}") from None
-    if not isinstance(doc, dict):
-        raise SyncError("response is not a JSON object")
+        failure = f"response is not JSON: {problem}"
+    else:
+        failure = "" if isinstance(doc, dict) else "response is not a JSON object"
+    if failure:
+        raise SyncError(failure)
     if not _RESPONSE_KEYS.intersection(doc):
         raise SyncError("response has none of the SyncResponse fields")
+    error = doc.get("errorMessage") or doc.get("error_message")
+    if error:
+        raise SyncError(f"server error: {error}")
+    message = pb.SyncResponse()
     try:
-        message = json_format.ParseDict(doc, pb.SyncResponse(), ignore_unknown_fields=True)
+        json_format.ParseDict(doc, message)
     except (json_format.ParseError, TypeError, ValueError):
-        message = None
-    if message is not None:
-        return read_response(message)
-    if doc.get("errorMessage") or doc.get("error_message"):
-        raise SyncError(f"server error: {doc.get('errorMessage') or doc.get('error_message')}")
+        exact = False  # not proto3 JSON: read outside this handler, so nothing chains
+    else:
+        exact = True
+    if not exact:
+        return _read_tolerantly(doc)
+    for policy, written in zip(message.policies, doc.get("policies") or (), strict=True):
+        if written.get("enabled") is None:
+            policy.enabled = True
+    return read_response(message)
+
+
+def _read_tolerantly(doc: Mapping[str, Any]) -> SyncResult:
     try:
         report = load_document(doc)
     except PolicyDocumentError as problem:
-        raise SyncError(f"response has no policies: {problem}") from None
+        failure = f"response has no policies: {problem}"
+    else:
+        failure = ""
+    if failure:
+        raise SyncError(failure)
+    _report_unknown_fields(doc, report)
     interval = doc.get("recommendedSyncIntervalSeconds") or doc.get(
         "recommended_sync_interval_seconds"
     )
@@ -177,113 +195,67 @@ def read_json_response(body: bytes) -> SyncResult:
     )
 
 
+_UNREAD_FIELDS = {
+    "tero.policy.v1.Policy": frozenset({"extensions"}),
+    "tero.policy.v1.SyncResponse": frozenset({"extension_configs", "extensionConfigs"}),
+}
+"""Protocol fields this wire copy leaves out because nothing here uses them."""
+_AUTHORING_FIELDS = {"tero.policy.v1.LogTarget": frozenset({"sample_rate", "sampleRate"})}
+"""Keys of the authoring dialect outside the protocol that the policy parser reads."""
+
+
+def unknown_fields(value: Any, descriptor: Any, at: tuple[str, ...] = ()) -> Iterator[str]:
+    """Where `value` (proto-JSON of the message `descriptor`) has a key that
+    neither the protocol nor the authoring dialect knows, as a message like
+    ``log: match[0]: unknown field "negat"``. A mistyped key is otherwise just
+    missing, so the policy would run with a different meaning."""
+    if not isinstance(value, Mapping):
+        return
+    fields = {f.name: f for f in descriptor.fields}
+    fields.update({f.json_name: f for f in descriptor.fields})
+    allowed = _UNREAD_FIELDS.get(descriptor.full_name, frozenset()) | _AUTHORING_FIELDS.get(
+        descriptor.full_name, frozenset()
+    )
+    for key, item in value.items():
+        field = fields.get(key)
+        if field is None:
+            if key not in allowed:
+                yield ": ".join((*at, f"unknown field {json.dumps(key)}"))
+        elif field.message_type is not None:
+            if isinstance(item, list):
+                for i, element in enumerate(item):
+                    yield from unknown_fields(element, field.message_type, (*at, f"{key}[{i}]"))
+            else:
+                yield from unknown_fields(item, field.message_type, (*at, key))
+
+
+def _report_unknown_fields(doc: Mapping[str, Any], report: LoadReport) -> None:
+    """Unknown keys inside a policy are errors of that policy (it is skipped,
+    and the error reaches the server with the next sync); elsewhere they are
+    warnings. Of two policies with one id the later counts, as when loading."""
+    descriptor = pb.SyncResponse.DESCRIPTOR
+    raw_policies = doc.get("policies")
+    top = {key: value for key, value in doc.items() if key != "policies"}
+    report.warnings.extend(
+        f"sync response: {problem}; ignored" for problem in unknown_fields(top, descriptor)
+    )
+    by_id: dict[str, list[str]] = {}
+    for raw in raw_policies if isinstance(raw_policies, list) else ():
+        if isinstance(raw, Mapping) and isinstance(raw.get("id"), str):
+            by_id[raw["id"]] = list(unknown_fields(raw, pb.Policy.DESCRIPTOR))
+    for index, policy in enumerate(report.policies):
+        problems = by_id.get(policy.id)
+        if problems:
+            report.policies[index] = replace(policy, errors=(*policy.errors, *problems))
+
+
 class SyncTransport(ABC):
     """Sends one SyncRequest and returns the parsed result."""
 
     @abstractmethod
-    def sync(self, request: Any) -> SyncResult: ...
+    def sync(self, request: Any, timeout: float | None = None) -> SyncResult:
+        """One sync, all of it within `timeout` seconds (None: the configured
+        timeout). Raises SyncError."""
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections (optional)."""
-
-
-class HttpSyncTransport(SyncTransport):
-    """``POST`` to the sync URL, JSON by default or binary protobuf."""
-
-    def __init__(
-        self,
-        url: str,
-        headers: Sequence[tuple[str, str]] = (),
-        encoding: str = "json",
-        timeout: float = 10.0,
-        ca_file: str = "",
-    ) -> None:
-        self.url = url
-        self.headers = list(headers)
-        self.encoding = encoding
-        self.timeout = timeout
-        self._context = ssl.create_default_context(cafile=ca_file) if ca_file else None
-
-    def sync(self, request: Any) -> SyncResult:
-        if self.encoding == "protobuf":
-            body, content_type = request.SerializeToString(), PROTOBUF
-        else:
-            body = json_format.MessageToJson(request, indent=None).encode()
-            content_type = JSON
-        http_request = urllib.request.Request(self.url, data=body, method="POST")
-        http_request.add_header("Content-Type", content_type)
-        http_request.add_header("Accept", content_type)
-        for name, value in self.headers:
-            http_request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(
-                http_request, timeout=self.timeout, context=self._context
-            ) as response:
-                payload = response.read()
-                received = response.headers.get("Content-Type", content_type)
-        except urllib.error.HTTPError as problem:
-            detail = problem.read(200).decode("utf-8", "replace").strip()
-            raise SyncError(f"HTTP {problem.code} from {self.url}: {detail}") from None
-        except (urllib.error.URLError, OSError) as problem:
-            reason = getattr(problem, "reason", problem)
-            raise SyncError(f"cannot reach {self.url}: {reason}") from None
-        except http.client.HTTPException as problem:
-            raise SyncError(
-                f"bad HTTP response from {self.url}: {type(problem).__name__} {problem}"
-            ) from None
-        media = received.split(";")[0].strip().lower()
-        if media in _PROTOBUF_TYPES:
-            message = pb.SyncResponse()
-            try:
-                message.ParseFromString(payload)
-            except DecodeError as problem:
-                raise SyncError(f"response is not a SyncResponse: {problem}") from None
-            return read_response(message)
-        return read_json_response(payload)
-
-
-class GrpcSyncTransport(SyncTransport):
-    """The unary ``tero.policy.v1.PolicyService/Sync`` call; headers go as metadata.
-    (grpc is imported here, not at module load: it costs ~20 MiB of RSS, which a
-    sidecar without gRPC providers should not pay.)"""
-
-    def __init__(
-        self,
-        target: str,
-        headers: Sequence[tuple[str, str]] = (),
-        tls: bool = False,
-        ca_file: str = "",
-        timeout: float = 10.0,
-    ) -> None:
-        import grpc
-
-        self._grpc = grpc
-        for scheme in ("grpcs://", "grpc://"):
-            if target.startswith(scheme):
-                tls = tls or scheme == "grpcs://"
-                target = target[len(scheme) :]
-        self.target = target
-        self.metadata = tuple((name.lower(), value) for name, value in headers)
-        self.timeout = timeout
-        if tls:
-            roots = open(ca_file, "rb").read() if ca_file else None  # noqa: SIM115
-            self._channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(roots))
-        else:
-            self._channel = grpc.insecure_channel(target)
-        self._call = self._channel.unary_unary(
-            SYNC_METHOD,
-            request_serializer=lambda message: message.SerializeToString(),
-            response_deserializer=pb.SyncResponse.FromString,
-        )
-
-    def sync(self, request: Any) -> SyncResult:
-        try:
-            response = self._call(request, timeout=self.timeout, metadata=self.metadata)
-        except self._grpc.RpcError as problem:
-            code = problem.code() if hasattr(problem, "code") else "?"
-            details = problem.details() if hasattr(problem, "details") else str(problem)
-            raise SyncError(f"gRPC {code} from {self.target}: {details}") from None
-        return read_response(response)
-
-    def close(self) -> None:
-        self._channel.close()

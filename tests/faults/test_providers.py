@@ -1,0 +1,192 @@
+"""A policy server that misbehaves at the socket level, against the real
+``sluice-edge``: a stalled or oversized sync is a failed sync that shows in
+``/_health`` within a few deadlines, the last good policies stay
+active, and SIGTERM is not held up by the provider."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.edge.helpers import EdgeLauncher, Upstream, json_bodies, otlp_logs_json
+from tests.providers.helpers import wait_until
+
+TIMEOUT_SECS = 0.5
+GOOD = json.dumps(
+    {
+        "hash": "h1",
+        "policies": [
+            {
+                "id": "drop-x",
+                "name": "drop-x",
+                "enabled": True,
+                "log": {"match": [{"logField": "LOG_FIELD_BODY", "exact": "x"}], "keep": "none"},
+            }
+        ],
+    }
+).encode()
+GOOD_RESPONSE = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(GOOD), GOOD)
+)
+STREAMED_LIMIT = 32 << 20
+"""An oversized answer stops here, so that a client without a cap fails too
+instead of reading for minutes."""
+
+Fault = Callable[[socket.socket, threading.Event], None]
+
+
+def trickle(conn: socket.socket, stopping: threading.Event) -> None:
+    """A valid answer, one byte at a time, each well within the deadline
+    (half of it), so that only a deadline on the whole sync can end it: the
+    answer would take about 50 s."""
+    for i in range(len(GOOD_RESPONSE)):
+        conn.sendall(GOOD_RESPONSE[i : i + 1])
+        if stopping.wait(TIMEOUT_SECS / 2):
+            return
+
+
+def hang_after_headers(conn: socket.socket, stopping: threading.Event) -> None:
+    conn.sendall(GOOD_RESPONSE[: GOOD_RESPONSE.index(b"\r\n\r\n") + 4])
+    stopping.wait()
+
+
+def _stream(conn: socket.socket, head: bytes, piece: bytes) -> None:
+    conn.sendall(head)
+    for _ in range(STREAMED_LIMIT // len(piece)):
+        conn.sendall(piece)
+
+
+def declared_400_mb(conn: socket.socket, stopping: threading.Event) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 400000000\r\n\r\n"
+    _stream(conn, head, b" " * 65536)
+
+
+def chunked_without_end(conn: socket.socket, stopping: threading.Event) -> None:
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    _stream(conn, head, b"10000\r\n" + b" " * 65536 + b"\r\n")
+
+
+class ScriptedPolicyServer:
+    """An HTTP policy server on 127.0.0.1 written on raw sockets: the first
+    sync gets `GOOD`, every later one gets `fault`."""
+
+    def __init__(self, fault: Fault) -> None:
+        self.fault = fault
+        self.syncs = 0
+        self.stopping = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1/policy/sync"
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(10)
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(65536)
+                head, _, body = head.partition(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                while len(body) < length:
+                    body += conn.recv(65536)
+                with self._lock:
+                    self.syncs += 1
+                    first = self.syncs == 1
+                if first:
+                    conn.sendall(GOOD_RESPONSE)
+                else:
+                    self.fault(conn, self.stopping)
+            except OSError:  # the client gave up on us: that is the point
+                return
+
+    def close(self) -> None:
+        self.stopping.set()
+        self._listener.close()
+
+
+FAULTS: dict[str, tuple[Fault, dict[str, Any], str]] = {
+    "trickle": (trickle, {}, f"timed out after {TIMEOUT_SECS:g} s"),
+    "hang-after-headers": (hang_after_headers, {}, f"timed out after {TIMEOUT_SECS:g} s"),
+    "content-length-400-mb": (
+        declared_400_mb,
+        {"max_response_bytes": 65536},
+        "larger than max_response_bytes (65536 bytes)",
+    ),
+    "chunked-without-end": (
+        chunked_without_end,
+        {"max_response_bytes": 65536},
+        "larger than max_response_bytes (65536 bytes)",
+    ),
+}
+"""The server's misbehaviour, extra provider settings, and what the error says."""
+
+
+@pytest.fixture(params=list(FAULTS))
+def fault(
+    request: pytest.FixtureRequest,
+) -> Iterator[tuple[ScriptedPolicyServer, dict[str, Any], str]]:
+    """A server misbehaving as ``FAULTS[name]``, the provider settings, and
+    what the error says. The server stops before Edge does."""
+    behaviour, extra, mentions = FAULTS[request.param]
+    server = ScriptedPolicyServer(behaviour)
+    yield server, extra, mentions
+    server.close()
+
+
+def test_a_misbehaving_policy_server_is_a_failed_sync_that_does_not_hold_shutdown(
+    start_edge: EdgeLauncher,
+    upstream: Upstream,
+    fault: tuple[ScriptedPolicyServer, dict[str, Any], str],
+) -> None:
+    policy_server, extra, mentions = fault
+    edge = start_edge(
+        None,
+        policy_providers=[
+            {
+                "type": "http",
+                "id": "remote",
+                "url": policy_server.url,
+                "poll_interval_secs": 0.2,
+                "timeout_secs": TIMEOUT_SECS,
+                **extra,
+            }
+        ],
+    )
+    wait_until(
+        lambda: mentions in edge.health()["providers"][0]["last_error"],
+        f"/_health to show {mentions!r}",
+        timeout=20 * TIMEOUT_SECS,
+    )
+    assert mentions in edge.stderr()
+
+    assert edge.health()["providers"][0]["loaded"] is True  # the last good set stays
+    assert edge.health()["policies"]["logs"] == 1
+    body = json.dumps(otlp_logs_json(["x", "y"])).encode()
+    assert edge.post("/v1/logs", body, "application/json").status == 200
+    assert json_bodies(json.loads(upstream.received()[-1].body)) == ["y"]
+
+    # SIGTERM while the provider is stuck: exit 0 within its deadline or so (no
+    # drain is needed, nothing is in flight). Edge used to stay alive for as
+    # long as the server kept trickling.
+    assert edge.terminate(timeout=20 * TIMEOUT_SECS) == 0, edge.stderr()[-3000:]
