@@ -30,6 +30,7 @@ Run from the repository root: ``.venv/bin/python bench/hostile.py [--seconds 60]
 from __future__ import annotations
 
 import argparse
+import functools
 import http.client
 import random
 import select
@@ -165,7 +166,9 @@ class Load:
                 except IndexError:
                     self.tallies[role].count(f"{kind}: garbled answer")
 
-    def slowloris(self, role: str, rng: random.Random) -> None:
+    def hold(self, role: str, rng: random.Random, trickle: bool) -> None:
+        """Keep a connection open until Edge closes it: idle, or (`trickle`,
+        slowloris) sending a request's headers at 2 bytes/s, never finished."""
         while not self.stop.is_set():
             sock = self._connect(role)
             if sock is None:
@@ -173,36 +176,21 @@ class Load:
             opened = time.monotonic()
             with sock:
                 try:
-                    sock.sendall(b"POST /v1/logs HTTP/1.1\r\nHost: edge\r\nX-Slow: ")
+                    if trickle:
+                        sock.sendall(b"POST /v1/logs HTTP/1.1\r\nHost: edge\r\nX-Slow: ")
                     while not self.stop.is_set():
                         closed = self._closed_by_edge(sock, 0.5)
-                        if closed is None:
-                            self.tallies[role].count("answered, then", time.monotonic() - opened)
+                        if closed is not False:
+                            outcome = "closed by Edge" if closed else "answered by Edge"
+                            self.tallies[role].count(outcome, time.monotonic() - opened)
                             break
-                        if closed:
-                            self.tallies[role].count("closed by Edge", time.monotonic() - opened)
-                            break
-                        sock.sendall(bytes([rng.randrange(97, 123)]))
+                        if trickle:
+                            sock.sendall(bytes([rng.randrange(97, 123)]))
                     else:
                         self.tallies[role].count("still open at the end")
                 except OSError:
                     self.tallies[role].count("closed by Edge", time.monotonic() - opened)
-
-    def idle(self, role: str, rng: random.Random) -> None:
-        while not self.stop.is_set():
-            sock = self._connect(role)
-            if sock is None:
-                continue
-            opened = time.monotonic()
-            with sock:
-                while not self.stop.is_set():
-                    closed = self._closed_by_edge(sock, 0.5)
-                    if closed is not False:
-                        self.tallies[role].count("closed by Edge", time.monotonic() - opened)
-                        self.stop.wait(0.1)
-                        break
-                else:
-                    self.tallies[role].count("still open at the end")
+            self.stop.wait(0.1)  # Edge may close at once: do not spin
 
     def valid(self, role: str, rng: random.Random) -> None:
         tally = self.tallies[role]
@@ -250,8 +238,8 @@ class Load:
         roles: dict[str, Callable[[str, random.Random], None]] = {
             "aborted upload": self.aborted_upload,
             "header flood": self.header_flood,
-            "slowloris": self.slowloris,
-            "idle": self.idle,
+            "slowloris": functools.partial(self.hold, trickle=True),
+            "idle": functools.partial(self.hold, trickle=False),
             "valid": self.valid,
             "health probe": self.health_probe,
         }
