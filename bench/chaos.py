@@ -71,7 +71,7 @@ class Accounting:
     unknown: int = 0
     silent_loss_after: Counter[str] = field(default_factory=Counter)
     """Silently lost records by the last upstream fault they met."""
-    examples: dict[str, list[int]] = field(default_factory=dict)
+    silent_examples: list[int] = field(default_factory=list)
 
     @property
     def lost(self) -> int:
@@ -83,10 +83,8 @@ RESENT = "Edge sent the same client attempt twice"
 UNEXPLAINED = "other: the upstream had answered 2xx, the client still retried"
 
 
-_FATES = ("acked", "gave up", "unfinished")
-_DROPPED = len(_FATES) + 1
-"""Codes of a record's fate at the clients: 0 never sent, 1 + the index in
-_FATES for a record the policies keep, _DROPPED for one they drop."""
+ACKED, GAVE_UP, UNFINISHED, DROPPED = 1, 2, 3, 4
+"""A record's fate at the clients (0: no client reported it)."""
 
 
 def account(tallies: list[Tally], deliveries: list[Delivery]) -> Accounting:
@@ -96,11 +94,14 @@ def account(tallies: list[Tally], deliveries: list[Delivery]) -> Accounting:
     size = 1 + max((max(ids, default=0) for t in tallies for ids in t.all_ids()), default=0)
     fate = bytearray(size)
     for tally in tallies:
-        for code, name in enumerate(_FATES, 1):
-            for record_id in tally.kept[name]:
+        for code, ids in (
+            (ACKED, tally.kept["acked"]),
+            (GAVE_UP, tally.kept["gave up"]),
+            (UNFINISHED, tally.kept["unfinished"]),
+            (DROPPED, tally.dropped),
+        ):
+            for record_id in ids:
                 fate[record_id] = code
-        for record_id in tally.dropped:
-            fate[record_id] = _DROPPED
     last_commit: list[Delivery | None] = [None] * size
     last_fault = [""] * size
     """The last fault each record met at the upstream without being committed."""
@@ -111,45 +112,50 @@ def account(tallies: list[Tally], deliveries: list[Delivery]) -> Accounting:
         for record_id in delivery.ids:
             if not 0 < record_id < size or not fate[record_id]:
                 out.unknown += delivery.committed
-                continue
-            if not delivery.committed:
+            elif not delivery.committed:
                 last_fault[record_id] = delivery.kind
-                continue
-            before = last_commit[record_id]
-            last_commit[record_id] = delivery
-            if before is None:
-                continue
-            if before.attempt == delivery.attempt:
-                out.duplicates[RESENT] += 1
-            elif not before.answered:
-                out.duplicates[UNAVOIDABLE] += 1
             else:
-                out.duplicates[UNEXPLAINED] += 1
+                before = last_commit[record_id]
+                last_commit[record_id] = delivery
+                if before is not None:
+                    out.duplicates[_duplicate_cause(before, delivery)] += 1
     silent: list[int] = []
     for record_id in range(1, size):
         code, committed = fate[record_id], last_commit[record_id] is not None
-        if code == _DROPPED:
+        if code == DROPPED:
             out.dropped_by_policy += 1
             out.policy_bypassed += committed
-            continue
-        out.sent += code > 0
-        out.committed += committed
-        if committed or not code:
-            out.gave_up_committed += committed and code == 2
-        elif code == 1:
-            silent.append(record_id)
-        elif code == 2:
-            out.gave_up_lost += 1
-        else:
-            out.unfinished += 1
+        elif code:
+            out.sent += 1
+            if committed:
+                out.committed += 1
+                out.gave_up_committed += code == GAVE_UP
+            elif code == ACKED:
+                silent.append(record_id)
+            elif code == GAVE_UP:
+                out.gave_up_lost += 1
+            else:
+                out.unfinished += 1
     out.silent_loss = len(silent)
     out.silent_loss_after = Counter(last_fault[i] or "never reached the upstream" for i in silent)
-    out.examples["silently lost ids"] = silent[:5]
+    out.silent_examples = silent[:5]
     out.resent_attempts = sum(1 for a, n in attempts.items() if a >= 0 and n > 1)
     return out
 
 
+def _duplicate_cause(before: Delivery, again: Delivery) -> str:
+    """Why a record committed by `before` was committed again by `again`."""
+    if before.attempt == again.attempt:
+        return RESENT
+    return UNEXPLAINED if before.answered else UNAVOIDABLE
+
+
+REQUEST_JOIN = 15.0
+"""Seconds to wait for a client thread after abandon (its socket timeout is 10 s)."""
+
+
 def run(args: argparse.Namespace, folder: Path) -> None:
+    """Start the upstream and Edge in `folder`, load, drain, account, report."""
     quiet_sdk_logging()
     upstream = ChaosUpstream(args.seed, args.fault_rate, args.edge_timeout)
     edge = EdgeUnderTest(
@@ -219,12 +225,10 @@ def run(args: argparse.Namespace, folder: Path) -> None:
     )
 
 
-REQUEST_JOIN = 15.0
-"""Seconds to wait for a client thread after abandon (its socket timeout is 10 s)."""
-
-
 @dataclass
 class Figures:
+    """The run's measurements besides the records."""
+
     load_seconds: float
     elapsed: float
     edge_requests: float
@@ -242,6 +246,7 @@ def report(
     result: Accounting,
     figures: Figures,
 ) -> None:
+    """Print the tables (Markdown) and which targets were missed."""
     print(
         f"chaos run: {figures.load_seconds:.0f} s of load (+{figures.elapsed - figures.load_seconds:.0f} s "
         f"drain), seed {args.seed}, {args.clients} client(s) per kind, fault rate "
@@ -301,7 +306,7 @@ def report(
     if result.silent_loss:
         print(
             f"\nsilently lost records by the last upstream fault they met: "
-            f"{_counts(result.silent_loss_after)}; some ids: {result.examples['silently lost ids']}"
+            f"{_counts(result.silent_loss_after)}; some ids: {result.silent_examples}"
         )
     if figures.still_running:
         print(f"\n{figures.still_running} client thread(s) had not stopped at the end")
@@ -314,6 +319,7 @@ def report(
                 result.duplicates[RESENT] + result.duplicates[UNEXPLAINED],
             ),
             ("policies applied to every record", result.policy_bypassed + result.transform_missed),
+            ("every batch settled within the drain time", result.unfinished),
         )
         if bad
     ]

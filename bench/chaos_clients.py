@@ -73,6 +73,7 @@ class Tally:
     """Ids the policies drop by design (DEBUG)."""
 
     def all_ids(self) -> list[array[int]]:
+        """Every id this client made, kept or dropped, however its batch ended."""
         return [*self.kept.values(), self.dropped]
 
     def record(self, records: list[Record], outcome: str) -> None:
@@ -82,10 +83,12 @@ class Tally:
 
 
 def otlp_retryable(status: int) -> bool:
+    """The statuses the OTLP/HTTP specification says to retry."""
     return status in (429, 502, 503, 504)
 
 
 def datadog_retryable(status: int) -> bool:
+    """The statuses the Datadog Agent's log sender retries."""
     return status >= 500 or status in (408, 429)
 
 
@@ -158,7 +161,8 @@ class RetryingSender:
                     return "acked"
                 if not self.retryable(status):
                     return "gave up"
-                wait = _retry_after(retry_after) or wait
+                after = _retry_after(retry_after)
+                wait = wait if after is None else after
             if time.monotonic() - started + wait > GIVE_UP_AFTER:
                 return "gave up"
             if self.abandon.wait(wait):
