@@ -341,7 +341,7 @@ def main() -> int:
     parser.add_argument(
         "--drain", type=float, default=60.0, help="seconds for batches in flight to finish"
     )
-    parser.add_argument("--edge-timeout", type=float, default=1.0, help="upstream_timeout_secs")
+    parser.add_argument("--edge-timeout", type=float, default=2.0, help="upstream_timeout_secs")
     parser.add_argument("--rss-limit-mib", type=float, default=2048.0, help="stop early above")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sluice-chaos-") as tmp:
