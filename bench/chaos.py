@@ -65,7 +65,8 @@ class Accounting:
     gave_up_committed: int = 0
     unfinished: int = 0
     duplicates: Counter[str] = field(default_factory=Counter)
-    resent_attempts: int = 0
+    resent_after: Counter[str] = field(default_factory=Counter)
+    """Extra copies of a client attempt Edge sent, by what the upstream did with the first."""
     policy_bypassed: int = 0
     transform_missed: int = 0
     unknown: int = 0
@@ -105,9 +106,14 @@ def account(tallies: list[Tally], deliveries: list[Delivery]) -> Accounting:
     last_commit: list[Delivery | None] = [None] * size
     last_fault = [""] * size
     """The last fault each record met at the upstream without being committed."""
-    attempts: Counter[int] = Counter()
+    first_seen: dict[int, str] = {}
+    """Each client attempt's first fate at the upstream."""
     for delivery in deliveries:
-        attempts[delivery.attempt] += 1
+        if delivery.attempt >= 0:
+            if delivery.attempt not in first_seen:
+                first_seen[delivery.attempt] = delivery.kind
+            else:
+                out.resent_after[first_seen[delivery.attempt]] += 1
         out.transform_missed += delivery.transform_missed
         for record_id in delivery.ids:
             if not 0 < record_id < size or not fate[record_id]:
@@ -139,7 +145,6 @@ def account(tallies: list[Tally], deliveries: list[Delivery]) -> Accounting:
     out.silent_loss = len(silent)
     out.silent_loss_after = Counter(last_fault[i] or "never reached the upstream" for i in silent)
     out.silent_examples = silent[:5]
-    out.resent_attempts = sum(1 for a, n in attempts.items() if a >= 0 and n > 1)
     return out
 
 
@@ -293,7 +298,7 @@ def report(
         ("unfinished when the drain time ran out", result.unfinished),
         ("duplicate commits", sum(result.duplicates.values())),
         *((f"- {why}", result.duplicates[why]) for why in (UNAVOIDABLE, RESENT, UNEXPLAINED)),
-        ("client attempts Edge sent upstream more than once", result.resent_attempts),
+        ("extra copies of a client attempt Edge sent upstream", sum(result.resent_after.values())),
         ("DEBUG records committed (policy bypassed)", result.policy_bypassed),
         (
             "committed records a transform missed (card unmasked, WARN untagged)",
@@ -307,6 +312,11 @@ def report(
         print(
             f"\nsilently lost records by the last upstream fault they met: "
             f"{_counts(result.silent_loss_after)}; some ids: {result.silent_examples}"
+        )
+    if result.resent_after:
+        print(
+            "\nextra copies Edge sent, by what the upstream did with the first copy: "
+            + _counts(result.resent_after)
         )
     if figures.still_running:
         print(f"\n{figures.still_running} client thread(s) had not stopped at the end")
