@@ -12,6 +12,9 @@ gives the median round (by requests/s) and the best.
 
 Needs Debian's ``wrk`` and ``nginx`` (``apt-get install wrk nginx-light``).
 Run from the repository root: ``.venv/bin/python bench/edge.py [--seconds 10]``.
+``--edge NAME=PATH`` (repeatable) compares builds in one run, their rounds
+interleaved too: e.g. ``--edge before=../old/.venv/bin/sluice-edge --edge
+now=.venv/bin/sluice-edge``; the 1,000-policy figures are for the last one.
 """
 
 from __future__ import annotations
@@ -211,7 +214,14 @@ def _wait_port(port: int, timeout: float = 20.0) -> None:
 
 
 class EdgeProcess:
-    def __init__(self, folder: Path, policies: list[dict[str, Any]], upstream: int, max_body: int):
+    def __init__(
+        self,
+        folder: Path,
+        policies: list[dict[str, Any]],
+        upstream: int,
+        max_body: int,
+        program: Path = EDGE,
+    ):
         self.port = _free_port()
         (folder / "policies.json").write_text(json.dumps({"policies": policies}))
         config = {
@@ -223,7 +233,7 @@ class EdgeProcess:
         }
         (folder / "edge.json").write_text(json.dumps(config))
         env = {**os.environ, "SLUICE_CACHE_DIR": str(folder / "cache")}
-        self.process = subprocess.Popen([str(EDGE), str(folder / "edge.json")], env=env)
+        self.process = subprocess.Popen([str(program), str(folder / "edge.json")], env=env)
         _wait_port(self.port)
         expected = len(policies)
         deadline = time.monotonic() + 60
@@ -301,7 +311,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=10, help="per scenario and round")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs per scenario")
+    parser.add_argument(
+        "--edge",
+        action="append",
+        metavar="NAME=PATH",
+        help="a sluice-edge build to measure (repeatable; default: this .venv's)",
+    )
     args = parser.parse_args()
+    builds = [
+        (name, Path(path))
+        for name, _, path in (item.partition("=") for item in args.edge or [f"={EDGE}"])
+    ]
     for tool in ("wrk", "nginx"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found: apt-get install wrk nginx-light")
@@ -329,22 +349,24 @@ def main() -> int:
 
         try:
             for _ in range(args.rounds):
-                for label, policies in (("rules", rules), ("passthrough", [])):
-                    edge = EdgeProcess(folder, policies, upstream_port, 4 << 20)
-                    a_key = f"(a) Datadog 1 record, ~{small_size} B, {label}"
-                    b_key = f"(b) OTLP protobuf {len(big) / 2**20:.2f} MiB, {label}"
-                    labels[a_key], labels[b_key] = (label, 1), (label, big_records)
-                    try:
-                        measure(edge, a_key, "/api/v2/logs", small, "application/json")
-                        measure(edge, b_key, "/v1/logs", folder / "big.pb", PROTOBUF)
-                        peaks[label] = max(peaks.get(label, 0.0), edge.rss()[1])
-                    finally:
-                        edge.stop()
+                for build, program in builds:
+                    for label, policies in (("rules", rules), ("passthrough", [])):
+                        edge = EdgeProcess(folder, policies, upstream_port, 4 << 20, program)
+                        tag = f"{build}: {label}" if build else label
+                        a_key = f"(a) Datadog 1 record, ~{small_size} B, {tag}"
+                        b_key = f"(b) OTLP protobuf {len(big) / 2**20:.2f} MiB, {tag}"
+                        labels[a_key], labels[b_key] = (tag, 1), (tag, big_records)
+                        try:
+                            measure(edge, a_key, "/api/v2/logs", small, "application/json")
+                            measure(edge, b_key, "/v1/logs", folder / "big.pb", PROTOBUF)
+                            peaks[tag] = max(peaks.get(tag, 0.0), edge.rss()[1])
+                        finally:
+                            edge.stop()
             data = make_dataset(20251121, 2)
             thousand = policy_document(
                 make_policies(1000, 20251121, DeadVocabulary.build(data.corpus))
             )["policies"]
-            edge = EdgeProcess(folder, thousand + rules, upstream_port, 4 << 20)
+            edge = EdgeProcess(folder, thousand + rules, upstream_port, 4 << 20, builds[-1][1])
             try:
                 idle = edge.rss()[0]
                 measure(edge, "1000 (a)", "/api/v2/logs", small, "application/json")

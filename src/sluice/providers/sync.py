@@ -8,7 +8,7 @@ import json
 import socket
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
@@ -230,23 +230,23 @@ def unknown_fields(value: Any, descriptor: Any, at: tuple[str, ...] = ()) -> Ite
 
 
 def _report_unknown_fields(doc: Mapping[str, Any], report: LoadReport) -> None:
-    """Unknown keys inside a policy are errors of that policy (it is skipped,
-    and the error reaches the server with the next sync); elsewhere they are
-    warnings. Of two policies with one id the later counts, as when loading."""
+    """Unknown keys are reported as warnings (logged with the policy's id) and
+    the policy still applies: a newer control plane's fields must not switch a
+    fleet's policies off. The protocol's JSON is written by servers, not by
+    hand, so a key mistyped there is far rarer than a field added later."""
     descriptor = pb.SyncResponse.DESCRIPTOR
     raw_policies = doc.get("policies")
     top = {key: value for key, value in doc.items() if key != "policies"}
     report.warnings.extend(
         f"sync response: {problem}; ignored" for problem in unknown_fields(top, descriptor)
     )
-    by_id: dict[str, list[str]] = {}
     for raw in raw_policies if isinstance(raw_policies, list) else ():
-        if isinstance(raw, Mapping) and isinstance(raw.get("id"), str):
-            by_id[raw["id"]] = list(unknown_fields(raw, pb.Policy.DESCRIPTOR))
-    for index, policy in enumerate(report.policies):
-        problems = by_id.get(policy.id)
-        if problems:
-            report.policies[index] = replace(policy, errors=(*policy.errors, *problems))
+        if isinstance(raw, Mapping):
+            name = json.dumps(raw.get("id"))
+            report.warnings.extend(
+                f"policy {name}: {problem}; ignored"
+                for problem in unknown_fields(raw, pb.Policy.DESCRIPTOR)
+            )
 
 
 class SyncTransport(ABC):
