@@ -248,9 +248,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
         self._wake()  # the serving task sees the connection gone and ends
-        released = self._held + sum(
-            item.reserved for item in self._queue if isinstance(item, Request)
-        )
+        unanswered = [item for item in self._queue if isinstance(item, Request)]
+        released = self._held + sum(item.reserved for item in unanswered)
         self._held = 0
         self._queue.clear()
         # Break the parser <-> protocol cycle and drop partial input now, not
@@ -260,7 +259,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._headers = []
         self._lowered = {}
         self._relayed = b""
-        self._tracker.closed(self, released)
+        self._tracker.closed(self, released, len(unanswered))
 
     def eof_received(self) -> bool | None:
         """The client will send nothing more: answer what it sent completely
@@ -410,6 +409,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._held = 0
         self._phase = HANDLING
         self.deadline = 0.0
+        self.waiting_memory = False  # it arrived whole while waiting: nothing to wait for
         self._tracker.received(self)
         self._enqueue(request)
 
@@ -486,7 +486,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 except Exception:
                     log.exception("handler failed for %s %s", item.method, item.path)
                     response = json_error(500, "internal error")
-                self._tracker.release(item.reserved)
+                self._tracker.answered(item.reserved)
                 if self._transport is None:
                     return
                 keep_alive = (
@@ -587,6 +587,8 @@ class ConnectionTracker:
         self.draining = False
         self.budget = self.limits.body_budget
         self.held = 0
+        self.handling = 0
+        """Complete requests not answered yet (their bytes are in `held`)."""
         self.bytes_in = 0
         """Body bytes received since start (heap trimming looks at it)."""
         self._over: HttpServerProtocol | None = None
@@ -614,7 +616,10 @@ class ConnectionTracker:
             self._sweeper = loop.call_later(self.limits.sweep_every, self._sweep)
         return within
 
-    def closed(self, connection: HttpServerProtocol, released: int) -> None:
+    def closed(self, connection: HttpServerProtocol, released: int, unanswered: int) -> None:
+        """`connection` is gone, with `released` body bytes held and
+        `unanswered` complete requests never handled."""
+        self.handling -= unanswered
         self.connections.discard(connection)
         self._idle.pop(connection, None)
         if self._over is connection:
@@ -658,9 +663,11 @@ class ConnectionTracker:
         return self._go_over_or_wait(connection)
 
     def _go_over_or_wait(self, connection: HttpServerProtocol) -> bool:
-        """One connection at a time may receive past the budget, so that
-        partial bodies never all wait on each other; others wait in line."""
-        if self._over is None:
+        """Past the budget a connection waits in line, unless no complete
+        request is being handled (nothing would give memory back): then one
+        connection at a time may receive past the budget, so that partial
+        bodies never all wait on each other."""
+        if self._over is None and not self.handling:
             self._over = connection
             return True
         self._waiting.append(connection)
@@ -668,6 +675,7 @@ class ConnectionTracker:
 
     def received(self, connection: HttpServerProtocol) -> None:
         """`connection`'s body is complete (its bytes stay held until answered)."""
+        self.handling += 1
         if self._over is connection:
             self._over = None
             self._wake_waiting()
@@ -676,6 +684,11 @@ class ConnectionTracker:
         """`connection` gives up the body it was receiving (`size` bytes held)."""
         if self._over is connection:
             self._over = None
+        self.release(size)
+
+    def answered(self, size: int) -> None:
+        """A complete request holding `size` body bytes has been answered."""
+        self.handling -= 1
         self.release(size)
 
     def release(self, size: int) -> None:
@@ -693,7 +706,7 @@ class ConnectionTracker:
                 self._waiting.popleft()
                 continue
             if room <= 0:
-                if self._over is not None:
+                if self._over is not None or self.handling:
                     return
                 self._over = connection
             room -= read_size
