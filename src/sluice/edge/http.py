@@ -593,7 +593,11 @@ class ConnectionTracker:
         """Body bytes received since start (heap trimming looks at it)."""
         self._over: HttpServerProtocol | None = None
         """The one connection allowed to receive past the budget."""
+        self._paused: deque[HttpServerProtocol] = deque()
+        """Connections stopped in the middle of a body: resumed first (they
+        hold bytes already; finishing them gives memory back soonest)."""
         self._waiting: deque[HttpServerProtocol] = deque()
+        """Connections whose body has not started: resumed after those."""
         self._idle_event = asyncio.Event()
         self._idle_event.set()
         self._sweeper: asyncio.TimerHandle | None = None
@@ -648,10 +652,10 @@ class ConnectionTracker:
     def admit(self, connection: HttpServerProtocol) -> bool:
         """May `connection` start reading the body it announced? False: it
         waits its turn (first come, first served), reading paused."""
-        if self._waiting:
+        if self._paused or self._waiting:
             self._waiting.append(connection)
             return False
-        return self.held < self.budget or self._go_over_or_wait(connection)
+        return self.held < self.budget or self._go_over_or_wait(connection, self._waiting)
 
     def hold(self, connection: HttpServerProtocol, size: int) -> bool:
         """Count `size` body bytes just received; False: stop reading until
@@ -660,9 +664,11 @@ class ConnectionTracker:
         self.bytes_in += size
         if self.held <= self.budget or self._over is connection or connection.waiting_memory:
             return True
-        return self._go_over_or_wait(connection)
+        return self._go_over_or_wait(connection, self._paused)
 
-    def _go_over_or_wait(self, connection: HttpServerProtocol) -> bool:
+    def _go_over_or_wait(
+        self, connection: HttpServerProtocol, line: deque[HttpServerProtocol]
+    ) -> bool:
         """Past the budget a connection waits in line, unless no complete
         request is being handled (nothing would give memory back): then one
         connection at a time may receive past the budget, so that partial
@@ -670,7 +676,7 @@ class ConnectionTracker:
         if self._over is None and not self.handling:
             self._over = connection
             return True
-        self._waiting.append(connection)
+        line.append(connection)
         return False
 
     def received(self, connection: HttpServerProtocol) -> None:
@@ -700,18 +706,19 @@ class ConnectionTracker:
         with no room and nobody over the budget, let the longest waiting go over."""
         room = self.budget - self.held
         read_size = len(self.read_buffer)
-        while self._waiting:
-            connection = self._waiting[0]
-            if not connection.alive or not connection.waiting_memory:
-                self._waiting.popleft()
-                continue
-            if room <= 0:
-                if self._over is not None or self.handling:
-                    return
-                self._over = connection
-            room -= read_size
-            self._waiting.popleft()
-            connection.resume_for_memory()
+        for line in (self._paused, self._waiting):
+            while line:
+                connection = line[0]
+                if not connection.alive or not connection.waiting_memory:
+                    line.popleft()
+                    continue
+                if room <= 0:
+                    if self._over is not None or self.handling:
+                        return
+                    self._over = connection
+                room -= read_size
+                line.popleft()
+                connection.resume_for_memory()
 
     # -- shutdown ------------------------------------------------------------------
 
