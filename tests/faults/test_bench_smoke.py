@@ -52,7 +52,7 @@ def test_chaos_accounts_for_every_record_sent() -> None:
 
 def test_hostile_reports_memory_and_valid_requests() -> None:
     report = run_bench(
-        "hostile.py", "--seconds", "2", "--connections", "10", "--settle", "1", "--flood-mib", "1"
+        "hostile.py", "--seconds", "3", "--connections", "10", "--settle", "1", "--flood-mib", "1"
     )
     idle = row(report, "idle before the load")
     assert 0 < idle <= row(report, "peak during the load (VmHWM)")

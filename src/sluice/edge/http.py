@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import select
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
@@ -559,6 +560,20 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._transport is not None:
             self._transport.close()
 
+    def fileno(self) -> int:
+        """The socket's descriptor (-1 once closed)."""
+        transport = self._transport
+        if transport is None:
+            return -1
+        sock = transport.get_extra_info("socket")
+        return -1 if sock is None else int(sock.fileno())
+
+    def abort(self) -> None:
+        """Drop the connection at once (its client is gone)."""
+        self._closing = True
+        if self._transport is not None:
+            self._transport.abort()
+
     def close_if_idle(self) -> None:
         if not self._busy and not self._queue:
             self._close()
@@ -607,6 +622,8 @@ class ConnectionTracker:
     def opened(self, connection: HttpServerProtocol) -> bool:
         """Track a new connection; False when it is over the cap (no idle
         connection could make room)."""
+        if len(self.connections) >= self.limits.max_connections and (self._paused or self._waiting):
+            self._close_abandoned()  # gone clients first: they free their place at once
         if len(self.connections) >= self.limits.max_connections and self._idle:
             oldest = next(iter(self._idle))
             self._idle.pop(oldest)
@@ -643,9 +660,26 @@ class ConnectionTracker:
         expired = [c for c in self.connections if 0.0 < c.deadline <= now and not c.waiting_memory]
         for connection in expired:
             connection.expire()
+        if self._paused or self._waiting:
+            self._close_abandoned()
         self._sweeper = (
             loop.call_later(self.limits.sweep_every, self._sweep) if self.connections else None
         )
+
+    def _close_abandoned(self) -> None:
+        """Close the waiting connections whose client has gone (closed or
+        reset): with reading paused nothing else would notice, and each would
+        hold its bytes and a descriptor until its turn came."""
+        waiting = {
+            c.fileno(): c for c in (*self._paused, *self._waiting) if c.alive and c.waiting_memory
+        }
+        poller = select.poll()
+        for descriptor in waiting:
+            if descriptor >= 0:
+                poller.register(descriptor, select.POLLRDHUP)
+        for descriptor, _ in poller.poll(0):
+            waiting[descriptor].abort()
+            self.connections.discard(waiting[descriptor])  # gone now; its close completes later
 
     # -- memory --------------------------------------------------------------------
 
