@@ -18,7 +18,7 @@ from typing import Any
 
 import uvloop
 
-from sluice.edge import heap
+from sluice import heap
 from sluice.edge.config import EdgeConfig
 from sluice.edge.http import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.edge.routes import Edge

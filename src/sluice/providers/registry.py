@@ -11,39 +11,16 @@ snapshot to the end of the batch, however often it is replaced meanwhile.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sluice.heap import release_free_memory
 from sluice.policy import Policy, PolicyRuntime, PolicySnapshot, Signal
 from sluice.policy.patterns import DatabaseCache
 
 log = logging.getLogger(__name__)
-
-
-def _load_malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-    return trim
-
-
-_MALLOC_TRIM = _load_malloc_trim()
-
-
-def release_free_memory() -> None:
-    """Give the C heap's free memory back to the OS. Compiling pattern databases
-    allocates several MiB transiently, which glibc would otherwise keep (about
-    6 MiB of RSS for 1,000 policies, which matters in a 64 MiB sidecar)."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
 
 
 @dataclass(frozen=True)
