@@ -658,11 +658,12 @@ def test_many_concurrent_requests_are_served_concurrently(edge: EdgeProcess, up:
 
 
 def test_body_memory_budget_is_not_leaked(start_edge: EdgeLauncher, upstream: Upstream) -> None:
-    """Edge admits request bodies against a memory budget (8 MiB). A small
-    request that arrives whole while the budget is exhausted is served at
-    once; when the budget frees up it must not stay counted, or a later large
-    body waits for memory nobody will release (here: until the small
-    request's idle keep-alive connection closes)."""
+    """Edge counts request body bytes against a memory budget (2 MiB; a 9 MiB
+    body goes over it while nothing else is being handled). A small request
+    that arrives whole while the budget is exhausted is served at once; when
+    the budget frees up it must not stay counted, or a later large body waits
+    for memory nobody will release (here: until the small request's idle
+    keep-alive connection closes)."""
     edge = start_edge(None, max_body_size=16 << 20, upstream_timeout_secs=10)
     upstream.respond = lambda r: Reply(200, r.target.encode(), delay=1.0 if r.target == "/a" else 0)
     results: dict[str, Any] = {}
