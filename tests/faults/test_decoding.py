@@ -180,3 +180,34 @@ def test_data_after_the_compressed_stream_is_400(
     assert answer.status == 400, answer
     assert "error" in answer.json()
     assert up.received() == []
+
+
+# -- defect 7: lone surrogates ------------------------------------------------------------
+
+
+def test_a_lone_surrogate_in_a_reencoded_otlp_json_batch_passes_through(
+    edge: EdgeProcess, up: Upstream
+) -> None:
+    doc = otlp_logs_json(["odd \ud800 text " + CARD, "drop-me", "\udfff"])
+    body = json.dumps(doc).encode()  # ASCII, the surrogates as \ud800 and \udfff escapes
+    assert b"\\ud800" in body
+    answer = edge.post("/v1/logs", body, JSON)
+    assert answer.status == 200, answer
+    forwarded = only_body(up)
+    assert b"\\ud800" in forwarded and b"\\udfff" in forwarded
+    bodies = [
+        r["body"]["stringValue"]
+        for r in json.loads(forwarded)["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    ]
+    assert bodies == ["odd \ud800 text ****", "\udfff"]
+
+
+def test_a_lone_surrogate_in_an_edited_datadog_record_passes_through(
+    edge: EdgeProcess, up: Upstream
+) -> None:
+    body = b'[{"message":"card ' + CARD.encode() + b' \\ud800","service":"\\udbff"}]'
+    answer = edge.post("/api/v2/logs", body, JSON)
+    assert answer.status == 200, answer
+    forwarded = only_body(up)
+    assert b"\\ud800" in forwarded and b"\\udbff" in forwarded
+    assert json.loads(forwarded) == [{"message": "card **** \ud800", "service": "\udbff"}]

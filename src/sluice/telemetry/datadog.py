@@ -97,7 +97,7 @@ def _parse_document(body: bytes) -> Any:
         raise NotAnArray("JSON nested too deeply") from None
     if end != len(text) and text[end:].strip(_WS):
         raise NotAnArray(f"data after the JSON value at offset {end}")
-    return value
+    return jsonbody.check_depth(value)
 
 
 class DatadogBatch:
@@ -139,13 +139,8 @@ class DatadogBatch:
             if any(i not in self.edited for i in kept)
             else []
         )
-        parts = [
-            json.dumps(self.records[i], ensure_ascii=False, separators=(",", ":"))
-            if i in self.edited
-            else sources[i]
-            for i in kept
-        ]
-        return ("[" + ",".join(parts) + "]").encode("utf-8")
+        parts = [jsonbody.dumps(self.records[i]) if i in self.edited else sources[i] for i in kept]
+        return jsonbody.to_utf8("[" + ",".join(parts) + "]")
 
 
 def _scalar(value: Any) -> Value | None:
@@ -354,7 +349,7 @@ class DatadogSeries:
 
     def encode(self) -> bytes:
         kept = [s for i, s in enumerate(self.records) if i not in self.dropped]
-        return json.dumps({**self.document, "series": kept}, separators=(",", ":")).encode()
+        return jsonbody.encode({**self.document, "series": kept})
 
 
 def _series_tags(series: Any) -> dict[str, str]:

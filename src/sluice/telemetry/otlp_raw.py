@@ -158,10 +158,17 @@ def key_and_value(kv: bytes) -> tuple[bytes, bytes]:
     return message.key.encode(), message.value.SerializeToString()
 
 
+def _key_bytes(key: str) -> bytes:
+    """A selector's attribute key as the UTF-8 bytes it is written as; a key
+    holding a lone surrogate (possible in a policy's JSON) gets bytes no valid
+    attribute key has."""
+    return key.encode("utf-8", "surrogatepass")
+
+
 def find_value(kvs: Sequence[bytes], path: Sequence[str]) -> Any:
     """The AnyValue message at `path` (first entry of the first key, then
     kvlists), or None."""
-    first = path[0].encode()
+    first = _key_bytes(path[0])
     for kv in kvs:
         key, value = key_and_value(kv)
         if key != first:
@@ -207,7 +214,7 @@ def attribute_scanner(
     """A function adding to `hits` the pattern ids that a record's raw attributes
     hit, for the plan's attribute `index` (key -> scan, or (scan, rest of path)
     pairs). Only the first entry of a key counts, as with message attributes."""
-    by_key = {key.encode(): entry for key, entry in index.items()}
+    by_key = {_key_bytes(key): entry for key, entry in index.items()}
     memo: dict[bytes, tuple[bytes, tuple[int, ...] | None]] = {}
 
     def classify(kv: bytes) -> tuple[bytes, tuple[int, ...] | None]:
