@@ -10,6 +10,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import zstandard
@@ -17,6 +18,7 @@ import zstandard
 from tests.edge.helpers import (
     EdgeLauncher,
     EdgeProcess,
+    Prometheus,
     Upstream,
     otlp_logs_json,
     otlp_logs_proto,
@@ -180,6 +182,78 @@ def test_data_after_the_compressed_stream_is_400(
     assert answer.status == 400, answer
     assert "error" in answer.json()
     assert up.received() == []
+
+
+# -- defect 5: one malformed entry never switches filtering off -------------------------
+
+
+def _card_logs(resource_attributes: Any) -> dict[str, Any]:
+    doc = otlp_logs_json(["paid with " + CARD, "drop-me", "fine"], service="checkout")
+    doc["resourceLogs"][0]["resource"]["attributes"] = resource_attributes
+    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    records.append({**records[2], "severityText": "DEBUG", "body": {"stringValue": "debug"}})
+    return doc
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        [
+            {"value": {"stringValue": "no key"}},
+            {"key": "service.name", "value": {"stringValue": "c"}},
+        ],
+        [{"key": 7, "value": {"stringValue": "number key"}}],
+        [5, "entry", None, {"key": "service.name", "value": "not an AnyValue"}],
+        "zz",
+        {"key": "service.name"},
+    ],
+    ids=["entry-without-key", "number-key", "entries-not-objects", "string", "object"],
+)
+def test_a_malformed_resource_attribute_does_not_switch_filtering_off(
+    edge: EdgeProcess, up: Upstream, attributes: Any
+) -> None:
+    body = json.dumps(_card_logs(attributes)).encode()
+    assert edge.post("/v1/logs", body, JSON).status == 200
+    forwarded = json.loads(only_body(up))
+    resource = forwarded["resourceLogs"][0]
+    assert resource["resource"]["attributes"] == attributes  # forwarded as it came
+    records = resource["scopeLogs"][0]["logRecords"]
+    assert [r["body"]["stringValue"] for r in records] == ["paid with ****", "fine"]
+
+
+def test_a_malformed_record_is_kept_as_it_came_and_the_others_are_filtered(
+    edge: EdgeProcess, up: Upstream
+) -> None:
+    doc = _card_logs([{"key": "service.name", "value": {"stringValue": "checkout"}}])
+    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    records.insert(1, ["not", "a", "record", CARD])
+    records.insert(2, "drop-me")
+    body = json.dumps(doc).encode()
+    assert edge.post("/v1/logs", body, JSON).status == 200
+    out = json.loads(only_body(up))["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert out == [
+        {**records[0], "body": {"stringValue": "paid with ****"}},
+        ["not", "a", "record", CARD],
+        "drop-me",
+        records[4],
+    ]
+    metrics = Prometheus.parse(edge.metrics())
+    assert metrics.get("processor_policy_records", telemetry_type="logs", result="malformed") >= 2
+
+
+def test_a_malformed_datadog_record_is_kept_and_counted(edge: EdgeProcess, up: Upstream) -> None:
+    before = Prometheus.parse(edge.metrics()).get(
+        "processor_policy_records", telemetry_type="datadog_logs", result="malformed"
+    )
+    body = json.dumps(
+        [{"message": "drop-me"}, 5, {"message": "paid " + CARD, "status": "info"}, ["x"]]
+    ).encode()
+    assert edge.post("/api/v2/logs", body, JSON).status == 200  # the upstream's answer
+    assert json.loads(only_body(up)) == [5, {"message": "paid ****", "status": "info"}, ["x"]]
+    after = Prometheus.parse(edge.metrics()).get(
+        "processor_policy_records", telemetry_type="datadog_logs", result="malformed"
+    )
+    assert after - before == 2
 
 
 # -- defect 7: lone surrogates ------------------------------------------------------------

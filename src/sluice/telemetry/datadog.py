@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sluice.policy.model import METRIC_TYPE, Level, Selector, Source
-from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value
+from sluice.policy.view import PRESENT, Ctx, FieldReader, MalformedRecord, RecordView, Scan, Value
 from sluice.telemetry import jsonbody
 
 _DECODER = json.JSONDecoder()
@@ -243,7 +243,7 @@ class _FlatView(RecordView):
 
         def read(container: Any) -> tuple[int, ...]:
             if container.__class__ is not dict:
-                return ()  # not an object: kept unevaluated
+                raise MalformedRecord("record is not an object")
             hits: tuple[int, ...] = ()
             cache: dict[str, Any] = {}
             for scan, get in plan:
@@ -352,16 +352,22 @@ class DatadogSeries:
         return jsonbody.encode({**self.document, "series": kept})
 
 
-def _series_tags(series: Any) -> dict[str, str]:
+def _series_tags(series: dict[str, Any]) -> dict[str, str]:
+    """A series' ``tags`` (``key:value``) and ``resources`` (type: name) by key;
+    entries of the wrong type are skipped."""
     tags: dict[str, str] = {}
-    for tag in series.get("tags") or () if isinstance(series, dict) else ():
+    for tag in _list(series.get("tags")):
         if isinstance(tag, str):
             key, sep, value = tag.partition(":")
             tags.setdefault(key, value if sep else "")
-    for resource in series.get("resources") or () if isinstance(series, dict) else ():
+    for resource in _list(series.get("resources")):
         if isinstance(resource, dict) and isinstance(resource.get("type"), str):
             tags.setdefault(resource["type"], str(resource.get("name", "")))
     return tags
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class DatadogSeriesView(_FlatView):
@@ -375,7 +381,8 @@ class DatadogSeriesView(_FlatView):
             if selector.name == "name":
                 return series.get("metric")
             if selector.name == METRIC_TYPE:
-                return _SERIES_TYPES.get(series.get("type"))  # type: ignore[arg-type]
+                kind = series.get("type")
+                return _SERIES_TYPES.get(kind) if isinstance(kind, int) else None
             if selector.name in ("unit", "description"):
                 return series.get(selector.name)
             return None

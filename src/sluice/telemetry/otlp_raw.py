@@ -28,7 +28,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 from sluice.policy.model import Selector, Source
-from sluice.policy.view import PRESENT, Ctx, Value
+from sluice.policy.view import PRESENT, Ctx, MalformedRecord, Value
 from sluice.telemetry.otlp_proto import (
     ProtoLogView,
     RawScan,
@@ -48,7 +48,7 @@ MEMO_LIMIT: Final = 4096
 """Distinct attribute byte strings remembered per reader; the memo is emptied when full."""
 
 
-class MalformedAttribute(ValueError):
+class MalformedAttribute(MalformedRecord):
     """Raw attribute bytes that are not a valid ``KeyValue``."""
 
 
