@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.edge.helpers import (
     EdgeLauncher,
@@ -285,3 +286,44 @@ def test_a_lone_surrogate_in_an_edited_datadog_record_passes_through(
     forwarded = only_body(up)
     assert b"\\ud800" in forwarded and b"\\udbff" in forwarded
     assert json.loads(forwarded) == [{"message": "card **** \ud800", "service": "\udbff"}]
+
+
+# -- defect 6: typed event_attribute conditions ------------------------------------------
+
+
+def _spans_with_events(events: dict[str, list[tuple[str, int]]]) -> bytes:
+    request = ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    for n, (name, attributes) in enumerate(events.items(), start=1):
+        span = scope.spans.add(name=name, trace_id=bytes([n] * 16), span_id=bytes([n] * 8))
+        for key, value in attributes:
+            event = span.events.add(name="attempt")
+            event.attributes.add(key=key).value.int_value = value
+    return bytes(request.SerializeToString())
+
+
+@pytest.mark.parametrize("media", [PROTOBUF, JSON])
+def test_typed_event_attribute_conditions_filter_spans(
+    edge: EdgeProcess, up: Upstream, media: str
+) -> None:
+    body = _spans_with_events(
+        {
+            "retried-often": [("retries", 1), ("retries", 4)],
+            "retried-once": [("retries", 1)],
+            "failed": [("code", 500)],
+            "fine": [("code", 200)],
+        }
+    )
+    if media == JSON:
+        from tests.telemetry.otlp_convert import to_json
+
+        body = json.dumps(to_json(ExportTraceServiceRequest.FromString(body))).encode()
+    assert edge.post("/v1/traces", body, media).status == 200
+    forwarded = only_body(up)
+    if media == JSON:
+        spans = json.loads(forwarded)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        names = [span["name"] for span in spans]
+    else:
+        request = ExportTraceServiceRequest.FromString(forwarded)
+        names = [span.name for span in request.resource_spans[0].scope_spans[0].spans]
+    assert names == ["retried-once", "fine"]

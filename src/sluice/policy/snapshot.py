@@ -67,6 +67,13 @@ def _compare(op: MatchOp, value: Value | None, literal: Any) -> bool:
 
 def _typed_check(matcher: Matcher) -> Check:
     selector, op, literal, negate = matcher.selector, matcher.op, matcher.value, matcher.negate
+    if selector.source is Source.EVENT_ATTRIBUTE:
+        # Like its string conditions: passes when some span event's value does.
+        def any_event(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
+            found = any(_compare(op, value, literal) for value in view.values(ctx, selector))
+            return found != negate
+
+        return any_event
 
     def check(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
         return _compare(op, view.get(ctx, selector), literal) != negate

@@ -108,7 +108,14 @@ class RecordView(ABC):
     @abstractmethod
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         """The typed value of a selector, None when absent. Ids are raw bytes;
-        empty well-known scalar fields are absent, empty string attributes are ""."""
+        empty well-known scalar fields are absent, empty string attributes are "".
+        A multi-valued selector (an event attribute) gives its first value."""
+
+    def values(self, ctx: Ctx, selector: Selector) -> Sequence[Value]:
+        """Every typed value of a selector: one per span event that has the
+        attribute for an event attribute, else the value of :meth:`get`."""
+        value = self.get(ctx, selector)
+        return () if value is None else (value,)
 
     # -- edits (logs) -------------------------------------------------------
 

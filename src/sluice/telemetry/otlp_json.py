@@ -461,11 +461,21 @@ class _JsonView(RecordView):
                 return _nonempty(_member(ctx.scope.get("scope"), name[len("scope_") :]))
             return self.typed_field(ctx, name)
         if selector.source is Source.EVENT_ATTRIBUTE:
-            values = _event_attribute_values(selector.path)(ctx.record)
+            values = self.values(ctx, selector)
             return values[0] if values else None
         holder = self._holder(ctx, selector.source)
         kv = find_kv(holder.get("attributes") if isinstance(holder, dict) else None, selector.path)
         return None if kv is None else typed_any(kv.get("value"))
+
+    def values(self, ctx: Ctx, selector: Selector) -> Sequence[Value]:
+        if selector.source is not Source.EVENT_ATTRIBUTE:
+            return super().values(ctx, selector)
+        found: list[Value] = []
+        for event in _events(ctx.record):
+            kv = find_kv(_member(event, "attributes"), selector.path)
+            if kv is not None:
+                found.append(typed_any(kv.get("value")))
+        return found
 
 
 def _events(span: Any) -> list[Any]:
