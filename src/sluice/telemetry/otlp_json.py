@@ -144,9 +144,9 @@ def find_kv(kvs: Any, path: Sequence[str]) -> JsonObj | None:
 
 def _parent_list(holder: JsonObj, path: Sequence[str], create: bool) -> list[Any] | None:
     """The attribute list that holds the last segment of `path`; with `create`,
-    missing intermediate kvlists are made (and a missing top list). A list that
-    is there but not a list is never replaced: creating through it raises
-    :class:`MalformedRecord`."""
+    missing intermediate kvlists are made (and a missing top list). An
+    ``attributes`` or kvlist ``values`` that holds something other than a list
+    is never replaced: creating through it raises :class:`MalformedRecord`."""
     kvs = holder.get("attributes")
     if not isinstance(kvs, list):
         if not create:
