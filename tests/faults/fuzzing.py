@@ -305,8 +305,8 @@ def _decompressed(encoding: str, body: bytes) -> bytes:
 
 
 class _Errors(logging.Handler):
-    """Collects what the engine logs as errors (a view or engine bug caught
-    per record) and evaluation failures."""
+    """Collects what the engine logs as errors: a view or engine bug caught per
+    record or container."""
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -422,9 +422,8 @@ def run(
     rng = random.Random(f"{target.name}/{seed}")
     report = Report(target.name)
     errors = _Errors()
-    loggers = [logging.getLogger(name) for name in ("sluice.policy.snapshot", "sluice.edge")]
-    for logger in loggers:
-        logger.addHandler(errors)
+    engine = logging.getLogger("sluice.policy.snapshot")  # failures caught per record
+    engine.addHandler(errors)
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline and (inputs is None or report.inputs < inputs):
@@ -441,6 +440,5 @@ def run(
                 report.record_errors += len(errors.messages) - before
                 report.note("logged error", body, errors.messages[-1][-400:])
     finally:
-        for logger in loggers:
-            logger.removeHandler(errors)
+        engine.removeHandler(errors)
     return report
