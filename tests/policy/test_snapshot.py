@@ -375,6 +375,23 @@ class _UnreadableResources(RecordView):
         return broken
 
 
+def test_lone_surrogates_are_scanned_like_any_text() -> None:
+    snap = compile_log(
+        # RE2 one by one (Hyperscan cannot take these), and Hyperscan
+        {
+            "match": [{"log_field": "body", "regex": "ärger", "case_insensitive": True}],
+            "keep": "none",
+        },
+        {"match": [{"log_field": "body", "regex": r"\pN"}], "keep": "none"},
+        {"match": [{"log_field": "body", "contains": "drop"}], "keep": "none"},
+    )
+    assert snap.fallback_patterns() == 2
+    doc = logs(rec("ÄRGER \ud800"), rec("\udfff 1"), rec("drop \udbff"), rec("keep \ud800"))
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    assert bodies(doc) == ["keep \ud800"]
+    assert outcome.malformed == 0
+
+
 def test_non_string_body_exists_for_body_matchers_without_text() -> None:
     kvlist = {"kvlistValue": {"values": [attr("msg", "error")]}}
     records = [
