@@ -48,6 +48,7 @@ from sluice.edge.filtering import (
     otlp_decoder,
 )
 from sluice.policy import PolicySnapshot, Signal, load_document
+from sluice.policy.view import MalformedRecord
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_codec import JSON, PROTOBUF
 from sluice.telemetry.otlp_raw import LeanLogsRequest
@@ -305,15 +306,24 @@ def _decompressed(encoding: str, body: bytes) -> bytes:
 
 
 class _Errors(logging.Handler):
-    """Collects what the engine logs as errors: a view or engine bug caught per
-    record or container."""
+    """Collects what the engine logs about records it could not read: errors
+    (a view or engine bug caught per record or container), and records kept as
+    malformed for any reason but the documented ones (a record that is not an
+    object or whose bytes are broken, a protobuf string that is not UTF-8, an
+    edit that would overwrite a value it cannot read)."""
+
+    DOCUMENTED = (MalformedRecord, UnicodeDecodeError)
 
     def __init__(self) -> None:
-        super().__init__(logging.ERROR)
+        super().__init__(logging.DEBUG)
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(self.format(record))
+        args = record.args if isinstance(record.args, tuple) else ()
+        if record.levelno >= logging.ERROR or not any(
+            isinstance(arg, self.DOCUMENTED) for arg in args
+        ):
+            self.messages.append(self.format(record))
 
 
 @dataclass
@@ -327,7 +337,8 @@ class Report:
     failed_open: int = 0
     """Evaluations that failed: the whole request forwarded unfiltered."""
     record_errors: int = 0
-    """Errors caught per record or container and logged as bugs."""
+    """Errors caught per record or container and logged as bugs, and records
+    kept as malformed for reasons that are not documented ones."""
     wrongly_unreadable: int = 0
     """Bodies refused as unreadable that the reference parser reads."""
     records_lost: int = 0
@@ -424,6 +435,8 @@ def run(
     errors = _Errors()
     engine = logging.getLogger("sluice.policy.snapshot")  # failures caught per record
     engine.addHandler(errors)
+    level = engine.level
+    engine.setLevel(logging.DEBUG)
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline and (inputs is None or report.inputs < inputs):
@@ -440,5 +453,6 @@ def run(
                 report.record_errors += len(errors.messages) - before
                 report.note("logged error", body, errors.messages[-1][-400:])
     finally:
+        engine.setLevel(level)
         engine.removeHandler(errors)
     return report
