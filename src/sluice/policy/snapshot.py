@@ -622,17 +622,19 @@ class PolicySnapshot:
 
 def _key_bytes(value: Value | None, key: Selector) -> bytes:
     """A sample key's bytes: ids raw, strings UTF-8, ints/doubles 8-byte
-    big-endian, bools one byte; absent or untyped gives b'' (keep)."""
+    big-endian, bools one byte; absent, untyped or an id that is not hex gives
+    b'' (keep)."""
     if value is None or value is PRESENT:
         return b""
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return (
-            bytes.fromhex(value)
-            if key.name in ID_FIELDS and key.source is Source.FIELD
-            else value.encode("utf-8", "replace")
-        )
+        if key.name not in ID_FIELDS or key.source is not Source.FIELD:
+            return value.encode("utf-8", "replace")
+        try:
+            return bytes.fromhex(value)
+        except ValueError:  # an id that is not hex (a Datadog field) has no randomness
+            return b""
     if isinstance(value, bool):
         return b"\x01" if value else b"\x00"
     if isinstance(value, int):
