@@ -13,6 +13,7 @@ from typing import Any
 from setuptools import setup
 
 COMPILED = [
+    "edge/filtering.py",
     "edge/http.py",
     "edge/metrics.py",
     "edge/routes.py",

@@ -8,8 +8,14 @@ against expected outputs, but only for the inputs they have. This module
 evaluates every public conformance case's policies against its inputs and
 against variants with unusual but valid values (non-string bodies and
 attributes, empty values, duplicate keys, missing fields) and, for the JSON
-view, malformed shapes, through the JSON and protobuf views. ``results()``
-gives the outcome of every run as JSON-able data.
+view, malformed shapes, through the JSON and protobuf views. It also evaluates
+a policy for every selector under every condition type (string conditions,
+``exists``, ``equals`` with each typed literal, ``gt``/``gte``/``lt``/``lte``
+with int and double literals; see ``tests/compiled_selectors.py``) against
+documents holding every value type at every level, and their variants,
+through every view: OTLP JSON, OTLP protobuf as Edge decodes it, OTLP protobuf
+log messages, Datadog logs and series. ``results()`` gives the outcome of
+every run as JSON-able data.
 
 Run as ``python -m tests.compiled_source``, it imports Sluice from its ``.py``
 sources even where a compiled module sits next to them, and prints the same
@@ -73,6 +79,7 @@ def _records(doc: Any) -> Iterator[dict[str, Any]]:
                 for record in scope.get(records_key, []):
                     yield record
                     yield from _points(record)
+                    yield from record.get("events", [])
 
 
 def _points(metric: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -115,28 +122,101 @@ def _outcome(outcome: Any) -> dict[str, Any]:
     return {name: getattr(outcome, name) for name in fields} | {"modified": outcome.modified}
 
 
-def _run(policies: Any, doc: Any, signal_name: str, wire: str) -> dict[str, Any]:
-    from sluice.evaluate import stats_document
-    from sluice.policy import PolicySnapshot, Signal
+def _compile(policies: Any) -> tuple[Any, Any]:
+    """A snapshot of `policies` and the runtime its counters live in."""
+    from sluice.policy import PolicySnapshot
     from sluice.policy.parse import load_document
     from sluice.policy.stats import PolicyRuntime
-    from sluice.telemetry import otlp_codec
+
+    runtime = PolicyRuntime()
+    return PolicySnapshot.compile(load_document(policies).policies, runtime), runtime
+
+
+def _run(
+    policies: Any, doc: Any, signal_name: str, wire: str, compiled: tuple[Any, Any] | None = None
+) -> dict[str, Any]:
+    """Evaluate `doc` (OTLP JSON, or a Datadog body for the ``datadog`` wire)
+    through the view of `wire`, with `policies` compiled afresh or, when they
+    hold no state that a run changes (no rate limits), `compiled` once."""
+    from sluice.policy import Signal
+    from sluice.telemetry import datadog, otlp_codec
     from sluice.telemetry.otlp_json import json_view
+    from sluice.telemetry.otlp_proto import proto_view
     from tests.telemetry.otlp_convert import REQUESTS, to_json, to_proto
 
     signal = {"log": Signal.LOG, "metric": Signal.METRIC, "trace": Signal.TRACE}[signal_name]
-    runtime = PolicyRuntime()
-    snapshot = PolicySnapshot.compile(load_document(policies).policies, runtime)
+    snapshot, runtime = compiled or _compile(policies)
     random.seed(20261121)  # unkeyed sampling draws the same numbers in both builds
+    out: Any
     if wire == "json":
         outcome = snapshot.evaluate(signal, json_view(signal), doc)
         out = doc
+    elif wire == "datadog":
+        batch: Any = (
+            datadog.DatadogBatch.parse(doc)
+            if signal is Signal.LOG
+            else datadog.DatadogSeries.parse(doc)
+        )
+        view = datadog.LOG_VIEW if signal is Signal.LOG else datadog.SERIES_VIEW
+        outcome = snapshot.evaluate(signal, view, batch)
+        out = json.loads(batch.encode())
+    elif wire == "message":  # protobuf messages all the way down (logs: not Edge's view)
+        message = to_proto(doc, signal)
+        outcome = snapshot.evaluate(signal, proto_view(signal), message)
+        out = to_json(message)
     else:
         body = to_proto(doc, signal).SerializeToString()
         decoded, view = otlp_codec.decode(signal, otlp_codec.PROTOBUF, body)
         outcome = snapshot.evaluate(signal, view, decoded)
         out = to_json(REQUESTS[signal].FromString(otlp_codec.encode(otlp_codec.PROTOBUF, decoded)))
-    return {"out": out, "stats": stats_document(runtime.stats), "outcome": _outcome(outcome)}
+    counts = runtime.stats.pending()  # this run's counts
+    runtime.stats.commit(counts)
+    stats = [
+        {"policy_id": pid, "hits": c.hits, "misses": c.misses, "transform": c.transform}
+        for pid, c in sorted(counts.items())
+    ]
+    return {"out": out, "stats": stats, "outcome": _outcome(outcome)}
+
+
+def _attempt(
+    policies: Any, doc: Any, signal_name: str, wire: str, compiled: tuple[Any, Any] | None = None
+) -> dict[str, Any]:
+    try:
+        return _run(policies, copy.deepcopy(doc), signal_name, wire, compiled)
+    except Exception as problem:  # both builds must fail alike
+        return {"error": type(problem).__name__}
+
+
+def _selector_runs(variants: int) -> dict[str, Any]:
+    """Every selector under every condition type, through every view."""
+    from sluice.policy import Signal
+    from tests import compiled_selectors
+
+    found: dict[str, Any] = {}
+    for signal in Signal:
+        policies = compiled_selectors.policies(signal)
+        compiled = _compile(policies)
+        wires = ("json", "protobuf", "message") if signal is Signal.LOG else ("json", "protobuf")
+        for n, document in enumerate(compiled_selectors.documents(signal)):
+            rng = random.Random(f"selectors/{signal.value}/{n}")
+            docs = [("typed", document, wires)]
+            docs += [(f"odd{v}", _mutate(document, rng, False), wires) for v in range(variants)]
+            docs.append(("malformed", _mutate(document, rng, True), ("json",)))
+            for label, doc, doc_wires in docs:
+                for wire in doc_wires:
+                    key = f"selectors/{signal.value}/{n}/{label}/{wire}"
+                    found[key] = _attempt(policies, doc, signal.value, wire, compiled)
+        datadog = (
+            compiled_selectors.datadog_documents()
+            if signal is Signal.LOG
+            else compiled_selectors.series_documents()
+            if signal is Signal.METRIC
+            else []
+        )
+        for n, body in enumerate(datadog):
+            key = f"selectors/{signal.value}/datadog{n}/typed/datadog"
+            found[key] = _attempt(policies, body, signal.value, "datadog", compiled)
+    return found
 
 
 def results(variants: int = 4) -> dict[str, Any]:
@@ -160,10 +240,8 @@ def results(variants: int = 4) -> dict[str, Any]:
                 for label, doc, wires in docs:
                     for wire in wires:
                         key = f"{case.name}/{n}/{label}/{wire}"
-                        try:
-                            found[key] = _run(policies, copy.deepcopy(doc), batch.signal, wire)
-                        except Exception as problem:  # both builds must fail alike
-                            found[key] = {"error": type(problem).__name__}
+                        found[key] = _attempt(policies, doc, batch.signal, wire)
+        found.update(_selector_runs(variants))
         return found
     finally:
         time.monotonic = real_monotonic

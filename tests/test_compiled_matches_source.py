@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import compiled_selectors
 from tests.compiled_source import results
 
 ROOT = Path(__file__).resolve().parent.parent
+OTLP_VIEWS = ("json", "protobuf", "message")
 
 
 def test_compiled_modules_decide_like_their_sources() -> None:
@@ -33,3 +35,27 @@ def test_compiled_modules_decide_like_their_sources() -> None:
     # The corpus reaches what it is for: odd values that are evaluated, not refused.
     odd = [r for key, r in compiled.items() if "/odd" in key and "outcome" in r]
     assert sum(r["outcome"]["records"] - r["outcome"]["malformed"] for r in odd) > 1000
+    # Every typed condition works on every attribute level of every view: each
+    # kind matches somewhere (a reader returning the wrong type matches nothing).
+    matched = {
+        (key.split("/")[1], key.split("/")[4], *entry["policy_id"].split("|")[1:])
+        for key, run in compiled.items()
+        if key.startswith("selectors/") and "stats" in run
+        for entry in run["stats"]
+        if entry["hits"]
+    }
+    views = {
+        (key.split("/")[1], key.split("/")[4]) for key in compiled if key.startswith("selectors/")
+    }
+    expected = {
+        (signal.value, view, source, op)
+        for signal, sources in compiled_selectors.ATTRIBUTE_SOURCES.items()
+        for view in (*OTLP_VIEWS, "datadog")
+        if (signal.value, view) in views
+        for source in sources
+        # Datadog logs have no scope; series tags are strings
+        if view != "datadog" or (signal.value == "log" and source != "scope_attribute")
+        for op in compiled_selectors.TYPED_OPS
+    }
+    assert len(expected) > 140
+    assert not expected - matched, sorted(expected - matched)

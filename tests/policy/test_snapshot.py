@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
+from sluice.policy.model import Selector, Source
+from sluice.policy.view import Ctx, FieldReader, RecordView, Scan, Value
 from sluice.telemetry.otlp_json import json_view
 
 
@@ -283,14 +286,110 @@ def test_malformed_records_pass_through_untouched() -> None:
         {"body": {"stringValue": "x"}, "attributes": "not a list"},
         {"body": {"stringValue": "x"}, "attributes": [{"no": "key"}]},
         {"body": {"stringValue": ["x"]}, "attributes": [attr("k", "v")]},
+        ["not", "a", "record"],
         {"body": {"stringValue": "x"}, "attributes": [attr("k", "v")]},
     ]
     doc = logs(*weird)
     outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
     remaining = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
-    assert remaining == weird[:4]
+    assert remaining == weird[:5]
     assert outcome.dropped == 1
-    assert outcome.malformed + outcome.no_match == 4 and outcome.malformed >= 3
+    # Values of the wrong shape read as absent or text-less; only a record that
+    # is not an object cannot be read at all.
+    assert (outcome.no_match, outcome.malformed) == (4, 1)
+
+
+def test_malformed_containers_read_what_they_can_and_their_records_are_filtered() -> None:
+    snap = compile_log(
+        {"match": [{"log_field": "severity_text", "exact": "DEBUG"}], "keep": "none"},
+        {"match": [{"resource_attribute": "service.name", "exact": "noisy"}], "keep": "none"},
+        {"match": [{"log_field": "scope_schema_url", "exists": True}], "keep": "none"},
+    )
+    resources: list[Any] = [
+        {"attributes": "zz"},
+        5,
+        {"attributes": [{"value": {}}, 7, {"key": ["x"]}, attr("service.name", "x")]},
+        {"attributes": [attr("service.name", "noisy")]},
+        {},
+        {},
+    ]
+    schema_urls: list[Any] = ["", "", "", "", 5, "https://s"]
+    doc = {
+        "resourceLogs": [
+            {
+                "resource": resource,
+                "scopeLogs": [
+                    {"schemaUrl": url, "logRecords": [rec("info"), rec("debug", "DEBUG")]}
+                ],
+            }
+            for resource, url in zip(resources, schema_urls, strict=True)
+        ]
+    }
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    assert (outcome.records, outcome.malformed) == (12, 0)
+    # What cannot be read is absent: the other values still decide, and the
+    # malformed values go upstream as they came.
+    assert [(r["resource"], bodies({"resourceLogs": [r]})) for r in doc["resourceLogs"]] == [
+        (resources[0], ["info"]),
+        (resources[1], ["info"]),
+        (resources[2], ["info"]),
+        (resources[4], ["info"]),
+    ]
+    assert doc["resourceLogs"][3]["scopeLogs"][0]["schemaUrl"] == 5
+
+
+class _UnreadableResources(RecordView):
+    """The OTLP JSON log view, except that it cannot read resources marked
+    broken at all (as a view with a bug would)."""
+
+    json = json_view(Signal.LOG)
+
+    def resources(self, batch: Any) -> Sequence[Any]:
+        return self.json.resources(batch)
+
+    def scopes(self, resource: Any) -> Sequence[Any]:
+        return self.json.scopes(resource)
+
+    def records(self, scope: Any) -> Sequence[Any]:
+        return self.json.records(scope)
+
+    def remove_records(self, scope: Any, indexes: list[int]) -> None:
+        self.json.remove_records(scope, indexes)
+
+    def prune(self, batch: Any) -> bool:
+        return self.json.prune(batch)
+
+    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        return self.json.get(ctx, selector)
+
+    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
+        read = self.json.reader(fields)
+        if fields[0][1].source is not Source.RESOURCE_ATTRIBUTE:
+            return read
+
+        def broken(container: Any) -> tuple[int, ...]:
+            if container["resource"].get("broken"):
+                raise KeyError("broken")
+            return read(container)
+
+        return broken
+
+
+def test_lone_surrogates_are_scanned_like_any_text() -> None:
+    snap = compile_log(
+        # RE2 one by one (Hyperscan cannot take these), and Hyperscan
+        {
+            "match": [{"log_field": "body", "regex": "ärger", "case_insensitive": True}],
+            "keep": "none",
+        },
+        {"match": [{"log_field": "body", "regex": r"\pN"}], "keep": "none"},
+        {"match": [{"log_field": "body", "contains": "drop"}], "keep": "none"},
+    )
+    assert snap.fallback_patterns() == 2
+    doc = logs(rec("ÄRGER \ud800"), rec("\udfff 1"), rec("drop \udbff"), rec("keep \ud800"))
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    assert bodies(doc) == ["keep \ud800"]
+    assert outcome.malformed == 0
 
 
 def test_non_string_body_exists_for_body_matchers_without_text() -> None:

@@ -109,3 +109,10 @@ def test_replace_matches_one_search_per_match(pattern: str, template: str, text:
 def test_a_template_with_a_lone_surrogate_still_compiles() -> None:
     # JSON policies can carry "\ud800"; only a str holds it, so ASCII text takes the str path.
     assert redact("x", "[\ud800]", "axb") == "a[\ud800]b"
+
+
+def test_lone_surrogates_pass_through_a_redact() -> None:
+    # RE2 reads UTF-8, which cannot hold them: they are matched as U+FFFD and kept.
+    assert redact(r"\d+", "#", "a\ud800 12 \udfff3") == "a\ud800 # \udfff#"
+    assert redact(r"(.)(\d)", "$2$1", "\ud8001 x2") == "1\ud800 2x"
+    assert redact(r"\d", "#", "\ud800 no digits") is None

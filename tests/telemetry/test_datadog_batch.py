@@ -88,3 +88,26 @@ def test_ddtags_are_matched_by_key_and_parsed_once_per_string() -> None:
     assert parsed == {"env": "prod", "version": "1.2", "team": "core"}
     assert datadog._tags({"ddtags": tags}) is parsed  # remembered, not re-parsed
     assert datadog._tags({"ddtags": 7}) == {}
+
+
+def test_a_trace_id_sample_key_that_is_not_hex_keeps_the_record() -> None:
+    snapshot = _snapshot(
+        [
+            {
+                "id": "sample",
+                "log": {
+                    "match": [{"log_field": "body", "contains": "x"}],
+                    "keep": "1%",
+                    "sample_key": {"log_field": "trace_id"},
+                },
+            }
+        ]
+    )
+    body = json.dumps(
+        [{"message": "x", "trace_id": "not hex"}, {"message": "x", "trace_id": "ab" * 16}]
+    ).encode()
+    batch = datadog.DatadogBatch.parse(body)
+    outcome = snapshot.evaluate(Signal.LOG, datadog.LOG_VIEW, batch)
+    # No randomness to sample on: kept, like a record without the key.
+    assert (outcome.dropped, outcome.sampled, outcome.malformed) == (1, 1, 0)
+    assert json.loads(batch.encode()) == [{"message": "x", "trace_id": "not hex"}]

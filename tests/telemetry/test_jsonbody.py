@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,23 @@ def test_everyday_documents_are_answered() -> None:
     assert jsonbody.parse(body) is not jsonbody.UNPARSED
     assert same(jsonbody.parse(body), json.loads(body))
     assert type(jsonbody.parse(b'{"n": -922337203685477580}')["n"]) is int
+
+
+def test_lone_surrogates_are_written_back_as_the_same_escapes() -> None:
+    document = {"a\udfff": ["x\ud800y", "é \U0001f600", "\\\udbff"]}
+    body = jsonbody.encode(document)
+    body.decode("utf-8")  # valid UTF-8 throughout
+    assert b"\\ud800" in body and b"\\udfff" in body and b"\\\\\\udbff" in body
+    assert json.loads(body) == document
+    assert "é \U0001f600".encode() in body  # everything else as UTF-8
+
+
+def test_documents_nested_past_the_limit_are_refused() -> None:
+    def nested(depth: int) -> bytes:
+        return b'{"a":' * (depth - 1) + b"[1.5]" + b"}" * (depth - 1)
+
+    assert jsonbody.parse(nested(jsonbody.MAX_DEPTH)) is not jsonbody.UNPARSED
+    with pytest.raises(jsonbody.TooDeep):
+        jsonbody.parse(nested(jsonbody.MAX_DEPTH + 1))
+    with pytest.raises(jsonbody.TooDeep):
+        jsonbody.check_depth(json.loads(nested(700)))

@@ -12,17 +12,16 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sluice.edge.config import EdgeConfig
+from sluice.edge.filtering import Decoder, Verdict, datadog_decoder, filter_body, otlp_decoder
 from sluice.edge.http import Request, Response, json_error
 from sluice.edge.metrics import EdgeMetrics
 from sluice.edge.upstream import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
-from sluice.policy import BatchOutcome, PolicySnapshot, RecordView, Signal
+from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
-from sluice.telemetry import compression, datadog, otlp_codec
+from sluice.telemetry import otlp_codec
 
 log = logging.getLogger(__name__)
 
@@ -48,26 +47,12 @@ def _encoding(request: Request) -> str:
     return raw.decode("latin-1").strip().lower() if raw else ""
 
 
-_READABLE_ENCODINGS = frozenset({"", "identity", *compression.SUPPORTED})
-"""Content-Encodings Edge can decode (no header, identity, or a supported codec)."""
-
 DATADOG_ACCEPTED = Response(202, b"{}")
 """Datadog's answer to an accepted intake request (also when every record is dropped)."""
 _OTLP_EMPTY = {
     media: Response(200, otlp_codec.empty_response(media), content_type=media.encode())
     for media in set(_MEDIA.values())
 }
-
-
-@dataclass(slots=True)
-class Decoded:
-    """A filtered route's request body, decoded: the batch, the view that reads
-    it, how to re-encode it, and the answer when every record is dropped."""
-
-    batch: Any
-    view: RecordView
-    encode: Callable[[], bytes]
-    all_dropped: Response
 
 
 class Edge:
@@ -182,84 +167,60 @@ class Edge:
         self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))
         log.warning("forwarding %s unevaluated: %s", request.path, why)
 
-    def _decompress(self, request: Request, encoding: str) -> bytes | Response:
-        try:
-            return compression.decompress(encoding, request.body, self.config.max_body_size)
-        except compression.BodyTooLarge as too_large:
-            return json_error(413, str(too_large))
-        except compression.CorruptBody as corrupt:
-            return json_error(400, f"corrupt {encoding} body: {corrupt}")
-
-    def _evaluate(
-        self, snapshot: PolicySnapshot, signal: Signal, decoded: Decoded, request: Request
-    ) -> BatchOutcome | None:
-        try:
-            return snapshot.evaluate(signal, decoded.view, decoded.batch)
-        except Exception:  # a policy failing at run time must not lose telemetry
-            log.exception("policy evaluation failed on %s; forwarding unfiltered", request.path)
-            self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))
-            return None
-
     async def _filter(
         self,
         request: Request,
         signal: Signal,
         pool: UpstreamPool,
         telemetry_type: str,
-        decode: Callable[[bytes], Decoded],
+        decode: Decoder,
+        all_dropped: Response,
         extra: bytes = b"",
     ) -> Response:
-        """The filtered-route pipeline shared by OTLP and Datadog: bounded
-        decompression, decode (fail open), evaluate against one snapshot, then
-        answer locally (all dropped), forward the original bytes (unchanged) or
-        forward the re-encoded batch in the encoding it arrived in."""
+        """The filtered-route pipeline shared by OTLP and Datadog (see
+        :func:`filter_body`), against one snapshot: answer locally (refused, or
+        all dropped), forward the original bytes (unchanged, or failing open)
+        or forward the re-encoded batch in the encoding it arrived in."""
         snapshot = self.registry.snapshot  # one snapshot for the whole request
         if not snapshot.count(signal):
             return await self.forward(pool, request, request.body, extra)  # nothing to apply
-        encoding = _encoding(request)
-        if encoding not in _READABLE_ENCODINGS:
-            self._fail_open(request, f"unknown Content-Encoding {encoding!r}")
+        filtered = filter_body(
+            snapshot,
+            signal,
+            decode,
+            request.body,
+            _encoding(request),
+            self.config.max_body_size,
+        )
+        verdict = filtered.verdict
+        if verdict is Verdict.TOO_LARGE:
+            return json_error(413, filtered.reason)
+        if verdict is Verdict.CORRUPT:
+            return json_error(400, filtered.reason)
+        if verdict is Verdict.UNREADABLE or verdict is Verdict.FAILED:
+            self._fail_open(request, filtered.reason)
             return await self.forward(pool, request, request.body, extra)
-        raw = self._decompress(request, encoding)
-        if isinstance(raw, Response):
-            return raw
-        try:
-            decoded = decode(raw)
-        except (ValueError, UnicodeDecodeError) as problem:
-            self._fail_open(request, str(problem))
+        assert filtered.outcome is not None
+        self.metrics.outcome(telemetry_type, filtered.outcome)
+        if verdict is Verdict.DROPPED:
+            return all_dropped
+        if verdict is Verdict.UNCHANGED:
             return await self.forward(pool, request, request.body, extra)
-        outcome = self._evaluate(snapshot, signal, decoded, request)
-        if outcome is None:
-            return await self.forward(pool, request, request.body, extra)
-        self.metrics.outcome(telemetry_type, outcome)
-        if outcome.records and outcome.dropped == outcome.records:
-            return decoded.all_dropped
-        if not outcome.modified:
-            return await self.forward(pool, request, request.body, extra)
-        body = compression.compress(encoding, decoded.encode())
-        # Free the decoded batch (several times its wire size) and the original
-        # bytes before waiting on the upstream: only the new body is needed now.
-        del decoded, raw
+        # Only the new body is needed now: free the original before waiting on
+        # the upstream.
         request.body = b""
-        return await self.forward(pool, request, body, extra)
+        return await self.forward(pool, request, filtered.body, extra)
 
     # -- OTLP ----------------------------------------------------------------------
 
     async def otlp(self, request: Request, signal: Signal) -> Response:
         media = _media(request)
-
-        def decode(raw: bytes) -> Decoded:
-            if media is None:
-                raise ValueError("unknown Content-Type")
-            batch, view = otlp_codec.decode(signal, media, raw)
-            return Decoded(
-                batch,
-                view,
-                lambda: otlp_codec.encode(media, batch),
-                _OTLP_EMPTY[media],
-            )
-
-        return await self._filter(request, signal, self.upstream, TELEMETRY_TYPES[signal], decode)
+        decode = otlp_decoder(signal, media)
+        all_dropped = _OTLP_EMPTY[media or otlp_codec.JSON]
+        telemetry_type = TELEMETRY_TYPES[signal]
+        return await self._filter(
+            request, signal, self.upstream, telemetry_type, decode, all_dropped
+        )
 
     # -- Datadog -------------------------------------------------------------------
 
@@ -268,18 +229,11 @@ class Edge:
         extra = b""
         if self.dd_api_key and request.header(b"dd-api-key") is None:
             extra = b"DD-API-KEY: " + self.dd_api_key + b"\r\n"
-
-        def decode(raw: bytes) -> Decoded:
-            batch: datadog.DatadogBatch | datadog.DatadogSeries
-            view: RecordView
-            if signal is Signal.LOG:
-                batch, view = datadog.DatadogBatch.parse(raw), datadog.LOG_VIEW
-            else:
-                batch, view = datadog.DatadogSeries.parse(raw), datadog.SERIES_VIEW
-            return Decoded(batch, view, batch.encode, DATADOG_ACCEPTED)
-
         telemetry_type = "datadog_" + TELEMETRY_TYPES[signal]
-        return await self._filter(request, signal, pool, telemetry_type, decode, extra)
+        decode = datadog_decoder(signal)
+        return await self._filter(
+            request, signal, pool, telemetry_type, decode, DATADOG_ACCEPTED, extra
+        )
 
     def close(self) -> None:
         for pool in self.pools:

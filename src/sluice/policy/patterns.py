@@ -286,7 +286,14 @@ class FieldScanner:
         text: str | None
         if isinstance(value, str):
             text = value
-            data = value.encode("utf-8", "replace")
+            try:
+                data = value.encode()
+            except UnicodeEncodeError:
+                # A lone surrogate (from a JSON escape), which UTF-8 cannot
+                # hold: every matcher sees the text Hyperscan scans, with "?"
+                # in its place.
+                data = value.encode("utf-8", "replace")
+                text = None
         elif isinstance(value, bytes):
             data = value
             text = None if value.isascii() else value.decode()  # decoding validates

@@ -53,18 +53,27 @@ def _compare(op: MatchOp, value: Value | None, literal: Any) -> bool:
         return type(value) is type(literal) and value == literal
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    number, bound = float(value), float(literal)
+    # Python compares ints and floats exactly, and never overflows doing so
+    # (float() of a 400-digit integer would).
+    number: Any = value
     if op is MatchOp.GT:
-        return number > bound
+        return bool(number > literal)
     if op is MatchOp.GTE:
-        return number >= bound
+        return bool(number >= literal)
     if op is MatchOp.LT:
-        return number < bound
-    return number <= bound
+        return bool(number < literal)
+    return bool(number <= literal)
 
 
 def _typed_check(matcher: Matcher) -> Check:
     selector, op, literal, negate = matcher.selector, matcher.op, matcher.value, matcher.negate
+    if selector.source is Source.EVENT_ATTRIBUTE:
+        # Like its string conditions: passes when some span event's value does.
+        def any_event(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
+            found = any(_compare(op, value, literal) for value in view.values(ctx, selector))
+            return found != negate
+
+        return any_event
 
     def check(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
         return _compare(op, view.get(ctx, selector), literal) != negate
@@ -351,8 +360,37 @@ class BatchOutcome:
         return self.records - self.dropped
 
 
-def _scan(reader: FieldReader | None, container: Any) -> tuple[int, ...]:
-    return () if reader is None else reader(container)
+class _ReadFailures:
+    """What evaluating one batch does with values its view cannot read. A
+    ValueError is data (broken bytes, a record that is not an object): logged
+    at debug level. Anything else is a bug in a view or the engine, which
+    costs only the record or container it hit: logged as an error, with its
+    traceback, once per batch."""
+
+    def __init__(self, signal: Signal):
+        self.signal = signal
+        self.reported = False
+
+    def record(self, problem: Exception) -> None:
+        if isinstance(problem, ValueError):
+            log.debug("unreadable %s record kept: %r", self.signal.value, problem)
+        elif not self.reported:
+            self.reported = True
+            log.error(
+                "reading a %s record failed; kept unevaluated",
+                self.signal.value,
+                exc_info=problem,
+            )
+
+    def container(self, reader: FieldReader | None, container: Any) -> tuple[int, ...] | None:
+        """The hits of a resource or scope container; None when it cannot be read."""
+        if reader is None:
+            return ()
+        try:
+            return reader(container)
+        except Exception as problem:
+            self.record(problem)
+            return None
 
 
 class PolicySnapshot:
@@ -423,11 +461,21 @@ class PolicySnapshot:
         resource_reader, scope_reader, record_reader = table.readers(view)
         always = table.always
         remembered = table.remembered_shape
+        failures = _ReadFailures(signal)
         for resource in view.resources(batch):
-            resource_hits = _scan(resource_reader, resource)
+            resource_hits = failures.container(resource_reader, resource)
             for scope in view.scopes(resource):
-                container_hits = resource_hits + _scan(scope_reader, scope)
                 records = view.records(scope)
+                outcome.records += len(records)
+                scope_hits = (
+                    None if resource_hits is None else failures.container(scope_reader, scope)
+                )
+                if resource_hits is None or scope_hits is None:
+                    # Views read what they can of a container; if even that
+                    # fails, nothing of it can be decided: keep its records.
+                    outcome.malformed += len(records)
+                    continue
+                container_hits = resource_hits + scope_hits
                 dropped: list[int] = []
                 for position, record in enumerate(records):
                     try:
@@ -436,9 +484,9 @@ class PolicySnapshot:
                             if record_reader
                             else container_hits
                         )
-                    except (AttributeError, TypeError, KeyError, ValueError) as problem:
-                        outcome.malformed += 1  # fail open: let it through untouched
-                        log.debug("unreadable %s record kept: %r", signal.value, problem)
+                    except Exception as problem:  # keep it as it came, unevaluated
+                        outcome.malformed += 1
+                        failures.record(problem)
                         continue
                     if not hits and not always:
                         continue
@@ -454,8 +502,8 @@ class PolicySnapshot:
                     candidates = shape.candidates
                     if not candidates:
                         continue
-                    ctx = view.context(resource, scope, records, position, record)
                     try:
+                        ctx = view.context(resource, scope, records, position, record)
                         if shape.checked:
                             matched: Sequence[CompiledPolicy] = [
                                 p
@@ -467,19 +515,22 @@ class PolicySnapshot:
                         else:
                             matched = candidates
                         status = self._decide(table, matched, view, ctx, outcome)
-                    except ValueError as problem:
+                    except Exception as problem:
                         # Bytes the reader did not need turned out unreadable when a
                         # check, sample key or transform read them: keep the record.
                         outcome.malformed += 1
                         outcome.modified = True  # an earlier transform step may have run
-                        log.debug("unreadable %s record kept: %r", signal.value, problem)
+                        failures.record(problem)
                         continue
                     if status == 0:
                         dropped.append(position)
                     elif status == 2:  # a shared resource/scope value changed: rescan it
-                        resource_hits = _scan(resource_reader, resource)
-                        container_hits = resource_hits + _scan(scope_reader, scope)
-                outcome.records += len(records)
+                        resource_hits = failures.container(resource_reader, resource)
+                        scope_hits = failures.container(scope_reader, scope)
+                        if resource_hits is None or scope_hits is None:
+                            outcome.malformed += len(records) - position - 1
+                            break
+                        container_hits = resource_hits + scope_hits
                 if dropped:
                     outcome.modified = True
                     view.remove_records(scope, dropped)
@@ -571,17 +622,19 @@ class PolicySnapshot:
 
 def _key_bytes(value: Value | None, key: Selector) -> bytes:
     """A sample key's bytes: ids raw, strings UTF-8, ints/doubles 8-byte
-    big-endian, bools one byte; absent or untyped gives b'' (keep)."""
+    big-endian, bools one byte; absent, untyped or an id that is not hex gives
+    b'' (keep)."""
     if value is None or value is PRESENT:
         return b""
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return (
-            bytes.fromhex(value)
-            if key.name in ID_FIELDS and key.source is Source.FIELD
-            else value.encode("utf-8", "replace")
-        )
+        if key.name not in ID_FIELDS or key.source is not Source.FIELD:
+            return value.encode("utf-8", "replace")
+        try:
+            return bytes.fromhex(value)
+        except ValueError:  # an id that is not hex (a Datadog field) has no randomness
+            return b""
     if isinstance(value, bool):
         return b"\x01" if value else b"\x00"
     if isinstance(value, int):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from sluice.policy import regex_dialect
 from sluice.policy.model import ID_FIELDS, Level, Transform, TransformOp
@@ -64,44 +64,46 @@ def parse_template(template: str) -> tuple[TemplatePart | tuple[str], ...]:
     return tuple(parts)
 
 
-Template = tuple[TemplatePart | tuple[str], ...]
-
-
 @dataclass(frozen=True, slots=True)
 class Redactor:
-    """A compiled redact regex with its parsed replacement template, also UTF-8
+    """A compiled redact regex with its replacement template, in which group
+    names are resolved to group numbers (and references to groups the regex
+    lacks, which expand to nothing, are left out); the template is also UTF-8
     encoded for ASCII text, which is matched as bytes (None when the template
     has a lone surrogate, which only a str can hold)."""
 
     regex: Any
-    template: Template
-    encoded: tuple[bytes | int | tuple[str], ...] | None
-    groups: int
-    names: frozenset[str]
+    template: tuple[str | int, ...]
+    encoded: tuple[bytes | int, ...] | None
 
     @classmethod
     def compile(cls, pattern: str, replacement: str) -> Redactor:
         regex = regex_dialect.compile_re2(pattern)
-        template = parse_template(replacement)
+        template: list[str | int] = []
+        for part in parse_template(replacement):
+            if isinstance(part, tuple):
+                if part[0] in regex.groupindex:
+                    template.append(regex.groupindex[part[0]])
+            elif isinstance(part, str) or part <= regex.groups:
+                template.append(part)
         try:
             encoded = tuple(part.encode() if isinstance(part, str) else part for part in template)
         except UnicodeEncodeError:
             encoded = None
-        return cls(regex, template, encoded, regex.groups, frozenset(regex.groupindex))
+        return cls(regex, tuple(template), encoded)
 
-    def _expand(self, match: Any, template: tuple[Any, ...]) -> list[Any]:
-        """The template's pieces for one match: literals and group values, of
-        the matched text's type (str or bytes)."""
+    @staticmethod
+    def _expand(text: Any, match: Any, template: tuple[Any, ...]) -> list[Any]:
+        """The template's pieces for one match: literals, and each group's
+        text cut from `text` (str or bytes) by the group's span."""
         out: list[Any] = []
         for part in template:
             if isinstance(part, int):
-                value = match.group(part) if part <= self.groups else None
-            elif isinstance(part, tuple):
-                value = match.group(part[0]) if part[0] in self.names else None
-            else:
-                value = part
-            if value:
-                out.append(value)
+                start, end = match.span(part)
+                if end > start >= 0:
+                    out.append(text[start:end])
+            elif part:
+                out.append(part)
         return out
 
     def _searches(self, text: str) -> Iterator[Any]:
@@ -132,7 +134,7 @@ class Redactor:
             matched = True
             out.append(text[last_end:start])
             if end > last_end or start == 0:
-                out.extend(self._expand(match, template))
+                out.extend(self._expand(text, match, template))
             last_end = end
         if not matched:
             return None
@@ -147,8 +149,17 @@ class Redactor:
             data = text.encode()
             encoded = self._pieces(data, self.regex.finditer(data), self.encoded)
             return None if encoded is None else b"".join(encoded).decode()
-        pieces = self._pieces(text, self._searches(text), self.template)
+        try:
+            pieces = self._pieces(text, self._searches(text), self.template)
+        except UnicodeEncodeError:
+            # A lone surrogate, which RE2 (UTF-8) cannot take: match a copy in
+            # which each is U+FFFD, one character for one, so that the spans
+            # cut the text itself and the surrogates pass through unchanged.
+            pieces = self._pieces(text, self._searches(text.translate(_SURROGATES)), self.template)
         return None if pieces is None else "".join(pieces)
+
+
+_SURROGATES: Final = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,11 @@ class Ctx(NamedTuple):
     record: Any
 
 
+class MalformedRecord(ValueError):
+    """A record that its view cannot read (not an object, broken wire bytes):
+    the engine keeps it as it came, unevaluated, and counts it malformed."""
+
+
 Scan = Callable[[Any], tuple[int, ...]]
 """Scans one present value of a field (a non-empty str, or PRESENT for a value
 that exists without a string view) and returns the pattern ids it hits."""
@@ -85,7 +90,9 @@ class RecordView(ABC):
         """A function scanning the given selectors' values on one record, scope or
         resource container (the selectors share one level). Values that are
         absent (E false) are not scanned; a multi-valued field scans each value;
-        an attribute key present twice counts only its first entry."""
+        an attribute key present twice counts only its first entry. It reads
+        whatever a container holds (a value it cannot read is absent) and raises
+        :class:`MalformedRecord` for a record it cannot read at all."""
 
     def context(self, resource: Any, scope: Any, records: Any, position: int, record: Any) -> Ctx:
         """The Ctx of `record`, found at `position` in a scope's `records`. Views
@@ -101,7 +108,14 @@ class RecordView(ABC):
     @abstractmethod
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         """The typed value of a selector, None when absent. Ids are raw bytes;
-        empty well-known scalar fields are absent, empty string attributes are ""."""
+        empty well-known scalar fields are absent, empty string attributes are "".
+        A multi-valued selector (an event attribute) gives its first value."""
+
+    def values(self, ctx: Ctx, selector: Selector) -> Sequence[Value]:
+        """Every typed value of a selector: one per span event that has the
+        attribute for an event attribute, else the value of :meth:`get`."""
+        value = self.get(ctx, selector)
+        return () if value is None else (value,)
 
     # -- edits (logs) -------------------------------------------------------
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sluice.policy.model import METRIC_TYPE, Level, Selector, Source
-from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value
+from sluice.policy.view import PRESENT, Ctx, FieldReader, MalformedRecord, RecordView, Scan, Value
 from sluice.telemetry import jsonbody
 
 _DECODER = json.JSONDecoder()
@@ -97,7 +97,7 @@ def _parse_document(body: bytes) -> Any:
         raise NotAnArray("JSON nested too deeply") from None
     if end != len(text) and text[end:].strip(_WS):
         raise NotAnArray(f"data after the JSON value at offset {end}")
-    return value
+    return jsonbody.check_depth(value)
 
 
 class DatadogBatch:
@@ -139,13 +139,8 @@ class DatadogBatch:
             if any(i not in self.edited for i in kept)
             else []
         )
-        parts = [
-            json.dumps(self.records[i], ensure_ascii=False, separators=(",", ":"))
-            if i in self.edited
-            else sources[i]
-            for i in kept
-        ]
-        return ("[" + ",".join(parts) + "]").encode("utf-8")
+        parts = [jsonbody.dumps(self.records[i]) if i in self.edited else sources[i] for i in kept]
+        return jsonbody.to_utf8("[" + ",".join(parts) + "]")
 
 
 def _scalar(value: Any) -> Value | None:
@@ -248,7 +243,7 @@ class _FlatView(RecordView):
 
         def read(container: Any) -> tuple[int, ...]:
             if container.__class__ is not dict:
-                return ()  # not an object: kept unevaluated
+                raise MalformedRecord("record is not an object")
             hits: tuple[int, ...] = ()
             cache: dict[str, Any] = {}
             for scan, get in plan:
@@ -354,19 +349,25 @@ class DatadogSeries:
 
     def encode(self) -> bytes:
         kept = [s for i, s in enumerate(self.records) if i not in self.dropped]
-        return json.dumps({**self.document, "series": kept}, separators=(",", ":")).encode()
+        return jsonbody.encode({**self.document, "series": kept})
 
 
-def _series_tags(series: Any) -> dict[str, str]:
+def _series_tags(series: dict[str, Any]) -> dict[str, str]:
+    """A series' ``tags`` (``key:value``) and ``resources`` (type: name) by key;
+    entries of the wrong type are skipped."""
     tags: dict[str, str] = {}
-    for tag in series.get("tags") or () if isinstance(series, dict) else ():
+    for tag in _list(series.get("tags")):
         if isinstance(tag, str):
             key, sep, value = tag.partition(":")
             tags.setdefault(key, value if sep else "")
-    for resource in series.get("resources") or () if isinstance(series, dict) else ():
+    for resource in _list(series.get("resources")):
         if isinstance(resource, dict) and isinstance(resource.get("type"), str):
             tags.setdefault(resource["type"], str(resource.get("name", "")))
     return tags
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class DatadogSeriesView(_FlatView):
@@ -380,7 +381,8 @@ class DatadogSeriesView(_FlatView):
             if selector.name == "name":
                 return series.get("metric")
             if selector.name == METRIC_TYPE:
-                return _SERIES_TYPES.get(series.get("type"))  # type: ignore[arg-type]
+                kind = series.get("type")
+                return _SERIES_TYPES.get(kind) if isinstance(kind, int) else None
             if selector.name in ("unit", "description"):
                 return series.get(selector.name)
             return None

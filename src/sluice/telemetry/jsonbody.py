@@ -8,11 +8,18 @@ accepts, with one exception: an integer beyond 64 bits becomes a float. So
 when orjson refuses a body, or its document holds a float and the body a run
 of 19 digits (the only way to write such an integer), :func:`parse` does not
 answer and the caller parses with ``json`` as before. Results and errors are
-therefore exactly the standard library's.
+therefore exactly the standard library's, except that a document nested
+deeper than :data:`MAX_DEPTH` is refused (:class:`TooDeep`, a ValueError).
+
+:func:`encode` writes a document back. A string may hold a lone surrogate
+(``"\\ud800"`` parses to one), which UTF-8 cannot carry: it is written as the
+same ``\\uXXXX`` escape, so re-encoding never fails and the upstream gets
+what the sender wrote.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -31,28 +38,69 @@ _DIGITS_ONLY = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(25
 _LONG_RUN = b"1" * 19
 
 
-def _has_float(value: Any) -> bool:
-    if isinstance(value, float):
-        return True
+MAX_DEPTH: Final = 512
+"""The deepest nesting of arrays and objects read. Writing a document back
+recurses once per level, so what is read must stay well inside the
+interpreter's recursion limit; real telemetry nests a few dozen levels."""
+
+
+class TooDeep(ValueError):
+    """The document nests deeper than :data:`MAX_DEPTH`."""
+
+
+def _walk(value: Any, depth: int) -> bool:
+    """Whether `value`, a container at nesting level `depth`, holds a float
+    anywhere; raises :class:`TooDeep` past :data:`MAX_DEPTH`."""
     items: Iterable[Any]
     if isinstance(value, dict):
         items = value.values()
     elif isinstance(value, list):
         items = value
     else:
-        return False
+        return isinstance(value, float)
+    if depth > MAX_DEPTH:
+        raise TooDeep(f"JSON nested deeper than {MAX_DEPTH} levels")
+    found = False
     for item in items:
-        if isinstance(item, float) or (isinstance(item, (dict, list)) and _has_float(item)):
-            return True
-    return False
+        if isinstance(item, float) or (isinstance(item, (dict, list)) and _walk(item, depth + 1)):
+            found = True
+    return found
+
+
+def check_depth(document: Any) -> Any:
+    """`document`, when it nests no deeper than :data:`MAX_DEPTH`; else raises
+    :class:`TooDeep`."""
+    _walk(document, 1)
+    return document
 
 
 def parse(body: bytes) -> Any:
-    """The document `body` holds, or UNPARSED when ``json`` must parse it."""
+    """The document `body` holds, or UNPARSED when ``json`` must parse it.
+    Raises :class:`TooDeep` for a document nested too deeply to handle."""
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
         return UNPARSED
-    if _has_float(document) and _LONG_RUN in body.translate(_DIGITS_ONLY):
+    if _walk(document, 1) and _LONG_RUN in body.translate(_DIGITS_ONLY):
         return UNPARSED  # the float may be an integer orjson could not hold
     return document
+
+
+def dumps(document: Any) -> str:
+    """`document` as compact JSON text, non-ASCII characters as themselves."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def to_utf8(text: str) -> bytes:
+    """JSON text from :func:`dumps` (or a body's own text) as UTF-8, a lone
+    surrogate as its ``\\uXXXX`` escape.
+
+    Outside strings JSON text is ASCII, so the one thing UTF-8 can refuse is a
+    lone surrogate inside a string, and its backslash escape is the JSON escape
+    of the same code point."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def encode(document: Any) -> bytes:
+    """`document` as a compact UTF-8 JSON body (never fails on lone surrogates)."""
+    return to_utf8(dumps(document))

@@ -52,7 +52,7 @@ def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
     doc = jsonbody.parse(body)
     if doc is jsonbody.UNPARSED:
         try:
-            doc = json.loads(body)
+            doc = jsonbody.check_depth(json.loads(body))
         except (ValueError, UnicodeDecodeError) as problem:
             raise UndecodableBody(f"not JSON: {problem}") from None
         except RecursionError:
@@ -65,7 +65,7 @@ def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
 def encode(media: str, batch: Any) -> bytes:
     if media == PROTOBUF:
         return bytes(batch.SerializeToString())
-    return json.dumps(batch, ensure_ascii=False, separators=(",", ":")).encode()
+    return jsonbody.encode(batch)
 
 
 def empty_response(media: str) -> bytes:

@@ -4,6 +4,17 @@ The documents are edited in place and written back with the same OTLP
 camelCase keys, so a record no policy touched comes out exactly as it came in.
 Ids are lowercase hex strings; enums may be names or numbers; 64-bit integers
 may be strings.
+
+Reading is total: a document of any shape is read without raising, so one
+malformed value never switches filtering off for the rest of a request. A
+value of the wrong JSON type reads as absent, an AnyValue of the wrong shape
+(a body or attribute value that is not an object, a ``stringValue`` that is
+not a string) as present without text, an attribute entry that is not an
+object with a string ``key`` is skipped (a missing ``key`` is the empty key,
+as in the protobuf JSON mapping), and an ``attributes`` that is not a list
+holds none. Only a record that is not an object is unreadable: the engine
+keeps it as it came and counts it malformed. Edits never overwrite a value
+they cannot read: such a record is kept unchanged and counted malformed.
 """
 
 from __future__ import annotations
@@ -27,7 +38,16 @@ from sluice.policy.model import (
     Signal,
     Source,
 )
-from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value, _Present
+from sluice.policy.view import (
+    PRESENT,
+    Ctx,
+    FieldReader,
+    MalformedRecord,
+    RecordView,
+    Scan,
+    Value,
+    _Present,
+)
 from sluice.telemetry.reading import FirstEntries, MultiGetter, make_plan
 
 JsonObj = dict[str, Any]
@@ -37,24 +57,31 @@ ScanValue = str | _Present
 
 
 def typed_any(av: Any) -> Value:
-    """The typed view of an OTLP JSON AnyValue (an attribute's value)."""
+    """The typed view of an OTLP JSON AnyValue (an attribute's value); a variant
+    of the wrong JSON type is present without a typed value."""
     if not isinstance(av, dict):
         return PRESENT
     if "stringValue" in av:
         s = av["stringValue"]
         return s if isinstance(s, str) else PRESENT
     if "boolValue" in av:
-        return bool(av["boolValue"])
+        flag = av["boolValue"]
+        return flag if isinstance(flag, bool) else PRESENT
     if "intValue" in av:
+        raw = av["intValue"]
+        if isinstance(raw, bool) or not isinstance(raw, int | str):
+            return PRESENT
         try:
-            return int(av["intValue"])
-        except (TypeError, ValueError):
+            return int(raw)
+        except ValueError:  # not decimal digits, or more digits than int() takes
             return PRESENT
     if "doubleValue" in av:
         raw = av["doubleValue"]
+        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
+            return PRESENT
         try:
             return float(raw)
-        except (TypeError, ValueError):
+        except (ValueError, OverflowError):  # a word, or an integer past the double range
             return PRESENT
     if "bytesValue" in av:
         try:
@@ -70,6 +97,22 @@ def scan_any(av: Any) -> ScanValue:
         s = av.get("stringValue")
         if s and isinstance(s, str):
             return s
+    return PRESENT
+
+
+def _member(holder: Any, key: str) -> Any:
+    """``holder[key]`` when `holder` is an object, else None."""
+    return holder.get(key) if isinstance(holder, dict) else None
+
+
+def _body_value(body: Any) -> ScanValue | None:
+    """What a scan sees of a (not null) body AnyValue: its string when
+    non-empty, None for an empty string or an empty AnyValue, else PRESENT."""
+    if body.__class__ is dict:
+        text = body.get("stringValue")
+        if text.__class__ is str:
+            return text or None
+        return PRESENT if body else None
     return PRESENT
 
 
@@ -101,11 +144,14 @@ def find_kv(kvs: Any, path: Sequence[str]) -> JsonObj | None:
 
 def _parent_list(holder: JsonObj, path: Sequence[str], create: bool) -> list[Any] | None:
     """The attribute list that holds the last segment of `path`; with `create`,
-    missing intermediate kvlists are made (and a missing top list)."""
+    missing intermediate kvlists are made (and a missing top list). An
+    ``attributes`` or kvlist ``values`` that holds something other than a list
+    is never replaced: creating through it raises :class:`MalformedRecord`."""
     kvs = holder.get("attributes")
     if not isinstance(kvs, list):
         if not create:
             return None
+        _writable(kvs, "attributes")
         kvs = holder["attributes"] = []
     for key in path[:-1]:
         kv = find_kv(kvs, (key,))
@@ -122,9 +168,18 @@ def _parent_list(holder: JsonObj, path: Sequence[str], create: bool) -> list[Any
             inner = {"values": []}
             kv["value"] = {"kvlistValue": inner}
         if not isinstance(inner.get("values"), list):
+            if not create:
+                return None
+            _writable(inner.get("values"), "values")
             inner["values"] = []
         kvs = inner["values"]
     return kvs
+
+
+def _writable(present: Any, key: str) -> None:
+    """Raise unless `present`, found where a list or object belongs, is absent."""
+    if present is not None:
+        raise MalformedRecord(f"{key} is not a list or object; not overwritten")
 
 
 def set_attribute(holder: JsonObj, path: Sequence[str], value: JsonObj) -> None:
@@ -191,16 +246,26 @@ def _nonempty(raw: Any) -> str | None:
 def _enum_name(raw: Any, prefix: str, names: Sequence[str]) -> str | None:
     """Short lowercase name of an OTLP enum given as name or number (None for 0/unknown)."""
     if isinstance(raw, str):
-        if raw.isdigit():
+        if raw.isdecimal():
             raw = int(raw)
         elif raw.startswith(prefix):
             name = raw[len(prefix) :].lower()
             return name if name in names else None
         else:
             return None
-    if isinstance(raw, int) and 0 < raw < len(names) + 1:
+    if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < len(names) + 1:
         return names[raw - 1]
     return None
+
+
+def _empty(container: Any, key: str) -> bool:
+    """Whether a container holds nothing under `key` (no list, or an empty one).
+    A container that is not an object, or whose `key` holds something else, is
+    not empty: it goes upstream as it came."""
+    if not isinstance(container, dict):
+        return False
+    items = container.get(key)
+    return items is None or (isinstance(items, list) and not items)
 
 
 # -- the shared walking/reading machinery -------------------------------------------
@@ -240,11 +305,11 @@ class _JsonView(RecordView):
         for resource in resources:
             scopes = resource.get(self.SCOPES) if isinstance(resource, dict) else None
             if isinstance(scopes, list):
-                kept = [s for s in scopes if isinstance(s, dict) and s.get(self.RECORDS)]
+                kept = [s for s in scopes if not _empty(s, self.RECORDS)]
                 if len(kept) != len(scopes):
                     resource[self.SCOPES] = kept
                     changed = True
-        kept_resources = [r for r in resources if isinstance(r, dict) and r.get(self.SCOPES)]
+        kept_resources = [r for r in resources if not _empty(r, self.SCOPES)]
         if len(kept_resources) != len(resources):
             batch[self.RESOURCES] = kept_resources
             changed = True
@@ -301,20 +366,20 @@ class _JsonView(RecordView):
         attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
 
         def read(container: Any) -> tuple[int, ...]:
-            # Assumes a well-formed record; anything else raises, and the engine
-            # then lets the record through unevaluated.
+            if container.__class__ is not dict:
+                raise MalformedRecord("record is not an object")
             hits: tuple[int, ...] = ()
             if body_scan is not None:
                 body = container.get("body")
-                if body:
-                    text = body.get("stringValue")
-                    if text is None or text:
-                        found = body_scan(PRESENT if text is None else text)
+                if body is not None:
+                    seen = _body_value(body)
+                    if seen is not None:
+                        found = body_scan(seen)
                         if found:
                             hits += found
             for scan, key in plain:
                 value = container.get(key)
-                if value:
+                if value.__class__ is str and value:
                     found = scan(value)
                     if found:
                         hits += found
@@ -330,21 +395,24 @@ class _JsonView(RecordView):
                     if found:
                         hits += found
             kvs = attrs_of(container) if attrs_of is not None else None
-            if kvs:
+            if kvs.__class__ is list and kvs:
                 entries: FirstEntries | None = None
                 for kv in kvs:
-                    key = kv["key"]
-                    entry = index.get(key)
+                    if kv.__class__ is not dict:
+                        continue
+                    name = kv.get("key")
+                    if name.__class__ is not str:
+                        continue
+                    entry = index.get(name)
                     if entry is None:
                         continue
                     if entries is None:
                         entries = FirstEntries()
-                    if not entries.add(key):  # only the first entry of a key counts
+                    if not entries.add(name):  # only the first entry of a key counts
                         continue
                     value = kv.get("value")
                     if entry.__class__ is not tuple:
-                        text = value.get("stringValue") if value else None
-                        found = entry(text or PRESENT)  # type: ignore[operator]
+                        found = entry(scan_any(value))  # type: ignore[operator]
                         if found:
                             hits += found
                         continue
@@ -364,23 +432,25 @@ class _JsonView(RecordView):
 
     def _attrs_getter(self, source: Source) -> Callable[[Any], Any]:
         if source is Source.RESOURCE_ATTRIBUTE:
-            return lambda res: (res.get("resource") or {}).get("attributes")
+            return lambda res: _member(res.get("resource"), "attributes")
         if source is Source.SCOPE_ATTRIBUTE:
-            return lambda scope: (scope.get("scope") or {}).get("attributes")
+            return lambda scope: _member(scope.get("scope"), "attributes")
         if type(self).record_attribute_holder is _JsonView.record_attribute_holder:
             return operator.methodcaller("get", "attributes")
         holder = self.record_attribute_holder
-        return lambda rec: (holder(rec) or {}).get("attributes")
+        return lambda rec: _member(holder(rec), "attributes")
 
     def container_getter(self, sel: Selector) -> Getter:
         if sel.level is Level.RESOURCE or sel.name == "scope_schema_url":
             return lambda c: _nonempty(c.get("schemaUrl"))
         if sel.name in ("scope_name", "scope_version"):
             key = sel.name[len("scope_") :]
-            return lambda c: _nonempty((c.get("scope") or {}).get(key))
+            return lambda c: _nonempty(_member(c.get("scope"), key))
         return self.scan_field(sel.name)
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
+        if not isinstance(ctx.record, dict):
+            raise MalformedRecord("record is not an object")
         if selector.source is Source.FIELD:
             name = selector.name
             if name == "resource_schema_url":
@@ -388,24 +458,38 @@ class _JsonView(RecordView):
             if name == "scope_schema_url":
                 return _nonempty(ctx.scope.get("schemaUrl"))
             if name in ("scope_name", "scope_version"):
-                return _nonempty((ctx.scope.get("scope") or {}).get(name[len("scope_") :]))
+                return _nonempty(_member(ctx.scope.get("scope"), name[len("scope_") :]))
             return self.typed_field(ctx, name)
         if selector.source is Source.EVENT_ATTRIBUTE:
-            values = _event_attribute_values(selector.path)(ctx.record)
+            values = self.values(ctx, selector)
             return values[0] if values else None
         holder = self._holder(ctx, selector.source)
         kv = find_kv(holder.get("attributes") if isinstance(holder, dict) else None, selector.path)
         return None if kv is None else typed_any(kv.get("value"))
 
-
-def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[str]]:
-    def values(span: Any) -> list[str]:
-        out: list[str] = []
-        for event in span.get("events") or ():
-            kv = find_kv(event.get("attributes") if isinstance(event, dict) else None, path)
+    def values(self, ctx: Ctx, selector: Selector) -> Sequence[Value]:
+        if selector.source is not Source.EVENT_ATTRIBUTE:
+            return super().values(ctx, selector)
+        found: list[Value] = []
+        for event in _events(ctx.record):
+            kv = find_kv(_member(event, "attributes"), selector.path)
             if kv is not None:
-                v = scan_any(kv.get("value"))
-                out.append(v)  # type: ignore[arg-type]
+                found.append(typed_any(kv.get("value")))
+        return found
+
+
+def _events(span: Any) -> list[Any]:
+    events = span.get("events") if isinstance(span, dict) else None
+    return events if isinstance(events, list) else []
+
+
+def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[ScanValue]]:
+    def values(span: Any) -> list[ScanValue]:
+        out: list[ScanValue] = []
+        for event in _events(span):
+            kv = find_kv(_member(event, "attributes"), path)
+            if kv is not None:
+                out.append(scan_any(kv.get("value")))
         return out
 
     return values
@@ -416,12 +500,7 @@ def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[str]]
 
 def _body_scan(rec: Any) -> ScanValue | None:
     body = rec.get("body")
-    if not body:
-        return None
-    text = body.get("stringValue")
-    if text is None:
-        return PRESENT
-    return text or None
+    return None if body is None else _body_value(body)
 
 
 _LOG_SCALARS = {"severity_text": "severityText", "event_name": "eventName"}
@@ -441,7 +520,7 @@ class JsonLogView(_JsonView):
             return _body_scan
         if name in _LOG_SCALARS:
             key = _LOG_SCALARS[name]
-            return lambda rec: rec.get(key) or None
+            return lambda rec: _nonempty(rec.get(key))
         key = _LOG_IDS[name]
         return lambda rec: _hex_id(rec.get(key))
 
@@ -449,7 +528,7 @@ class JsonLogView(_JsonView):
         rec = ctx.record
         if name == "body":
             body = rec.get("body")
-            if not body or not isinstance(body, dict):
+            if body is None or body == {}:
                 return None
             value = typed_any(body)
             return None if value == "" else value
@@ -458,6 +537,8 @@ class JsonLogView(_JsonView):
         return _id_bytes(rec.get(_LOG_IDS[name]))
 
     def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
+        if not isinstance(ctx.record, dict):
+            raise MalformedRecord("record is not an object")
         if selector.source is Source.FIELD:
             name = selector.name
             if name == "body":
@@ -482,6 +563,7 @@ class JsonLogView(_JsonView):
         else:
             return ctx.record  # type: ignore[no-any-return]
         if not isinstance(container.get(key), dict):
+            _writable(container.get(key), key)
             container[key] = {}
         return container[key]  # type: ignore[no-any-return]
 
@@ -660,14 +742,16 @@ class JsonTraceView(_JsonView):
         return value
 
     def trace_state(self, record: Any) -> str:
-        value = record.get("traceState")
+        value = _member(record, "traceState")
         return value if isinstance(value, str) else ""
 
     def set_trace_state(self, record: Any, value: str) -> None:
+        if not isinstance(record, dict) or not isinstance(record.get("traceState", ""), str | None):
+            raise MalformedRecord("span or its traceState unreadable; not overwritten")
         record["traceState"] = value
 
     def trace_id(self, record: Any) -> bytes:
-        return _id_bytes(record.get("traceId")) or b""
+        return _id_bytes(_member(record, "traceId")) or b""
 
 
 # -- signal dispatch ----------------------------------------------------------------

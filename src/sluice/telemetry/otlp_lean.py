@@ -30,7 +30,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from sluice.policy.model import RESOURCE_FIELDS, SCOPE_FIELDS, Selector, Source
-from sluice.policy.view import Ctx, FieldReader, Scan, Value
+from sluice.policy.view import Ctx, FieldReader, MalformedRecord, Scan, Value
 from sluice.telemetry.otlp_proto import (
     ProtoLogView,
     RawScan,
@@ -93,10 +93,6 @@ def _readable_tags() -> bytes:
 
 
 _READABLE_TAGS: Final = _readable_tags()
-
-
-class MalformedRecord(ValueError):
-    """Log record bytes that are not a valid ``LogRecord``."""
 
 
 def parse_record(raw: bytes) -> Any:

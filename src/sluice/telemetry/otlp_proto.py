@@ -325,20 +325,30 @@ class _ProtoView(RecordView):
                 return _nonempty(ctx.scope.scope.version)
             return self.typed_field(ctx, name)
         if selector.source is Source.EVENT_ATTRIBUTE:
-            values = _event_attribute_values(selector.path)(ctx.record)
+            values = self.values(ctx, selector)
             return values[0] if values else None
         kvs = self._attributes(ctx, selector.source)
         kv = find_kv(kvs, selector.path) if kvs is not None else None
         return None if kv is None else typed_any(kv.value)
 
+    def values(self, ctx: Ctx, selector: Selector) -> Sequence[Value]:
+        if selector.source is not Source.EVENT_ATTRIBUTE:
+            return super().values(ctx, selector)
+        found: list[Value] = []
+        for event in ctx.record.events:
+            kv = find_kv(event.attributes, selector.path)
+            if kv is not None:
+                found.append(typed_any(kv.value))
+        return found
 
-def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[str]]:
-    def values(span: Any) -> list[str]:
-        out: list[str] = []
+
+def _event_attribute_values(path: tuple[str, ...]) -> Callable[[Any], list[ScanValue]]:
+    def values(span: Any) -> list[ScanValue]:
+        out: list[ScanValue] = []
         for event in span.events:
             kv = find_kv(event.attributes, path)
             if kv is not None:
-                out.append(scan_any(kv.value))  # type: ignore[arg-type]
+                out.append(scan_any(kv.value))
         return out
 
     return values

@@ -28,7 +28,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 from opentelemetry.proto.logs.v1 import logs_pb2
 
 from sluice.policy.model import Selector, Source
-from sluice.policy.view import PRESENT, Ctx, Value
+from sluice.policy.view import PRESENT, Ctx, MalformedRecord, Value
 from sluice.telemetry.otlp_proto import (
     ProtoLogView,
     RawScan,
@@ -48,7 +48,7 @@ MEMO_LIMIT: Final = 4096
 """Distinct attribute byte strings remembered per reader; the memo is emptied when full."""
 
 
-class MalformedAttribute(ValueError):
+class MalformedAttribute(MalformedRecord):
     """Raw attribute bytes that are not a valid ``KeyValue``."""
 
 
@@ -158,10 +158,17 @@ def key_and_value(kv: bytes) -> tuple[bytes, bytes]:
     return message.key.encode(), message.value.SerializeToString()
 
 
+def _key_bytes(key: str) -> bytes:
+    """A selector's attribute key as the UTF-8 bytes it is written as; a key
+    holding a lone surrogate (possible in a policy's JSON) gets bytes no valid
+    attribute key has."""
+    return key.encode("utf-8", "surrogatepass")
+
+
 def find_value(kvs: Sequence[bytes], path: Sequence[str]) -> Any:
     """The AnyValue message at `path` (first entry of the first key, then
     kvlists), or None."""
-    first = path[0].encode()
+    first = _key_bytes(path[0])
     for kv in kvs:
         key, value = key_and_value(kv)
         if key != first:
@@ -207,7 +214,7 @@ def attribute_scanner(
     """A function adding to `hits` the pattern ids that a record's raw attributes
     hit, for the plan's attribute `index` (key -> scan, or (scan, rest of path)
     pairs). Only the first entry of a key counts, as with message attributes."""
-    by_key = {key.encode(): entry for key, entry in index.items()}
+    by_key = {_key_bytes(key): entry for key, entry in index.items()}
     memo: dict[bytes, tuple[bytes, tuple[int, ...] | None]] = {}
 
     def classify(kv: bytes) -> tuple[bytes, tuple[int, ...] | None]:

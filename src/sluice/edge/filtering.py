@@ -1,0 +1,131 @@
+"""What a filtered route does with a request body, without HTTP: decompress,
+decode, evaluate against one snapshot, re-encode and re-compress.
+
+:func:`filter_body` is the whole synchronous part of a filtered request, so
+that the routes and the decoder fuzzing (``tests/faults/fuzzing.py``) run the
+same code. It never raises for a body, whatever it holds: every way a body can
+fail is a :class:`Verdict` the route answers or fails open on.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sluice.policy import BatchOutcome, PolicySnapshot, RecordView, Signal
+from sluice.telemetry import compression, datadog, otlp_codec
+
+log = logging.getLogger(__name__)
+
+READABLE_ENCODINGS = frozenset({"", "identity", *compression.SUPPORTED})
+"""Content-Encodings Edge can decode (no header, identity, or a supported codec)."""
+
+
+@dataclass(slots=True)
+class Decoded:
+    """A filtered route's request body, decoded: the batch, the view that reads
+    it, and how to re-encode it."""
+
+    batch: Any
+    view: RecordView
+    encode: Callable[[], bytes]
+
+
+Decoder = Callable[[bytes], Decoded]
+"""Decodes a decompressed body; raises ValueError when it is unreadable."""
+
+
+def otlp_decoder(signal: Signal, media: str | None) -> Decoder:
+    """The decoder of an OTLP export request in `media` (None: unknown type)."""
+
+    def decode(raw: bytes) -> Decoded:
+        if media is None:
+            raise ValueError("unknown Content-Type")
+        batch, view = otlp_codec.decode(signal, media, raw)
+        return Decoded(batch, view, lambda: otlp_codec.encode(media, batch))
+
+    return decode
+
+
+def datadog_decoder(signal: Signal) -> Decoder:
+    """The decoder of a Datadog log array (LOG) or series payload (METRIC)."""
+
+    def decode(raw: bytes) -> Decoded:
+        if signal is Signal.LOG:
+            logs = datadog.DatadogBatch.parse(raw)
+            return Decoded(logs, datadog.LOG_VIEW, logs.encode)
+        series = datadog.DatadogSeries.parse(raw)
+        return Decoded(series, datadog.SERIES_VIEW, series.encode)
+
+    return decode
+
+
+class Verdict(enum.Enum):
+    """How a filtered request ends."""
+
+    TOO_LARGE = "too_large"
+    """Inflates past the size limit: 413, nothing forwarded."""
+    CORRUPT = "corrupt"
+    """Not valid data for its Content-Encoding: 400, nothing forwarded."""
+    UNREADABLE = "unreadable"
+    """Unknown encoding, or not a request of its format: forward it unchanged."""
+    FAILED = "failed"
+    """The policies failed at run time: forward it unchanged."""
+    DROPPED = "dropped"
+    """Every record dropped: answer locally, nothing forwarded."""
+    UNCHANGED = "unchanged"
+    """Nothing changed: forward the original bytes."""
+    CHANGED = "changed"
+    """Forward :attr:`Filtered.body`, re-encoded in the same format and encoding."""
+
+
+@dataclass(slots=True)
+class Filtered:
+    """What :func:`filter_body` did with one body."""
+
+    verdict: Verdict
+    outcome: BatchOutcome | None = None
+    """The evaluation's counts, once the body was decoded and evaluated."""
+    body: bytes = b""
+    """The body to forward when CHANGED."""
+    reason: str = ""
+    """Why, for every verdict that refuses or fails open."""
+
+
+def filter_body(
+    snapshot: PolicySnapshot,
+    signal: Signal,
+    decode: Decoder,
+    body: bytes,
+    encoding: str,
+    limit: int,
+) -> Filtered:
+    """Filter one request body that arrived with Content-Encoding `encoding`
+    through `snapshot` (which has policies for `signal`): bounded decompression,
+    decode (fail open), evaluate (fail open), then the re-encoded body in the
+    encoding it arrived in, when anything changed."""
+    if encoding not in READABLE_ENCODINGS:
+        return Filtered(Verdict.UNREADABLE, reason=f"unknown Content-Encoding {encoding!r}")
+    try:
+        raw = compression.decompress(encoding, body, limit)
+    except compression.BodyTooLarge as too_large:
+        return Filtered(Verdict.TOO_LARGE, reason=str(too_large))
+    except compression.CorruptBody as corrupt:
+        return Filtered(Verdict.CORRUPT, reason=f"corrupt {encoding} body: {corrupt}")
+    try:
+        decoded = decode(raw)
+    except (ValueError, UnicodeDecodeError) as problem:
+        return Filtered(Verdict.UNREADABLE, reason=str(problem))
+    try:
+        outcome = snapshot.evaluate(signal, decoded.view, decoded.batch)
+    except Exception:  # a policy failing at run time must not lose telemetry
+        log.exception("policy evaluation failed on %s; forwarding unfiltered", signal.value)
+        return Filtered(Verdict.FAILED, reason="policy evaluation failed")
+    if outcome.records and outcome.dropped == outcome.records:
+        return Filtered(Verdict.DROPPED, outcome)
+    if not outcome.modified:
+        return Filtered(Verdict.UNCHANGED, outcome)
+    return Filtered(Verdict.CHANGED, outcome, compression.compress(encoding, decoded.encode()))
