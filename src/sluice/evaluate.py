@@ -9,6 +9,7 @@ from typing import Any
 
 from sluice.policy import BatchOutcome, PolicySnapshot, Signal
 from sluice.policy.stats import PolicyStats
+from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_json import detect_signal, json_view
 
 
@@ -50,4 +51,5 @@ def stats_document(stats: PolicyStats) -> dict[str, Any]:
 
 
 def write_json(path: str | Path, value: Any) -> None:
-    Path(path).write_text(json.dumps(value, ensure_ascii=False) + "\n", encoding="utf-8")
+    # A lone surrogate (from a \ud800 escape in the input) goes out as that escape.
+    Path(path).write_bytes(jsonbody.to_utf8(json.dumps(value, ensure_ascii=False)) + b"\n")

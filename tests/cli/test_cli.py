@@ -213,3 +213,30 @@ def test_shipped_provider_examples_are_valid() -> None:
         for config in configs:
             if config.type == "file":
                 assert Path(config.path).is_file(), config.path
+
+
+def test_eval_writes_a_lone_surrogate_back_as_its_escape(tmp_path: Path) -> None:
+    """A ``\\ud800`` escape in the input is a lone surrogate once parsed; a
+    transform makes the record be written back, which used to crash."""
+    source = tmp_path / "in.json"
+    source.write_text(
+        '{"resourceLogs":[{"resource":{},"scopeLogs":[{"logRecords":'
+        '[{"body":{"stringValue":"a\\ud800b"}}]}]}]}'
+    )
+    add = {"log_attribute": "x", "value": "y"}
+    policy = {
+        "id": "tag",
+        "name": "tag",
+        "log": {
+            "match": [{"log_field": "body", "contains": "a"}],
+            "keep": "all",
+            "transform": {"add": [add]},
+        },
+    }
+    policies = write(tmp_path / "p.json", {"policies": [policy]})
+    out = tmp_path / "out.json"
+    done = sluice("eval", "--policies", str(policies), "--input", str(source), "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert b'"a\\ud800b"' in out.read_bytes()
+    [record] = json.loads(out.read_bytes())["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert record["attributes"] == [{"key": "x", "value": {"stringValue": "y"}}]
