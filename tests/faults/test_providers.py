@@ -13,27 +13,35 @@ from typing import Any
 
 import pytest
 
-from tests.edge.helpers import EdgeLauncher, Upstream, json_bodies, otlp_logs_json
+from tests.edge.helpers import (
+    EdgeLauncher,
+    Upstream,
+    drop_logs,
+    json_bodies,
+    otlp_logs_json,
+    policies,
+    write_json,
+)
 from tests.providers.helpers import wait_until
 
 TIMEOUT_SECS = 0.5
-GOOD = json.dumps(
-    {
-        "hash": "h1",
-        "policies": [
-            {
-                "id": "drop-x",
-                "name": "drop-x",
-                "enabled": True,
-                "log": {"match": [{"logField": "LOG_FIELD_BODY", "exact": "x"}], "keep": "none"},
-            }
-        ],
-    }
-).encode()
-GOOD_RESPONSE = (
-    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(GOOD), GOOD)
-)
+DROP_X: dict[str, Any] = {
+    "id": "drop-x",
+    "name": "drop-x",
+    "log": {"match": [{"logField": "LOG_FIELD_BODY", "exact": "x"}], "keep": "none"},
+}
+
+
+def sync_response(policy: dict[str, Any]) -> bytes:
+    """A whole HTTP answer to a sync: a JSON SyncResponse holding `policy`."""
+    body = json.dumps({"hash": "h1", "policies": [policy]}).encode()
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+
+GOOD_RESPONSE = sync_response({**DROP_X, "enabled": True})
 STREAMED_LIMIT = 32 << 20
 """An oversized answer stops here, so that a client without a cap fails too
 instead of reading for minutes."""
@@ -76,10 +84,11 @@ def chunked_without_end(conn: socket.socket, stopping: threading.Event) -> None:
 
 class ScriptedPolicyServer:
     """An HTTP policy server on 127.0.0.1 written on raw sockets: the first
-    sync gets `GOOD`, every later one gets `fault`."""
+    sync gets `first`, every later one gets `fault`."""
 
-    def __init__(self, fault: Fault) -> None:
+    def __init__(self, fault: Fault, first: bytes = GOOD_RESPONSE) -> None:
         self.fault = fault
+        self.first = first
         self.syncs = 0
         self.stopping = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -114,7 +123,7 @@ class ScriptedPolicyServer:
                     self.syncs += 1
                     first = self.syncs == 1
                 if first:
-                    conn.sendall(GOOD_RESPONSE)
+                    conn.sendall(self.first)
                 else:
                     self.fault(conn, self.stopping)
             except OSError:  # the client gave up on us: that is the point
@@ -190,3 +199,44 @@ def test_a_misbehaving_policy_server_is_a_failed_sync_that_does_not_hold_shutdow
     # drain is needed, nothing is in flight). Edge used to stay alive for as
     # long as the server kept trickling.
     assert edge.terminate(timeout=20 * TIMEOUT_SECS) == 0, edge.stderr()[-3000:]
+
+
+def test_a_synced_policy_without_enabled_applies(
+    start_edge: EdgeLauncher, upstream: Upstream
+) -> None:
+    """Defect 10: proto3 JSON reads an absent ``enabled`` as false, so a server
+    that leaves it out silently replaced the provider's set with 0 active
+    policies. POLICY.md section 0: missing means true."""
+    server = ScriptedPolicyServer(
+        lambda conn, stopping: conn.sendall(sync_response(DROP_X)), first=sync_response(DROP_X)
+    )
+    try:
+        edge = start_edge(
+            None,
+            policy_providers=[{"type": "http", "url": server.url, "poll_interval_secs": 60}],
+        )
+        assert edge.health()["policies"]["logs"] == 1
+        body = json.dumps(otlp_logs_json(["x", "y"])).encode()
+        assert edge.post("/v1/logs", body, "application/json").status == 200
+        assert json_bodies(json.loads(upstream.received()[-1].body)) == ["y"]
+    finally:
+        server.close()
+
+
+def test_restoring_a_policy_file_clears_its_error(
+    start_edge: EdgeLauncher, upstream: Upstream
+) -> None:
+    """Defect 10: after a broken edit, restoring the content already applied
+    (same hash, nothing to recompile) left the stale error in /_health."""
+    good = policies(drop_logs("drop-x", log_field="body", exact="x"))
+    edge = start_edge(good)
+    write_json(edge.policy_path, {"policies": "broken"})
+    wait_until(
+        lambda: bool(edge.health()["providers"][0]["last_error"]), "/_health to show the error"
+    )
+    write_json(edge.policy_path, good)
+    wait_until(
+        lambda: not edge.health()["providers"][0]["last_error"],
+        "the error to clear once the file is restored",
+    )
+    assert edge.health()["policies"]["logs"] == 1
