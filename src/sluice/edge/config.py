@@ -18,18 +18,18 @@ from sluice.providers.sync import ClientIdentity
 log = logging.getLogger(__name__)
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
-LIMITS: tuple[tuple[str, str, float, float], ...] = (
-    ("max_header_size", "max_header_size", 1024, 1 << 24),
-    ("max_header_count", "max_header_count", 8, 10_000),
-    ("max_url_size", "max_url_size", 256, 1 << 20),
-    ("idle_timeout_secs", "idle_timeout", 0.01, 86_400),
-    ("header_timeout_secs", "header_timeout", 0.01, 3_600),
-    ("body_timeout_secs", "body_timeout", 0.01, 3_600),
-    ("max_connections", "max_connections", 1, 1 << 20),
-    ("max_response_size", "", 1024, 1 << 31),
+LIMITS: tuple[tuple[str, float, float], ...] = (
+    ("max_header_size", 1024, 1 << 24),
+    ("max_header_count", 8, 10_000),
+    ("max_url_size", 256, 1 << 20),
+    ("idle_timeout_secs", 0.01, 86_400),
+    ("header_timeout_secs", 0.01, 3_600),
+    ("body_timeout_secs", 0.01, 3_600),
+    ("max_connections", 1, 1 << 20),
 )
-"""Config keys bounding what clients and the upstream may cost: (key,
-ServerLimits field, lowest, highest); integers unless the key ends in _secs."""
+"""Config keys bounding what clients may cost: (key, lowest, highest). Each
+sets the ServerLimits field of its name less ``_secs``; integers unless the
+key ends in ``_secs``."""
 KNOWN_KEYS = frozenset(
     {
         "listen_address",
@@ -43,7 +43,8 @@ KNOWN_KEYS = frozenset(
         "service",
         "upstream_timeout_secs",
         "workers",
-        *(name for name, _, _, _ in LIMITS),
+        "max_response_size",
+        *(key for key, _, _ in LIMITS),
     }
 )
 
@@ -176,8 +177,12 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
         values["upstream_timeout_secs"] = float(raw)
     if "workers" in doc:
         values["workers"] = _int(doc["workers"], f"{source}: workers", 1, 256)
+    if "max_response_size" in doc:
+        values["max_response_size"] = _int(
+            doc["max_response_size"], f"{source}: max_response_size", 1024, 1 << 31
+        )
     limits: dict[str, Any] = {}
-    for key, name, low, high in LIMITS:
+    for key, low, high in LIMITS:
         if key not in doc:
             continue
         raw, where = doc[key], f"{source}: {key}"
@@ -186,13 +191,9 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
                 raise ConfigError(
                     f"{where}: expected a number from {low:g} to {high:g}, got {raw!r}"
                 )
-            value: float = float(raw)
+            limits[key.removesuffix("_secs")] = float(raw)
         else:
-            value = _int(raw, where, int(low), int(high))
-        if name:
-            limits[name] = value
-        else:
-            values[key] = value
+            limits[key] = _int(raw, where, int(low), int(high))
     values["limits"] = ServerLimits(
         max_body_size=values.get("max_body_size", EdgeConfig.max_body_size), **limits
     )

@@ -196,8 +196,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     Reads go into the tracker's one small buffer and are parsed at once, so an
     idle or waiting connection holds no read buffer of its own. Body bytes are
     counted against the tracker's budget as they arrive; past the budget the
-    connection stops reading until memory is given back (one connection at a
-    time may go over, so that partial bodies can never wait on each other).
+    connection stops reading until memory is given back (see
+    :meth:`ConnectionTracker.hold`).
     A request carries its count and gives it back when answered; a closed
     connection gives back everything and drops its buffers and parser at once.
     """
@@ -263,11 +263,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._tracker.closed(self, released, len(unanswered))
 
     def eof_received(self) -> bool | None:
-        """The client will send nothing more: answer what it sent completely
-        (keeping the write side open), else close."""
-        if self._phase == IDLE and not self._first and (self._busy or self._queue):
-            self._eof = True
-            return True
+        """The client will send nothing more: answer the requests it sent
+        completely (keeping the write side open), else close."""
         if self._phase == HANDLING:
             self._eof = True
             return True
@@ -276,11 +273,6 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     @property
     def alive(self) -> bool:
         return self._transport is not None
-
-    @property
-    def idle(self) -> bool:
-        """Nothing under way: closing it loses nothing."""
-        return self._phase == IDLE and not self._busy and not self._queue
 
     def get_buffer(self, sizehint: int) -> memoryview:
         # Until a body is admitted, reads are small: a connection waiting for
@@ -643,9 +635,7 @@ class ConnectionTracker:
         self.handling -= unanswered
         self.connections.discard(connection)
         self._idle.pop(connection, None)
-        if self._over is connection:
-            self._over = None
-        self.release(released)
+        self.abandon(connection, released)
 
     def not_idle(self, connection: HttpServerProtocol) -> None:
         self._idle.pop(connection, None)
