@@ -6,9 +6,7 @@ active, and SIGTERM is not held up by the provider."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -21,6 +19,15 @@ from tests.edge.helpers import (
     otlp_logs_json,
     policies,
     write_json,
+)
+from tests.faults.scripted import (
+    Close,
+    Pause,
+    Received,
+    ScriptedUpstream,
+    Send,
+    Step,
+    StreamBody,
 )
 from tests.providers.helpers import wait_until
 
@@ -45,96 +52,49 @@ GOOD_RESPONSE = sync_response({**DROP_X, "enabled": True})
 STREAMED_LIMIT = 32 << 20
 """An oversized answer stops here, so that a client without a cap fails too
 instead of reading for minutes."""
+HEAD_END = GOOD_RESPONSE.index(b"\r\n\r\n") + 4
 
-Fault = Callable[[socket.socket, threading.Event], None]
 
-
-def trickle(conn: socket.socket, stopping: threading.Event) -> None:
+def trickle() -> list[Step]:
     """A valid answer, one byte at a time, each well within the deadline
     (half of it), so that only a deadline on the whole sync can end it: the
     answer would take about 50 s."""
+    steps: list[Step] = []
     for i in range(len(GOOD_RESPONSE)):
-        conn.sendall(GOOD_RESPONSE[i : i + 1])
-        if stopping.wait(TIMEOUT_SECS / 2):
-            return
+        steps += (Send(GOOD_RESPONSE[i : i + 1]), Pause(TIMEOUT_SECS / 2))
+    return steps
 
 
-def hang_after_headers(conn: socket.socket, stopping: threading.Event) -> None:
-    conn.sendall(GOOD_RESPONSE[: GOOD_RESPONSE.index(b"\r\n\r\n") + 4])
-    stopping.wait()
+def hang_after_headers() -> list[Step]:
+    return [Send(GOOD_RESPONSE[:HEAD_END]), Pause(3600)]
 
 
-def _stream(conn: socket.socket, head: bytes, piece: bytes) -> None:
-    conn.sendall(head)
-    for _ in range(STREAMED_LIMIT // len(piece)):
-        conn.sendall(piece)
-
-
-def declared_400_mb(conn: socket.socket, stopping: threading.Event) -> None:
+def declared_400_mb() -> list[Step]:
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 400000000\r\n\r\n"
-    _stream(conn, head, b" " * 65536)
+    return [Send(head), StreamBody(STREAMED_LIMIT)]
 
 
-def chunked_without_end(conn: socket.socket, stopping: threading.Event) -> None:
+def chunked_without_end() -> list[Step]:
     head = (
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
-    _stream(conn, head, b"10000\r\n" + b" " * 65536 + b"\r\n")
+    chunk = Send(b"10000\r\n" + b" " * 65536 + b"\r\n")
+    return [Send(head), *[chunk] * (STREAMED_LIMIT // 65536)]
 
 
-class ScriptedPolicyServer:
-    """An HTTP policy server on 127.0.0.1 written on raw sockets: the first
-    sync gets `first`, every later one gets `fault`."""
+class ScriptedPolicyServer(ScriptedUpstream):
+    """A policy server (the fault suite's scripted HTTP server): every sync
+    opens a connection; the first gets `first`, every later one `fault`."""
 
-    def __init__(self, fault: Fault, first: bytes = GOOD_RESPONSE) -> None:
-        self.fault = fault
-        self.first = first
-        self.syncs = 0
-        self.stopping = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1/policy/sync"
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+    def __init__(self, fault: Callable[[], Sequence[Step]], first: bytes = GOOD_RESPONSE) -> None:
+        def script(sync: Received) -> Sequence[Step]:
+            return [Send(first), Close()] if sync.connection == 0 else fault()
 
-    def _accept(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.settimeout(10)
-                head = b""
-                while b"\r\n\r\n" not in head:
-                    head += conn.recv(65536)
-                head, _, body = head.partition(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                )
-                while len(body) < length:
-                    body += conn.recv(65536)
-                with self._lock:
-                    self.syncs += 1
-                    first = self.syncs == 1
-                if first:
-                    conn.sendall(self.first)
-                else:
-                    self.fault(conn, self.stopping)
-            except OSError:  # the client gave up on us: that is the point
-                return
-
-    def close(self) -> None:
-        self.stopping.set()
-        self._listener.close()
+        super().__init__(script)
+        self.url += "/v1/policy/sync"
 
 
-FAULTS: dict[str, tuple[Fault, dict[str, Any], str]] = {
+FAULTS: dict[str, tuple[Callable[[], Sequence[Step]], dict[str, Any], str]] = {
     "trickle": (trickle, {}, f"timed out after {TIMEOUT_SECS:g} s"),
     "hang-after-headers": (hang_after_headers, {}, f"timed out after {TIMEOUT_SECS:g} s"),
     "content-length-400-mb": (
@@ -160,7 +120,7 @@ def fault(
     behaviour, extra, mentions = FAULTS[request.param]
     server = ScriptedPolicyServer(behaviour)
     yield server, extra, mentions
-    server.close()
+    server.stop()
 
 
 def test_a_misbehaving_policy_server_is_a_failed_sync_that_does_not_hold_shutdown(
@@ -207,9 +167,8 @@ def test_a_synced_policy_without_enabled_applies(
     """Defect 10: proto3 JSON reads an absent ``enabled`` as false, so a server
     that leaves it out silently replaced the provider's set with 0 active
     policies. POLICY.md section 0: missing means true."""
-    server = ScriptedPolicyServer(
-        lambda conn, stopping: conn.sendall(sync_response(DROP_X)), first=sync_response(DROP_X)
-    )
+    answer = sync_response(DROP_X)
+    server = ScriptedPolicyServer(lambda: [Send(answer), Close()], first=answer)
     try:
         edge = start_edge(
             None,
@@ -220,7 +179,7 @@ def test_a_synced_policy_without_enabled_applies(
         assert edge.post("/v1/logs", body, "application/json").status == 200
         assert json_bodies(json.loads(upstream.received()[-1].body)) == ["y"]
     finally:
-        server.close()
+        server.stop()
 
 
 def test_restoring_a_policy_file_clears_its_error(
