@@ -14,10 +14,8 @@ from setuptools import setup
 
 COMPILED = [
     "edge/filtering.py",
-    "edge/http.py",
     "edge/metrics.py",
     "edge/routes.py",
-    "edge/upstream.py",
     "policy/patterns.py",
     "policy/ratelimit.py",
     "policy/sampling.py",
@@ -33,6 +31,8 @@ COMPILED = [
     "telemetry/otlp_proto.py",
     "telemetry/otlp_raw.py",
     "telemetry/reading.py",
+    "transport/http_client.py",
+    "transport/http_server.py",
 ]
 
 

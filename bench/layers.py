@@ -77,7 +77,7 @@ class ReqwestPool:
     async def request(self, method: str, path: str, query: str, headers: bytes, body: bytes) -> Any:
         from pyreqwest.client import ClientBuilder
 
-        from sluice.edge.upstream import UpstreamError, UpstreamResponse
+        from sluice.transport.http_client import UpstreamError, UpstreamResponse
 
         if self.client is None:
             self.client = (
@@ -132,10 +132,10 @@ async def _serve_granian(config: Any, backpressure: int | None) -> None:
     from granian.server.embed import Server
 
     from sluice.edge.app import configure_logging
-    from sluice.edge.http import WRITTEN_BY_EDGE, Request, is_hop_by_hop
     from sluice.edge.routes import Edge
     from sluice.policy.patterns import DatabaseCache
     from sluice.providers import PolicyRegistry, make_providers
+    from sluice.transport.http_server import WRITTEN_BY_EDGE, Request, is_hop_by_hop
 
     configure_logging(config.log_level)
     registry = PolicyRegistry(cache=DatabaseCache.default())

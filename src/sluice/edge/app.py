@@ -20,10 +20,10 @@ import uvloop
 
 from sluice import heap
 from sluice.edge.config import EdgeConfig
-from sluice.edge.http import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.edge.routes import Edge
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import PolicyRegistry, make_providers, stop_all
+from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
 
 log = logging.getLogger("sluice.edge")
 

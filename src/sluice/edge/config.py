@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from sluice.edge.http import ServerLimits
-from sluice.edge.upstream import DEFAULT_MAX_RESPONSE
 from sluice.providers.config import ConfigError, ProviderConfig, expand_env, parse_providers
 from sluice.providers.sync import ClientIdentity
+from sluice.transport.http_client import DEFAULT_MAX_RESPONSE
+from sluice.transport.http_server import ServerLimits
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,12 @@ from typing import Any
 
 from sluice.edge.config import EdgeConfig
 from sluice.edge.filtering import Decoder, Verdict, datadog_decoder, filter_body, otlp_decoder
-from sluice.edge.http import Request, Response, json_error
 from sluice.edge.metrics import EdgeMetrics
-from sluice.edge.upstream import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
 from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
 from sluice.telemetry import otlp_codec
+from sluice.transport.http_client import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
+from sluice.transport.http_server import Request, Response, json_error
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from sluice.edge.http import Headers, is_hop_by_hop
+from sluice.transport.http_server import Headers, is_hop_by_hop
 
 
 class UpstreamError(Exception):
