@@ -131,8 +131,8 @@ async def _serve_granian(config: Any, backpressure: int | None) -> None:
     from granian.constants import HTTPModes, Interfaces
     from granian.server.embed import Server
 
-    from sluice.edge.app import configure_logging
     from sluice.edge.routes import Edge
+    from sluice.logs import configure_logging
     from sluice.policy.patterns import DatabaseCache
     from sluice.providers import PolicyRegistry, make_providers
     from sluice.transport.http_server import WRITTEN_BY_EDGE, Request, is_hop_by_hop

@@ -4,15 +4,12 @@ shutdown on SIGTERM/SIGINT, and ``workers`` processes sharing the port."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import multiprocessing
 import os
 import resource
 import signal
 import socket
-import sys
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +18,7 @@ import uvloop
 from sluice import heap
 from sluice.edge.config import EdgeConfig
 from sluice.edge.routes import Edge
+from sluice.logs import configure_logging
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import PolicyRegistry, make_providers, stop_all
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
@@ -28,34 +26,6 @@ from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, 
 log = logging.getLogger("sluice.edge")
 
 DRAIN_SECS = 10.0
-_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "warn": logging.WARNING,
-    "error": logging.ERROR,
-}
-
-
-class OneLineFormatter(logging.Formatter):
-    """``time=… level=… logger=… msg="…"``: one line per record, exceptions folded in."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        message = record.getMessage()
-        if record.exc_info:
-            message += " | " + self.formatException(record.exc_info).replace("\n", " | ")
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        return (
-            f"time={stamp}.{int(record.msecs):03d}Z level={record.levelname.lower()} "
-            f"pid={record.process} logger={record.name} msg={json.dumps(message)}"
-        )
-
-
-def configure_logging(level: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLineFormatter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(_LEVELS.get(level, logging.INFO))
 
 
 def _listen_socket(config: EdgeConfig, reuse_port: bool) -> socket.socket:

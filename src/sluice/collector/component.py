@@ -1,0 +1,269 @@
+"""The component model: kinds, ids, factories, consumers and their errors.
+
+A factory turns a validated config into a running component; the service
+wires components into pipelines through :class:`Consumer`, the one interface
+data flows through. Components never know about each other.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from sluice.policy import Signal
+
+if TYPE_CHECKING:
+    from sluice.collector.telemetry import ServiceTelemetry
+
+
+class Kind(enum.Enum):
+    """What a component is; the value is its top-level config key."""
+
+    RECEIVER = "receivers"
+    PROCESSOR = "processors"
+    EXPORTER = "exporters"
+    CONNECTOR = "connectors"
+    EXTENSION = "extensions"
+
+    @property
+    def singular(self) -> str:
+        return self.value[:-1]
+
+
+SIGNAL_NAMES: Mapping[Signal, str] = {
+    Signal.LOG: "logs",
+    Signal.METRIC: "metrics",
+    Signal.TRACE: "traces",
+}
+"""Pipeline type (and ``otel_signal`` label) of each signal."""
+SIGNALS_BY_NAME: Mapping[str, Signal] = {name: s for s, name in SIGNAL_NAMES.items()}
+
+_TYPE = re.compile(r"^[a-zA-Z][0-9a-zA-Z_]{0,62}$")
+_NAME = re.compile(r"^[^\s/]{1,1024}$")
+
+
+@dataclass(frozen=True, order=True)
+class ComponentID:
+    """``type`` or ``type/name``, as written in the config."""
+
+    type: str
+    name: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.type}/{self.name}" if self.name else self.type
+
+    @classmethod
+    def parse(cls, text: str) -> ComponentID:
+        """Raises ValueError with upstream's wording for a malformed id."""
+        type_, sep, name = text.strip().partition("/")
+        if not _TYPE.match(type_):
+            raise ValueError(
+                f'invalid character(s) in type "{type_}"'
+                if type_
+                else f'in "{text}" id: the part before / should not be empty'
+            )
+        if sep and not name:
+            raise ValueError(f'in "{text}" id: the part after / should not be empty')
+        if name and not _NAME.match(name):
+            raise ValueError(f'invalid character(s) in name "{name}"')
+        return cls(type_, name)
+
+
+class ConsumerError(Exception):
+    """Data a consumer did not take. Retryable errors make the receiver
+    answer so that the sender retries (HTTP 503 with ``Retry-After``, gRPC
+    ``UNAVAILABLE``); permanent ones are the data's fault (HTTP 400, gRPC
+    ``INVALID_ARGUMENT``)."""
+
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+def refused(message: str, retry_after: float = 1.0) -> ConsumerError:
+    """A retryable refusal: memory pressure or a full queue."""
+    return ConsumerError(message, retryable=True, retry_after=retry_after)
+
+
+def permanent(message: str) -> ConsumerError:
+    """Data that will never be accepted, whoever retries it."""
+    return ConsumerError(message, retryable=False)
+
+
+class Consumer(ABC):
+    """Takes one signal's data: an OTLP export request message (see
+    :mod:`sluice.collector.pdata`). Returning means the data is accepted;
+    raising :class:`ConsumerError` means it is not."""
+
+    mutates_data: ClassVar[bool] = False
+    """Whether :meth:`consume` edits the message: fan-out then gives it a copy."""
+
+    @abstractmethod
+    async def consume(self, data: Any) -> None: ...
+
+
+class Component:
+    """Something with a lifecycle. ``start`` runs before data flows; ``shutdown``
+    after upstream components stopped sending, and flushes what it holds."""
+
+    async def start(self, host: Host) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+
+class Status(enum.Enum):
+    """Component status, as upstream's ``componentstatus``."""
+
+    STARTING = "StatusStarting"
+    OK = "StatusOK"
+    RECOVERABLE_ERROR = "StatusRecoverableError"
+    PERMANENT_ERROR = "StatusPermanentError"
+    FATAL_ERROR = "StatusFatalError"
+    STOPPING = "StatusStopping"
+    STOPPED = "StatusStopped"
+
+
+class Host:
+    """What the service offers running components: the extensions (auth,
+    health) and a place to report status."""
+
+    def __init__(self) -> None:
+        self.extensions: dict[ComponentID, Component] = {}
+        self.status_listeners: list[Callable[[str, Status, str], None]] = []
+
+    def report_status(self, instance: str, status: Status, error: str = "") -> None:
+        """`instance` is ``kind:id`` (``receiver:otlp``, ``pipeline:logs``...)."""
+        for listener in self.status_listeners:
+            listener(instance, status, error)
+
+
+@dataclass
+class Settings:
+    """What a factory gets besides the config."""
+
+    id: ComponentID
+    kind: Kind
+    telemetry: ServiceTelemetry
+    pipeline: str = ""
+    """The pipeline id, for processors (each pipeline has its own)."""
+    shared: dict[str, Any] = field(default_factory=dict)
+    """Per-service objects components of one type share (the policy
+    processors' registries), keyed by the component type's choice."""
+
+    @property
+    def logger(self) -> logging.Logger:
+        return logging.getLogger(f"sluice.collector.{self.kind.singular}.{self.id}")
+
+
+Problem = tuple[str, str]
+"""(key path below the component, message); an empty path is the component itself."""
+
+
+class ComponentConfig:
+    """Base of every component's typed config (a dataclass)."""
+
+    def validate(self) -> Iterable[Problem]:
+        """Problems beyond the types the decoder checks (each names its key)."""
+        return ()
+
+
+C = TypeVar("C", bound=ComponentConfig)
+
+
+class Factory(Generic[C]):
+    """Makes one component type from its config.
+
+    `stability` maps a signal name (``logs``, ``metrics``, ``traces``; for
+    connectors ``logs_to_logs``...; for extensions ``extension``) to
+    upstream's stability level (``development``, ``alpha``, ``beta``,
+    ``stable``). `module` is the upstream module path the builder maps.
+    """
+
+    kind: ClassVar[Kind]
+    component_type: ClassVar[str]
+    module: ClassVar[str]
+    stability: ClassVar[Mapping[str, str]]
+    config_type: ClassVar[type[Any]]
+    needs_native: ClassVar[bool] = False
+    """Needs a native library (the builder's ``cgo_enabled``)."""
+
+    def default_config(self) -> C:
+        config: C = self.config_type()
+        return config
+
+    @property
+    def signals(self) -> frozenset[Signal]:
+        return frozenset(SIGNALS_BY_NAME[s] for s in self.stability if s in SIGNALS_BY_NAME)
+
+
+class ReceiverFactory(Factory[C]):
+    kind = Kind.RECEIVER
+
+    def create(
+        self, settings: Settings, config: C, consumers: Mapping[Signal, Consumer]
+    ) -> Component:
+        """One receiver for every pipeline that names it; `consumers` holds
+        the fan-out of each signal it feeds."""
+        raise NotImplementedError
+
+
+class Processor(Component, Consumer):
+    """A pipeline stage: consumes, then hands what is left to the next consumer."""
+
+
+class ProcessorFactory(Factory[C]):
+    kind = Kind.PROCESSOR
+
+    def create(self, settings: Settings, config: C, signal: Signal, next_: Consumer) -> Processor:
+        raise NotImplementedError
+
+
+class Exporter(Component):
+    """Sends data out; one instance serves every pipeline that names it."""
+
+    def consumer(self, signal: Signal) -> Consumer:
+        raise NotImplementedError
+
+
+class ExporterFactory(Factory[C]):
+    kind = Kind.EXPORTER
+
+    def create(self, settings: Settings, config: C, signals: frozenset[Signal]) -> Exporter:
+        raise NotImplementedError
+
+
+class Connector(Component, Consumer):
+    """The exporter of one pipeline that is the receiver of others."""
+
+
+class ConnectorFactory(Factory[C]):
+    kind = Kind.CONNECTOR
+
+    def create(
+        self, settings: Settings, config: C, source: Signal, target: Signal, next_: Consumer
+    ) -> Connector:
+        raise NotImplementedError
+
+    @property
+    def routes(self) -> frozenset[tuple[Signal, Signal]]:
+        """(exporter-side signal, receiver-side signal) pairs it supports."""
+        pairs = set()
+        for key in self.stability:
+            source, _, target = key.partition("_to_")
+            pairs.add((SIGNALS_BY_NAME[source], SIGNALS_BY_NAME[target]))
+        return frozenset(pairs)
+
+
+class ExtensionFactory(Factory[C]):
+    kind = Kind.EXTENSION
+
+    def create(self, settings: Settings, config: C) -> Component:
+        raise NotImplementedError

@@ -1,0 +1,1 @@
+"""Built-in connectors, one package each."""

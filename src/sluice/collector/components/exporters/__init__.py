@@ -1,0 +1,1 @@
+"""Built-in exporters, one package each."""

@@ -1,0 +1,1 @@
+"""Built-in extensions, one package each."""

@@ -1,0 +1,1 @@
+"""Built-in receivers, one package each."""

@@ -1,0 +1,218 @@
+"""Decode a config map into a typed dataclass, as upstream's mapstructure does:
+keys are the field names (or ``field(metadata={"key": ...})``), unknown keys
+are errors, a key given as null keeps its default (a null section means
+"enabled with defaults"), and every problem names its key path with ``::``
+between keys and ``[i]`` for list items.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Literal, TypeVar, Union
+
+T = TypeVar("T")
+
+
+class Duration(float):
+    """Seconds, written as Go durations (``200ms``, ``1m30s``, ``0``); a bare
+    integer is nanoseconds, as upstream."""
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(text: str) -> float:
+    """Go's ``time.ParseDuration``; raises ValueError."""
+    raw = text.strip()
+    sign = -1.0 if raw.startswith("-") else 1.0
+    body = raw.lstrip("+-")
+    if body == "0":
+        return 0.0
+    total, at = 0.0, 0
+    for match in _PART.finditer(body):
+        if match.start() != at:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        at = match.end()
+    if not body or at != len(body):
+        raise ValueError(f'time: invalid duration "{text}"')
+    return sign * total
+
+
+class Problems:
+    """Collects ``path: message`` lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.lines.append(f"{path}: {message}" if path else message)
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+
+def join(path: str, key: str) -> str:
+    return f"{path}::{key}" if path else key
+
+
+def _go_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return type(value).__name__
+
+
+def _mismatch(expected: str, value: Any) -> str:
+    return (
+        f"expected type '{expected}', got unconvertible type '{_go_type(value)}', value: '{value}'"
+    )
+
+
+@cache
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def config_keys(cls: type[Any]) -> dict[str, dataclasses.Field[Any]]:
+    """The config key of each dataclass field."""
+    return {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls) if f.init}
+
+
+def decode(cls: type[T], raw: Any, path: str, problems: Problems, base: T | None = None) -> T:
+    """`raw` (a mapping or None) over `base` (default: ``cls()``), type-checked."""
+    result = base if base is not None else cls()
+    if raw is None:
+        return result
+    if not isinstance(raw, Mapping):
+        problems.add(path, _mismatch("map", raw))
+        return result
+    keys = config_keys(cls)
+    unknown = sorted(str(k) for k in raw if k not in keys)
+    if unknown:
+        problems.add(path, f"has invalid keys: {', '.join(unknown)}")
+    hints = _hints(cls)  # type: ignore[arg-type]
+    changes: dict[str, Any] = {}
+    for key, value in raw.items():
+        spec = keys.get(key)
+        if spec is None:
+            continue
+        current = getattr(result, spec.name)
+        changes[spec.name] = _value(
+            hints[spec.name], value, join(path, str(key)), problems, current
+        )
+    return dataclasses.replace(result, **changes) if changes else result  # type: ignore[type-var]
+
+
+def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None:
+            return None if current is None or len(options) != 1 else current
+        inner = options[0]
+        if isinstance(inner, type) and dataclasses.is_dataclass(inner) and current is None:
+            current = inner()
+        return _value(inner, value, path, problems, current)
+    if value is None:
+        return current
+    if hint is Any:
+        return value
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return decode(hint, value, path, problems, current if current is not None else None)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            problems.add(
+                path, f"unsupported value {value!r} (valid values: {', '.join(map(str, allowed))})"
+            )
+            return current
+        return value
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            problems.add(path, _mismatch("slice", value))
+            return current
+        (item,) = typing.get_args(hint)[:1]
+        items = [
+            _value(item, v, f"{path}[{i}]", problems, _zero(item)) for i, v in enumerate(value)
+        ]
+        return tuple(items) if origin is tuple else items
+    if origin in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            problems.add(path, _mismatch("map", value))
+            return current
+        _, item = typing.get_args(hint)
+        return {
+            str(k): _value(item, v, join(path, str(k)), problems, _zero(item))
+            for k, v in value.items()
+        }
+    return _scalar(hint, value, path, problems, current)
+
+
+def _zero(hint: Any) -> Any:
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return hint()
+    return None
+
+
+def _scalar(hint: Any, value: Any, path: str, problems: Problems, current: Any) -> Any:
+    if hint is Duration:
+        if isinstance(value, bool):
+            problems.add(path, _mismatch("time.Duration", value))
+            return current
+        if isinstance(value, int):
+            return Duration(value / 1e9)
+        try:
+            return Duration(parse_duration(str(value)))
+        except ValueError as bad:
+            problems.add(path, str(bad))
+            return current
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        problems.add(path, _mismatch("bool", value))
+        return current
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+            return int(value)
+        problems.add(path, _mismatch("int", value))
+        return current
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        try:
+            return float(value) if isinstance(value, str) else _fail()
+        except ValueError:
+            problems.add(path, _mismatch("float64", value))
+            return current
+    if hint is str:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+        problems.add(path, _mismatch("string", value))
+        return current
+    raise TypeError(f"config field type {hint!r} is not supported")
+
+
+def _fail() -> float:
+    raise ValueError

@@ -1,0 +1,131 @@
+"""The collector's own metrics, with upstream's names and labels, in one
+Prometheus registry per service (served by :mod:`sluice.collector.selfmetrics`).
+
+Components take their pre-labelled series once, at creation, so the data path
+only calls ``inc`` on a child: a few increments per batch, never per record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from sluice.policy import Signal
+
+ITEMS = {Signal.LOG: "log_records", Signal.METRIC: "metric_points", Signal.TRACE: "spans"}
+"""Upstream's per-signal item names in metric names."""
+_SIGNAL_LABEL = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "traces"}
+
+
+@dataclass(frozen=True)
+class ReceiverMetrics:
+    """``otelcol_receiver_{accepted,refused}_<items>_total{receiver,transport}``."""
+
+    accepted: dict[Signal, Counter]
+    refused: dict[Signal, Counter]
+
+
+@dataclass(frozen=True)
+class ProcessorMetrics:
+    """``otelcol_processor_{incoming,outgoing}_items_total{processor,otel_signal}``."""
+
+    incoming: Counter
+    outgoing: Counter
+
+
+@dataclass(frozen=True)
+class ExporterMetrics:
+    """``otelcol_exporter_{sent,send_failed,enqueue_failed}_<items>_total{exporter}``."""
+
+    sent: dict[Signal, Counter]
+    send_failed: dict[Signal, Counter]
+    enqueue_failed: dict[Signal, Counter]
+
+
+class ServiceTelemetry:
+    """The service's metric registry and the families every component shares."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self._receiver = {
+            (kind, s): Counter(
+                f"otelcol_receiver_{kind}_{ITEMS[s]}",
+                f"Number of {ITEMS[s].replace('_', ' ')} "
+                + (
+                    "successfully pushed into the pipeline."
+                    if kind == "accepted"
+                    else "that could not be pushed into the pipeline."
+                ),
+                ["receiver", "transport"],
+                registry=r,
+            )
+            for kind in ("accepted", "refused")
+            for s in Signal
+        }
+        self._exporter = {
+            (kind, s): Counter(
+                f"otelcol_exporter_{kind}_{ITEMS[s]}",
+                {
+                    "sent": f"Number of {ITEMS[s].replace('_', ' ')} successfully sent to destination.",
+                    "send_failed": f"Number of {ITEMS[s].replace('_', ' ')} in failed attempts to send to destination.",
+                    "enqueue_failed": f"Number of {ITEMS[s].replace('_', ' ')} failed to be added to the sending queue.",
+                }[kind],
+                ["exporter"],
+                registry=r,
+            )
+            for kind in ("sent", "send_failed", "enqueue_failed")
+            for s in Signal
+        }
+        self._incoming = Counter(
+            "otelcol_processor_incoming_items",
+            "Number of items passed to the processor.",
+            ["processor", "otel_signal"],
+            registry=r,
+        )
+        self._outgoing = Counter(
+            "otelcol_processor_outgoing_items",
+            "Number of items emitted from the processor.",
+            ["processor", "otel_signal"],
+            registry=r,
+        )
+        self._queue_size = Gauge(
+            "otelcol_exporter_queue_size",
+            "Current size of the retry queue (in batches).",
+            ["exporter", "data_type"],
+            registry=r,
+        )
+        self._queue_capacity = Gauge(
+            "otelcol_exporter_queue_capacity",
+            "Fixed capacity of the retry queue (in batches).",
+            ["exporter", "data_type"],
+            registry=r,
+        )
+
+    def receiver(self, receiver_id: str, transport: str) -> ReceiverMetrics:
+        def series(kind: str) -> dict[Signal, Counter]:
+            return {s: self._receiver[kind, s].labels(receiver_id, transport) for s in Signal}
+
+        return ReceiverMetrics(series("accepted"), series("refused"))
+
+    def processor(self, processor_id: str, signal: Signal) -> ProcessorMetrics:
+        label = _SIGNAL_LABEL[signal]
+        return ProcessorMetrics(
+            self._incoming.labels(processor_id, label), self._outgoing.labels(processor_id, label)
+        )
+
+    def exporter(self, exporter_id: str) -> ExporterMetrics:
+        def series(kind: str) -> dict[Signal, Counter]:
+            return {s: self._exporter[kind, s].labels(exporter_id) for s in Signal}
+
+        return ExporterMetrics(series("sent"), series("send_failed"), series("enqueue_failed"))
+
+    def queue(
+        self, exporter_id: str, signal: Signal, size: Callable[[], float], capacity: int
+    ) -> None:
+        """Report an exporter queue's length (read at scrape time) and capacity."""
+        label = _SIGNAL_LABEL[signal]
+        self._queue_size.labels(exporter_id, label).set_function(size)
+        self._queue_capacity.labels(exporter_id, label).set(capacity)

@@ -1,0 +1,84 @@
+"""Listening for HTTP: one call that binds ``host:port``, serves a handler
+with the shared server protocol and its limits, and stops gracefully. Every
+HTTP port of the collector (OTLP/HTTP receiver, health checks, the Prometheus
+endpoint) goes through it, so they all behave as Edge's listener does."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+
+from sluice.transport.http_server import (
+    ConnectionTracker,
+    Handler,
+    HttpServerProtocol,
+    ServerLimits,
+)
+
+
+def parse_endpoint(endpoint: str) -> tuple[str, int]:
+    """``host:port``, ``[v6]:port`` or ``:port`` (all interfaces) as upstream
+    writes endpoints; raises ValueError naming the problem."""
+    host, sep, port_text = endpoint.strip().rpartition(":")
+    if not sep:
+        raise ValueError(f"address {endpoint}: missing port in address")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f'address {endpoint}: invalid port "{port_text}"') from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"address {endpoint}: port {port} out of range")
+    return host or "0.0.0.0", port
+
+
+def bind(host: str, port: int, backlog: int = 1024) -> socket.socket:
+    """A listening, non-blocking TCP socket (raises OSError)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+class HttpListener:
+    """A running HTTP server on one socket."""
+
+    def __init__(self, server: asyncio.Server, tracker: ConnectionTracker, port: int):
+        self.server = server
+        self.tracker = tracker
+        self.port = port
+
+    @classmethod
+    async def start(
+        cls,
+        handler: Handler,
+        endpoint: str,
+        limits: ServerLimits | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> HttpListener:
+        """Bind `endpoint` and serve `handler` (raises OSError or ValueError)."""
+        host, port = parse_endpoint(endpoint)
+        sock = bind(host, port)
+        limits = limits or ServerLimits()
+        tracker = ConnectionTracker(limits)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: HttpServerProtocol(handler, limits, tracker), sock=sock, ssl=tls, backlog=1024
+        )
+        return cls(server, tracker, sock.getsockname()[1])
+
+    async def stop(self, drain_secs: float = 5.0) -> bool:
+        """Stop accepting, close idle connections, wait for requests in
+        flight (True when all were answered in time)."""
+        self.server.close()
+        return await self.tracker.drain(drain_secs)
