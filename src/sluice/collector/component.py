@@ -101,7 +101,7 @@ class Consumer(ABC):
     :mod:`sluice.collector.pdata`). Returning means the data is accepted;
     raising :class:`ConsumerError` means it is not."""
 
-    mutates_data: ClassVar[bool] = False
+    mutates_data: bool = False
     """Whether :meth:`consume` edits the message: fan-out then gives it a copy."""
 
     @abstractmethod

@@ -50,9 +50,11 @@ class Problems:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.paths: list[str] = []
 
     def add(self, path: str, message: str) -> None:
         self.lines.append(f"{path}: {message}" if path else message)
+        self.paths.append(path)
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -123,11 +125,12 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
     origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
         options = [a for a in typing.get_args(hint) if a is not type(None)]
-        if value is None:
-            return None if current is None or len(options) != 1 else current
         inner = options[0]
-        if isinstance(inner, type) and dataclasses.is_dataclass(inner) and current is None:
-            current = inner()
+        section = isinstance(inner, type) and dataclasses.is_dataclass(inner)
+        if section and current is None:
+            current = inner()  # present, even as null: enabled with defaults
+        if value is None:
+            return current
         return _value(inner, value, path, problems, current)
     if value is None:
         return current

@@ -1,0 +1,142 @@
+"""``sluice-collector``: run, validate or describe a collector distribution.
+
+The command line follows the OpenTelemetry Collector's: ``--config`` (repeat
+to merge; a path, ``env:NAME`` or ``yaml:...``), ``--set key.path=value``,
+``validate`` (or ``--dry-run``), ``components``, ``--version``. With no
+``--config`` the built-in default config runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import uvloop
+import yaml
+
+from sluice import __version__
+from sluice.collector import config as collector_config
+from sluice.collector.component import SIGNAL_NAMES, ConnectorFactory, Kind
+from sluice.collector.confmap import expand, sources
+from sluice.collector.confmap.decode import Problems
+from sluice.collector.default_config import default_yaml
+from sluice.collector.factories import BUILTIN, Factories
+from sluice.logs import configure_logging
+
+DESCRIPTION = "Sluice collector: OpenTelemetry Collector distribution with the policy processor"
+
+
+def _parser(program: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=program,
+        description=f"{DESCRIPTION}. Reads standard collector YAML; with no --config it runs "
+        "the built-in default (OTLP on localhost:4317/4318, the bundled example policies, "
+        "the debug exporter).",
+        epilog="commands: validate (load and check the config, start nothing), components "
+        "(list the built-in components and their stability)",
+    )
+    parser.add_argument("command", nargs="?", choices=["validate", "components"])
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="URI",
+        help="config file path, env:NAME or yaml:SNIPPET; repeat to merge in order",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one value, e.g. --set processors.batch.timeout=2s (applied last)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="validate the config and exit (same as validate)"
+    )
+    parser.add_argument("--feature-gates", action="append", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--version", action="version", version=f"{program} version {__version__}")
+    return parser
+
+
+def components_yaml(factories: Factories, program: str) -> str:
+    """Upstream's ``components`` output shape."""
+    doc: dict[str, object] = {
+        "buildinfo": {"command": program, "description": DESCRIPTION, "version": __version__}
+    }
+    for kind in Kind:
+        items = []
+        for type_ in factories.types(kind):
+            factory = factories.by_kind[kind][type_]
+            if kind is Kind.CONNECTOR:
+                assert isinstance(factory, ConnectorFactory)
+                stability = {
+                    f"{SIGNAL_NAMES[a]}-to-{SIGNAL_NAMES[b]}": factory.stability.get(
+                        f"{SIGNAL_NAMES[a]}_to_{SIGNAL_NAMES[b]}", "undefined"
+                    ).capitalize()
+                    for a in SIGNAL_NAMES
+                    for b in SIGNAL_NAMES
+                }
+            else:
+                stability = {k: v.capitalize() for k, v in sorted(factory.stability.items())}
+            items.append({"name": type_, "module": factory.module, "stability": stability})
+        doc[kind.value] = items
+    return yaml.safe_dump(doc, sort_keys=False, indent=4, default_flow_style=False)
+
+
+def load(
+    configs: list[str], sets: list[str], factories: Factories
+) -> tuple[collector_config.Config | None, list[str]]:
+    """The config, or the problems (one line each, naming the source when known)."""
+    try:
+        loaded = (
+            sources.Loaded(configs, sets)
+            if configs
+            else sources.Loaded([f"yaml:{default_yaml()}"], sets)
+        )
+    except sources.SourceError as problem:
+        return None, [str(problem)]
+    problems = Problems()
+    raw = expand.expand(loaded.raw, "", problems)
+    if problems:
+        return None, _located(loaded, problems.lines, problems.paths, configs)
+    try:
+        return collector_config.load(raw, factories), []
+    except collector_config.ConfigInvalid as invalid:
+        return None, _located(loaded, invalid.problems, invalid.paths, configs)
+
+
+def _located(
+    loaded: sources.Loaded, lines: list[str], paths: list[str], configs: list[str]
+) -> list[str]:
+    if not configs:
+        return lines
+    out = []
+    for line, path in zip(lines, paths, strict=True):
+        origin = loaded.origin(path) if path else (configs[0] if len(configs) == 1 else None)
+        out.append(f"{origin}: {line}" if origin else line)
+    return out
+
+
+def main(argv: Sequence[str] | None = None, packages: Sequence[str] = BUILTIN) -> int:
+    """``sluice-collector`` (a custom build passes its own component packages)."""
+    program = "sluice-collector"
+    args = _parser(program).parse_args(argv)
+    factories = Factories.load(packages)
+    if args.command == "components":
+        sys.stdout.write(components_yaml(factories, program))
+        return 0
+    config, problems = load(args.config, args.set, factories)
+    if config is None:
+        for line in problems:
+            print(line, file=sys.stderr)
+        print(f"{program}: the config does not load ({len(problems)} problem(s))", file=sys.stderr)
+        return 1
+    if args.command == "validate" or args.dry_run:
+        print("config is valid")
+        return 0
+    logs = config.telemetry.logs
+    configure_logging(logs.level.lower(), logs.encoding)
+    from sluice.collector.service import run
+
+    return uvloop.run(run(config))

@@ -1,0 +1,315 @@
+"""The collector config: decode every section with its factories, validate the
+service graph, and report every problem with its key path (upstream's
+wording where upstream has one). Nothing here starts anything."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sluice.collector.component import (
+    SIGNALS_BY_NAME,
+    ComponentConfig,
+    ComponentID,
+    ConnectorFactory,
+    Factory,
+    Kind,
+)
+from sluice.collector.confmap.decode import Problems, decode, join
+from sluice.collector.factories import Factories
+from sluice.policy import Signal
+from sluice.transport.listener import parse_endpoint
+
+TOP_KEYS = ("receivers", "processors", "exporters", "connectors", "extensions", "service")
+
+
+class ConfigInvalid(Exception):
+    """The config does not load; `problems` holds one line per problem."""
+
+    def __init__(self, problems: list[str], paths: list[str] | None = None):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+        self.paths = paths or [""] * len(problems)
+        """The key path of each problem ("" when it is about the whole config)."""
+
+
+@dataclass
+class LogsTelemetry:
+    level: Literal["debug", "info", "warn", "error", "DEBUG", "INFO", "WARN", "ERROR"] = "info"
+    encoding: Literal["console", "json"] = "console"
+    development: bool = False
+    disable_caller: bool = False
+    disable_stacktrace: bool = False
+    sampling: Any = None
+    output_paths: list[str] = field(default_factory=lambda: ["stderr"])
+    error_output_paths: list[str] = field(default_factory=lambda: ["stderr"])
+    initial_fields: dict[str, Any] = field(default_factory=dict)
+    processors: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class MetricsTelemetry:
+    level: Literal["none", "basic", "normal", "detailed"] = "normal"
+    address: str = ""
+    """v0.115's ``host:port`` form of the Prometheus endpoint."""
+    readers: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class TelemetryConfig:
+    logs: LogsTelemetry = field(default_factory=LogsTelemetry)
+    metrics: MetricsTelemetry = field(default_factory=MetricsTelemetry)
+    traces: Any = None
+    resource: dict[str, Any] = field(default_factory=dict)
+
+
+DEFAULT_METRICS_ENDPOINT = "0.0.0.0:8888"
+
+
+def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
+    """Where the Prometheus endpoint listens (None: disabled)."""
+    if metrics.level == "none":
+        return None
+    if metrics.address:
+        return metrics.address
+    for i, reader in enumerate(metrics.readers):
+        where = f"{path}::readers[{i}]"
+        pull = reader.get("pull") if isinstance(reader, Mapping) else None
+        exporter = pull.get("exporter") if isinstance(pull, Mapping) else None
+        prometheus = exporter.get("prometheus") if isinstance(exporter, Mapping) else None
+        if not isinstance(prometheus, Mapping):
+            problems.add(where, "only pull readers with a prometheus exporter are supported")
+            continue
+        host, port = prometheus.get("host", "localhost"), prometheus.get("port", 8888)
+        return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+    return DEFAULT_METRICS_ENDPOINT
+
+
+@dataclass
+class PipelineConfig:
+    receivers: list[str] = field(default_factory=list)
+    processors: list[str] = field(default_factory=list)
+    exporters: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    id: ComponentID
+    signal: Signal
+    receivers: tuple[ComponentID, ...]
+    processors: tuple[ComponentID, ...]
+    exporters: tuple[ComponentID, ...]
+
+
+@dataclass
+class Configured:
+    """One configured component: its factory and decoded, validated config."""
+
+    id: ComponentID
+    factory: Factory[Any]
+    config: ComponentConfig
+
+
+@dataclass
+class Config:
+    components: dict[Kind, dict[ComponentID, Configured]]
+    pipelines: dict[ComponentID, Pipeline]
+    extensions: tuple[ComponentID, ...]
+    telemetry: TelemetryConfig
+    metrics_endpoint: str | None
+
+
+def _section(
+    raw: Any, kind: Kind, factories: Factories, problems: Problems
+) -> dict[ComponentID, Configured]:
+    found: dict[ComponentID, Configured] = {}
+    if raw is None:
+        return found
+    if not isinstance(raw, Mapping):
+        problems.add(kind.value, f"expected a map, got '{type(raw).__name__}'")
+        return found
+    for key, value in raw.items():
+        path = join(kind.value, str(key))
+        try:
+            cid = ComponentID.parse(str(key))
+        except ValueError as bad:
+            problems.add(path, str(bad))
+            continue
+        factory = factories.get(kind, cid.type)
+        if factory is None:
+            valid = " ".join(factories.types(kind))
+            problems.add(
+                path, f'unknown type: "{cid.type}" for id: "{cid}" (valid values: [{valid}])'
+            )
+            continue
+        before = len(problems.lines)
+        config = decode(factory.config_type, value, path, problems, factory.default_config())
+        if len(problems.lines) == before:
+            for sub, message in config.validate():
+                problems.add(join(path, sub) if sub else path, message)
+        found[cid] = Configured(cid, factory, config)
+    return found
+
+
+def _ids(names: list[str], path: str, problems: Problems) -> list[ComponentID]:
+    ids = []
+    for i, name in enumerate(names):
+        try:
+            ids.append(ComponentID.parse(name))
+        except ValueError as bad:
+            problems.add(f"{path}[{i}]", str(bad))
+    return ids
+
+
+def load(raw: Any, factories: Factories) -> Config:
+    """Decode and validate a merged, expanded config map (raises ConfigInvalid)."""
+    problems = Problems()
+    if not raw:
+        raise ConfigInvalid(["empty configuration file"])
+    if not isinstance(raw, Mapping):
+        raise ConfigInvalid([f"the config must be a map, got '{type(raw).__name__}'"])
+    unknown = sorted(str(k) for k in raw if k not in TOP_KEYS)
+    if unknown:
+        problems.add("", f"'' has invalid keys: {', '.join(unknown)}")
+    components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
+    service = raw.get("service") or {}
+    if not isinstance(service, Mapping):
+        problems.add("service", f"expected a map, got '{type(service).__name__}'")
+        service = {}
+    bad_keys = sorted(str(k) for k in service if k not in ("extensions", "pipelines", "telemetry"))
+    if bad_keys:
+        problems.add("service", f"has invalid keys: {', '.join(bad_keys)}")
+    telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
+    endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
+    if endpoint is not None:
+        try:
+            parse_endpoint(endpoint)
+        except ValueError as bad:
+            problems.add("service::telemetry::metrics", str(bad))
+    extension_names = service.get("extensions") or []
+    if not isinstance(extension_names, list):
+        problems.add("service::extensions", "expected a list of extension ids")
+        extension_names = []
+    extensions = _ids([str(n) for n in extension_names], "service::extensions", problems)
+    for cid in extensions:
+        if cid not in components[Kind.EXTENSION]:
+            problems.add(
+                "service::extensions", f'references extension "{cid}" which is not configured'
+            )
+    pipelines = _pipelines(service.get("pipelines"), components, problems)
+    if not components[Kind.RECEIVER] and not problems:
+        problems.add("", "no receiver configuration specified in config")
+    if not components[Kind.EXPORTER] and not problems:
+        problems.add("", "no exporter configuration specified in config")
+    if not problems:
+        _check_graph(components, pipelines, problems)
+    if problems:
+        raise ConfigInvalid(problems.lines, problems.paths)
+    return Config(components, pipelines, tuple(extensions), telemetry, endpoint)
+
+
+def _pipelines(
+    raw: Any, components: dict[Kind, dict[ComponentID, Configured]], problems: Problems
+) -> dict[ComponentID, Pipeline]:
+    prefix = "service::pipelines config validation failed"
+    if not raw:
+        problems.add("", f"{prefix}: service must have at least one pipeline")
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.add("service::pipelines", "expected a map of pipelines")
+        return {}
+    pipelines: dict[ComponentID, Pipeline] = {}
+    for key, value in raw.items():
+        path = join("service::pipelines", str(key))
+        try:
+            pid = ComponentID.parse(str(key))
+        except ValueError as bad:
+            problems.add(path, str(bad))
+            continue
+        signal = SIGNALS_BY_NAME.get(pid.type)
+        if signal is None:
+            problems.add("", f'{prefix}: pipeline "{pid}": unknown signal "{pid.type}"')
+            continue
+        spec = decode(PipelineConfig, value, path, problems)
+        receivers = _ids(spec.receivers, f"{path}::receivers", problems)
+        processors = _ids(spec.processors, f"{path}::processors", problems)
+        exporters = _ids(spec.exporters, f"{path}::exporters", problems)
+        if not receivers:
+            problems.add("", f'{prefix}: pipeline "{pid}": must have at least one receiver')
+        if not exporters:
+            problems.add("", f'{prefix}: pipeline "{pid}": must have at least one exporter')
+        seen: set[ComponentID] = set()
+        for cid in processors:
+            if cid in seen:
+                problems.add(
+                    "", f'{prefix}: pipeline "{pid}": references processor "{cid}" multiple times'
+                )
+            seen.add(cid)
+        for cid in receivers:
+            if cid not in components[Kind.RECEIVER] and cid not in components[Kind.CONNECTOR]:
+                problems.add(path, f'references receiver "{cid}" which is not configured')
+        for cid in processors:
+            if cid not in components[Kind.PROCESSOR]:
+                problems.add(path, f'references processor "{cid}" which is not configured')
+        for cid in exporters:
+            if cid not in components[Kind.EXPORTER] and cid not in components[Kind.CONNECTOR]:
+                problems.add(path, f'references exporter "{cid}" which is not configured')
+        pipelines[pid] = Pipeline(
+            pid, signal, tuple(receivers), tuple(processors), tuple(exporters)
+        )
+    return pipelines
+
+
+def _check_graph(
+    components: dict[Kind, dict[ComponentID, Configured]],
+    pipelines: dict[ComponentID, Pipeline],
+    problems: Problems,
+) -> None:
+    """What upstream finds only when building pipelines: signals a component
+    does not support, connectors used on one side only, ambiguous ids."""
+    connectors = components[Kind.CONNECTOR]
+    for cid in connectors:
+        for kind in (Kind.EXPORTER, Kind.RECEIVER):
+            if cid in components[kind]:
+                problems.add(
+                    join("connectors", str(cid)),
+                    f'ambiguous ID: Found both "{cid}" {kind.singular} and "{cid}" connector. '
+                    f"Change one of the components' IDs to eliminate ambiguity "
+                    f'(e.g. rename "{cid}" connector to "{cid}/connector")',
+                )
+    for pid, pipeline in pipelines.items():
+        name = pid.type
+        path = join("service::pipelines", str(pid))
+        for kind, ids in (
+            (Kind.RECEIVER, pipeline.receivers),
+            (Kind.PROCESSOR, pipeline.processors),
+            (Kind.EXPORTER, pipeline.exporters),
+        ):
+            for cid in ids:
+                if cid in connectors:
+                    continue
+                factory = components[kind][cid].factory
+                if pipeline.signal not in factory.signals:
+                    problems.add(
+                        path,
+                        f'failed to create "{cid}" {kind.singular} for data type "{name}": telemetry type is not supported',
+                    )
+    for cid, configured in connectors.items():
+        factory = configured.factory
+        assert isinstance(factory, ConnectorFactory)
+        routes = factory.routes
+        as_exporter = [p for p in pipelines.values() if cid in p.exporters]
+        as_receiver = [p for p in pipelines.values() if cid in p.receivers]
+        for p in as_exporter:
+            if not any((p.signal, q.signal) in routes for q in as_receiver):
+                problems.add(
+                    join("connectors", str(cid)),
+                    f'connector "{cid}" used as exporter in {p.id} pipeline but not used in any supported receiver pipeline',
+                )
+        for q in as_receiver:
+            if not any((p.signal, q.signal) in routes for p in as_exporter):
+                problems.add(
+                    join("connectors", str(cid)),
+                    f'connector "{cid}" used as receiver in {q.id} pipeline but not used in any supported exporter pipeline',
+                )

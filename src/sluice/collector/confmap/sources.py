@@ -1,0 +1,130 @@
+"""Where config comes from: ``--config`` values merged in order, then ``--set``.
+
+A ``--config`` value is a file path (or ``file:PATH``), ``env:NAME`` (YAML held
+in a variable) or ``yaml:TEXT`` (a YAML snippet whose keys may nest with
+``::``, as ``yaml:processors::batch::timeout: 2s``). Later sources merge over
+earlier ones: maps merge key by key, anything else (lists included) is
+replaced. ``--set key.path=value`` is the snippet ``yaml:key::path: value``
+applied after every ``--config``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(.*)$", re.S)
+
+
+class SourceError(ValueError):
+    """A source that cannot be read or is not YAML; the message names it."""
+
+
+def _yaml(text: str, where: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as bad:
+        mark = getattr(bad, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(bad, "problem", None) or str(bad)
+        raise SourceError(f"{where}: not valid YAML{at}: {problem}") from None
+
+
+def nest(value: Any) -> Any:
+    """Split ``a::b`` keys into nested maps (confmap's key delimiter)."""
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        parts = str(key).split("::")
+        nested = nest(item)
+        for part in reversed(parts[1:]):
+            nested = {part: nested}
+        out = merge(out, {parts[0]: nested})
+    return out
+
+
+def merge(base: Any, over: Any) -> Any:
+    if isinstance(base, Mapping) and isinstance(over, Mapping):
+        merged = dict(base)
+        for key, value in over.items():
+            merged[key] = merge(base[key], value) if key in base else value
+        return merged
+    return over
+
+
+def read(uri: str) -> Any:
+    """The map one ``--config`` value holds (raises SourceError)."""
+    match = _SCHEME.match(uri)
+    scheme, rest = (match.group(1), match.group(2)) if match else ("file", uri)
+    if scheme == "file":
+        path = Path(rest)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as problem:
+            raise SourceError(f"{path}: cannot read: {problem.strerror or problem}") from None
+        except UnicodeDecodeError:
+            raise SourceError(f"{path}: not UTF-8 text") from None
+        where = str(path)
+    elif scheme == "env":
+        name = rest.partition(":-")[0]
+        if name not in os.environ and ":-" not in rest:
+            raise SourceError(f"--config env:{name}: environment variable {name} is not set")
+        text = os.environ.get(name) or rest.partition(":-")[2]
+        where = f"--config env:{name}"
+    elif scheme == "yaml":
+        text, where = rest, f"--config {uri}"
+    else:
+        raise SourceError(f'unsupported scheme on URI "{uri}" (use a path, env:NAME or yaml:...)')
+    value = _yaml(text, where)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SourceError(f"{where}: the config must be a map, got {type(value).__name__}")
+    return nest(value)
+
+
+def set_snippet(assignment: str) -> str:
+    """``key.path=value`` as the ``yaml:`` snippet upstream makes of it."""
+    key, sep, value = assignment.partition("=")
+    if not sep:
+        raise SourceError(f'--set "{assignment}": missing equal sign')
+    return f"yaml:{key.strip().replace('.', '::')}: {value.strip()}"
+
+
+def _leaves(value: Any, path: str, origin: str, origins: dict[str, str]) -> None:
+    origins[path] = origin
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _leaves(item, f"{path}::{key}" if path else str(key), origin, origins)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _leaves(item, f"{path}[{i}]", origin, origins)
+
+
+class Loaded:
+    """The merged config and, for each key path, the source that set it last."""
+
+    def __init__(self, configs: list[str], sets: list[str]):
+        self.raw: dict[str, Any] = {}
+        self.origins: dict[str, str] = {}
+        for uri in [*configs, *(set_snippet(s) for s in sets)]:
+            value = read(uri)
+            self.raw = merge(self.raw, value)
+            shown = uri[5:] if uri.startswith("file:") else uri
+            _leaves(value, "", shown if len(shown) < 80 else shown[:77] + "...", self.origins)
+
+    def origin(self, path: str) -> str | None:
+        """The source of the longest known prefix of `path`."""
+        while path:
+            found = self.origins.get(path)
+            if found is not None:
+                return found
+            cut = max(path.rfind("::"), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+        return None

@@ -1,0 +1,187 @@
+"""Pipelines as a graph of components: one instance per receiver, exporter
+and connector route, processors per pipeline, fan-out between them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.collector import pdata
+from sluice.collector.component import (
+    Component,
+    ComponentID,
+    Connector,
+    ConnectorFactory,
+    Consumer,
+    ConsumerError,
+    Exporter,
+    ExporterFactory,
+    Kind,
+    Processor,
+    ProcessorFactory,
+    ReceiverFactory,
+    Settings,
+)
+from sluice.collector.config import Config, Pipeline
+from sluice.collector.telemetry import ProcessorMetrics, ServiceTelemetry
+from sluice.policy import Signal
+
+
+class Fanout(Consumer):
+    """Hands data to every consumer in turn. Consumers that edit data get a
+    copy whenever another consumer will read the same data; the last editor
+    gets the original when nobody else reads it."""
+
+    def __init__(self, consumers: Sequence[Consumer]):
+        self.readers = [c for c in consumers if not c.mutates_data]
+        self.editors = [c for c in consumers if c.mutates_data]
+
+    async def consume(self, data: Any) -> None:
+        errors: list[ConsumerError] = []
+        for consumer in self.readers:
+            try:
+                await consumer.consume(data)
+            except ConsumerError as error:
+                errors.append(error)
+        for i, consumer in enumerate(self.editors):
+            last = i == len(self.editors) - 1 and not self.readers
+            try:
+                await consumer.consume(data if last else pdata.copy(data))
+            except ConsumerError as error:
+                errors.append(error)
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ConsumerError(
+                "; ".join(str(e) for e in errors),
+                retryable=any(e.retryable for e in errors),
+                retry_after=max((e.retry_after or 0.0 for e in errors), default=None) or None,
+            )
+
+
+def single(consumers: Sequence[Consumer]) -> Consumer:
+    return consumers[0] if len(consumers) == 1 else Fanout(consumers)
+
+
+class _Counted(Consumer):
+    """Counts items into a processor (incoming) or out of it (outgoing)."""
+
+    def __init__(self, signal: Signal, inner: Consumer, counter: Any):
+        self.signal = signal
+        self.inner = inner
+        self.counter = counter
+        self.mutates_data = inner.mutates_data
+
+    async def consume(self, data: Any) -> None:
+        self.counter.inc(pdata.item_count(self.signal, data))
+        await self.inner.consume(data)
+
+
+@dataclass
+class Graph:
+    """The built components, in start order (shutdown goes the other way for
+    each kind, receivers first)."""
+
+    receivers: dict[ComponentID, Component] = field(default_factory=dict)
+    processors: list[tuple[ComponentID, ComponentID, Processor]] = field(default_factory=list)
+    """(pipeline, processor id, processor), pipeline by pipeline, first to last."""
+    connectors: list[tuple[ComponentID, Connector]] = field(default_factory=list)
+    exporters: dict[ComponentID, Exporter] = field(default_factory=dict)
+    pipelines: list[ComponentID] = field(default_factory=list)
+
+
+def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -> Graph:
+    """Create every component the pipelines use (raises ValueError on a cycle
+    of connectors)."""
+    graph = Graph(pipelines=list(config.pipelines))
+    comps = config.components
+
+    def settings(kind: Kind, cid: ComponentID, pipeline: str = "") -> Settings:
+        return Settings(cid, kind, telemetry, pipeline, shared)
+
+    for cid, configured in comps[Kind.EXPORTER].items():
+        signals = frozenset(p.signal for p in config.pipelines.values() if cid in p.exporters)
+        if signals:
+            factory = configured.factory
+            assert isinstance(factory, ExporterFactory)
+            graph.exporters[cid] = factory.create(
+                settings(Kind.EXPORTER, cid), configured.config, signals
+            )
+
+    entries: dict[ComponentID, Consumer] = {}
+    building: set[ComponentID] = set()
+
+    def entry(pipeline: Pipeline) -> Consumer:
+        """The consumer a receiver (or connector) of `pipeline` feeds."""
+        if pipeline.id in entries:
+            return entries[pipeline.id]
+        if pipeline.id in building:
+            raise ValueError(
+                f"cycle detected: pipeline {pipeline.id} feeds itself through connectors"
+            )
+        building.add(pipeline.id)
+        targets: list[Consumer] = []
+        for cid in pipeline.exporters:
+            if cid in comps[Kind.CONNECTOR]:
+                targets.extend(_connector_routes(cid, pipeline))
+            else:
+                targets.append(graph.exporters[cid].consumer(pipeline.signal))
+        nxt: Consumer = single(targets)
+        created: list[tuple[ComponentID, ComponentID, Processor]] = []
+        for cid in reversed(pipeline.processors):
+            configured = comps[Kind.PROCESSOR][cid]
+            factory = configured.factory
+            assert isinstance(factory, ProcessorFactory)
+            metrics: ProcessorMetrics = telemetry.processor(str(cid), pipeline.signal)
+            outgoing = _Counted(pipeline.signal, nxt, metrics.outgoing)
+            processor = factory.create(
+                settings(Kind.PROCESSOR, cid, str(pipeline.id)),
+                configured.config,
+                pipeline.signal,
+                outgoing,
+            )
+            created.append((pipeline.id, cid, processor))
+            nxt = _Counted(pipeline.signal, processor, metrics.incoming)
+        graph.processors.extend(reversed(created))
+        building.discard(pipeline.id)
+        entries[pipeline.id] = nxt
+        return nxt
+
+    def _connector_routes(cid: ComponentID, source: Pipeline) -> list[Consumer]:
+        configured = comps[Kind.CONNECTOR][cid]
+        factory = configured.factory
+        assert isinstance(factory, ConnectorFactory)
+        routes: list[Consumer] = []
+        by_signal: dict[Signal, list[Consumer]] = {}
+        for target in config.pipelines.values():
+            if cid in target.receivers and (source.signal, target.signal) in factory.routes:
+                by_signal.setdefault(target.signal, []).append(entry(target))
+        for signal, consumers in by_signal.items():
+            connector = factory.create(
+                settings(Kind.CONNECTOR, cid),
+                configured.config,
+                source.signal,
+                signal,
+                single(consumers),
+            )
+            graph.connectors.append((cid, connector))
+            routes.append(connector)
+        return routes
+
+    for pipeline in config.pipelines.values():
+        entry(pipeline)
+    for cid, configured in comps[Kind.RECEIVER].items():
+        consumers: dict[Signal, list[Consumer]] = {}
+        for pipeline in config.pipelines.values():
+            if cid in pipeline.receivers:
+                consumers.setdefault(pipeline.signal, []).append(entries[pipeline.id])
+        if consumers:
+            factory = configured.factory
+            assert isinstance(factory, ReceiverFactory)
+            graph.receivers[cid] = factory.create(
+                settings(Kind.RECEIVER, cid),
+                configured.config,
+                {signal: single(c) for signal, c in consumers.items()},
+            )
+    return graph

@@ -1,0 +1,162 @@
+"""Running a collector: telemetry, extensions, the pipeline graph, readiness,
+and orderly shutdown on SIGTERM/SIGINT.
+
+Start order: the Prometheus endpoint, extensions (so health checks see every
+status), exporters, connectors, processors, receivers last, so that no data
+arrives before its path exists. Shutdown goes the other way: receivers stop
+taking data and finish requests in flight, processors flush in pipeline
+order (batches go out), exporters drain their queues within the shutdown
+timeout, extensions stop last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from typing import Any
+
+from sluice.collector.component import Component, ExtensionFactory, Host, Kind, Settings, Status
+from sluice.collector.config import Config
+from sluice.collector.graph import Graph, build
+from sluice.collector.telemetry import ServiceTelemetry
+
+log = logging.getLogger("sluice.collector")
+
+SHUTDOWN_SECS = 20.0
+"""How long shutdown may take in all (queues drain within it)."""
+
+
+class Service:
+    """One collector: build with :meth:`start`, stop with :meth:`shutdown`."""
+
+    def __init__(self, config: Config, telemetry: ServiceTelemetry | None = None):
+        self.config = config
+        self.telemetry = telemetry or ServiceTelemetry()
+        self.host = Host()
+        self.shared: dict[str, Any] = {}
+        self.graph = Graph()
+        self.extensions: list[tuple[str, Component]] = []
+        self.started: list[tuple[str, Component]] = []
+        self.metrics_server: Any = None
+        self.metrics_port: int | None = None
+
+    async def _start(self, instance: str, component: Component) -> None:
+        self.host.report_status(instance, Status.STARTING)
+        await component.start(self.host)
+        self.started.append((instance, component))
+        self.host.report_status(instance, Status.OK)
+
+    async def start(self) -> None:
+        """Start everything (raises on a component that cannot start, after
+        stopping what had started)."""
+        self.host.report_status("collector", Status.STARTING)
+        try:
+            await self._start_all()
+        except BaseException:
+            await self.shutdown()
+            raise
+        self.host.report_status("collector", Status.OK)
+
+    async def _start_all(self) -> None:
+        if self.config.metrics_endpoint is not None:
+            from sluice.collector.selfmetrics import SelfMetricsServer
+
+            self.metrics_server = SelfMetricsServer(
+                self.telemetry.registry, self.config.metrics_endpoint
+            )
+            await self.metrics_server.start()
+            self.metrics_port = self.metrics_server.port
+        comps = self.config.components
+        for cid in self.config.extensions:
+            configured = comps[Kind.EXTENSION][cid]
+            factory = configured.factory
+            assert isinstance(factory, ExtensionFactory)
+            extension = factory.create(
+                Settings(cid, Kind.EXTENSION, self.telemetry, "", self.shared), configured.config
+            )
+            self.host.extensions[cid] = extension
+            self.extensions.append((f"extension:{cid}", extension))
+            await self._start(f"extension:{cid}", extension)
+        self.graph = build(self.config, self.telemetry, self.shared)
+        for cid, exporter in self.graph.exporters.items():
+            await self._start(f"exporter:{cid}", exporter)
+        for cid, connector in self.graph.connectors:
+            await self._start(f"connector:{cid}", connector)
+        for _, cid, processor in reversed(self.graph.processors):
+            await self._start(f"processor:{cid}", processor)
+        for cid, receiver in self.graph.receivers.items():
+            await self._start(f"receiver:{cid}", receiver)
+        for pid in self.graph.pipelines:
+            self.host.report_status(f"pipeline:{pid}", Status.OK)
+
+    async def shutdown(self, timeout: float = SHUTDOWN_SECS) -> None:
+        """Stop in order; each step gets what is left of `timeout`."""
+        self.host.report_status("collector", Status.STOPPING)
+        deadline = time.monotonic() + timeout
+        started = dict((id(c), name) for name, c in self.started)
+        order: list[Component] = [
+            *self.graph.receivers.values(),
+            *(p for _, _, p in self.graph.processors),
+            *(c for _, c in self.graph.connectors),
+            *self.graph.exporters.values(),
+        ]
+        for component in order:
+            name = started.get(id(component))
+            if name is None:
+                continue
+            self.host.report_status(name, Status.STOPPING)
+            remaining = max(deadline - time.monotonic(), 0.1)
+            try:
+                await asyncio.wait_for(component.shutdown(), remaining)
+            except TimeoutError:
+                log.error("%s did not stop within the shutdown timeout", name)
+            except Exception:
+                log.exception("%s failed while stopping", name)
+            self.host.report_status(name, Status.STOPPED)
+        for pid in self.graph.pipelines:
+            self.host.report_status(f"pipeline:{pid}", Status.STOPPED)
+        for name, extension in reversed(self.extensions):
+            if id(extension) not in started:
+                continue
+            try:
+                await asyncio.wait_for(extension.shutdown(), max(deadline - time.monotonic(), 0.1))
+            except (TimeoutError, Exception):
+                log.exception("%s failed while stopping", name)
+        self.started.clear()
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
+            self.metrics_server = None
+
+
+async def run(config: Config, ready: Any = None) -> int:
+    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when start failed."""
+    loop = asyncio.get_running_loop()
+    service = Service(config)
+    try:
+        await service.start()
+    except Exception as problem:
+        log.error("cannot start the collector: %s", problem)
+        return 1
+    if service.metrics_port is not None:
+        log.info(
+            "internal metrics at http://%s/metrics",
+            _shown(config.metrics_endpoint, service.metrics_port),
+        )
+    log.info("Everything is ready. Begin running and processing data.")
+    if ready is not None:
+        ready(service)
+    stopping = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    await stopping.wait()
+    log.info("Received signal from OS; shutting down")
+    await service.shutdown()
+    log.info("Shutdown complete.")
+    return 0
+
+
+def _shown(endpoint: str | None, port: int) -> str:
+    host = (endpoint or "").rpartition(":")[0] or "0.0.0.0"
+    return f"{host}:{port}"

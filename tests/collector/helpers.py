@@ -1,0 +1,207 @@
+"""Real ``sluice-collector`` processes and real OTLP sinks for the collector tests.
+
+* :class:`CollectorProcess`: ``sluice-collector --config FILE.yaml`` as a
+  subprocess, ready when it logs "Everything is ready", stopped with SIGTERM.
+* :class:`GrpcSink`: an OTLP/gRPC server (the three Export services) that
+  records every request it receives and answers as scripted.
+* The OTLP/HTTP sink is the Edge suite's recording :class:`Upstream`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+import yaml
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from tests.edge.helpers import free_port, http_request
+
+__all__ = ["CollectorProcess", "GrpcSink", "free_port", "metric_value", "run_cli"]
+
+BIN = Path(sys.executable).parent
+READY = "Everything is ready"
+START_TIMEOUT = 30.0
+
+SERVICES = {
+    "logs": (
+        "opentelemetry.proto.collector.logs.v1.LogsService",
+        logs_service_pb2.ExportLogsServiceRequest,
+        logs_service_pb2.ExportLogsServiceResponse,
+    ),
+    "metrics": (
+        "opentelemetry.proto.collector.metrics.v1.MetricsService",
+        metrics_service_pb2.ExportMetricsServiceRequest,
+        metrics_service_pb2.ExportMetricsServiceResponse,
+    ),
+    "traces": (
+        "opentelemetry.proto.collector.trace.v1.TraceService",
+        trace_service_pb2.ExportTraceServiceRequest,
+        trace_service_pb2.ExportTraceServiceResponse,
+    ),
+}
+
+
+class GrpcSink:
+    """OTLP/gRPC on 127.0.0.1:<free port>; `fail` may return a status code to
+    refuse a request with (None: accept)."""
+
+    def __init__(self) -> None:
+        self.received: dict[str, list[Any]] = {"logs": [], "metrics": [], "traces": []}
+        self.metadata: list[dict[str, str]] = []
+        self.fail: Callable[[str], grpc.StatusCode | None] = lambda signal: None
+        self._changed = threading.Condition()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        handlers = {}
+        for signal_name, (service, request_type, response_type) in SERVICES.items():
+            handlers[service] = grpc.method_handlers_generic_handler(
+                service,
+                {
+                    "Export": grpc.unary_unary_rpc_method_handler(
+                        self._export(signal_name, response_type),
+                        request_deserializer=request_type.FromString,
+                        response_serializer=response_type.SerializeToString,
+                    )
+                },
+            )
+        self.server.add_generic_rpc_handlers(tuple(handlers.values()))
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.endpoint = f"127.0.0.1:{self.port}"
+        self.server.start()
+
+    def _export(self, signal_name: str, response_type: Any) -> Callable[[Any, Any], Any]:
+        def export(request: Any, context: Any) -> Any:
+            code = self.fail(signal_name)
+            if code is not None:
+                context.abort(code, "refused by the test sink")
+            with self._changed:
+                self.received[signal_name].append(request)
+                self.metadata.append(dict(context.invocation_metadata()))
+                self._changed.notify_all()
+            return response_type()
+
+        return export
+
+    def wait_for(self, signal_name: str, count: int, timeout: float = 15.0) -> list[Any]:
+        """The requests of a signal once at least `count` arrived."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while len(self.received[signal_name]) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"{len(self.received[signal_name])} {signal_name} requests, wanted {count}"
+                    )
+                self._changed.wait(left)
+            return list(self.received[signal_name])
+
+    def stop(self) -> None:
+        self.server.stop(0)
+
+
+class CollectorProcess:
+    """One ``sluice-collector`` process on a config written to `workdir`."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        config: dict[str, Any] | str | None,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir = workdir
+        command = [str(BIN / "sluice-collector")]
+        if config is not None:
+            self.config_path = workdir / "collector.yaml"
+            text = config if isinstance(config, str) else yaml.safe_dump(config, sort_keys=False)
+            self.config_path.write_text(text)
+            command += ["--config", str(self.config_path)]
+        self.stderr_path = workdir / "collector.stderr"
+        self._stderr = self.stderr_path.open("wb")
+        self.stdout_path = workdir / "collector.stdout"
+        self._stdout = self.stdout_path.open("wb")
+        self.process = subprocess.Popen(
+            [*command, *(args or [])],
+            stdout=self._stdout,
+            stderr=self._stderr,
+            env={**os.environ, **(env or {})},
+            cwd=workdir,
+        )
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def wait_ready(self) -> CollectorProcess:
+        deadline = time.monotonic() + START_TIMEOUT
+        while READY not in self.stderr():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"collector exited {self.process.returncode}: {self.stderr()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"collector not ready: {self.stderr()}")
+            time.sleep(0.02)
+        return self
+
+    def wait_log(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, self.stderr())
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no log line matching {pattern!r}: {self.stderr()}")
+            time.sleep(0.02)
+
+    def metrics(self, port: int) -> str:
+        answer = http_request(port, "GET", "/metrics", None, {}, 5.0)
+        assert answer.status == 200, answer
+        return answer.body.decode()
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._stderr.close()
+        self._stdout.close()
+        return self.process.returncode
+
+
+def metric_value(exposition: str, name: str, **labels: str) -> float:
+    """The sum of a metric's series whose labels include `labels`."""
+    total = 0.0
+    for line in exposition.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        series, _, value = line.rpartition(" ")
+        if all(f'{k}="{v}"' in series for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "sluice-collector"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
