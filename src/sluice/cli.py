@@ -11,7 +11,7 @@ from pathlib import Path
 from types import FrameType
 
 from sluice import __version__
-from sluice.demo import run_demo
+from sluice.demo import run_demo, send_demo
 from sluice.evaluate import InputError, evaluate_document, read_json, stats_document, write_json
 from sluice.policy import PolicySnapshot, Signal
 from sluice.providers import Provider, make_providers, parse_providers
@@ -128,6 +128,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.endpoint:
+        metrics = None if args.metrics == "none" else args.metrics
+        return send_demo(sys.stdout, args.endpoint, metrics)
     return run_demo(sys.stdout, Path(args.output_dir) if args.output_dir else None)
 
 
@@ -204,6 +207,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the bundled example policies on bundled telemetry")
     demo.add_argument("--output-dir", help="also write the filtered documents here")
+    demo.add_argument(
+        "--endpoint",
+        help="send the bundled telemetry to a collector's OTLP/HTTP endpoint instead "
+        "(e.g. http://localhost:4318)",
+    )
+    demo.add_argument(
+        "--metrics",
+        default="http://localhost:8888/metrics",
+        help="with --endpoint: the collector's metrics, to show what its policies did "
+        "('none' to skip)",
+    )
     demo.set_defaults(run=cmd_demo)
 
     server = sub.add_parser("policy-server", help="serve a policy file over HTTP and gRPC sync")

@@ -69,3 +69,63 @@ def _first_redacted(doc: Any) -> Any:
                 if "sluice.redacted" in keys:
                     return {"body": record.get("body"), "attributes": record.get("attributes")}
     return None
+
+
+POLICY_COUNTER = "otelcol_processor_policy_records_total"
+_PATHS = {Signal.LOG: "/v1/logs", Signal.METRIC: "/v1/metrics", Signal.TRACE: "/v1/traces"}
+
+
+def _policy_counts(metrics_url: str) -> dict[tuple[str, str], float]:
+    """``(telemetry_type, result) -> count`` from the collector's metrics."""
+    import urllib.request
+
+    counts: dict[tuple[str, str], float] = {}
+    with urllib.request.urlopen(metrics_url, timeout=5) as answer:
+        text = answer.read().decode()
+    for line in text.splitlines():
+        if not line.startswith(POLICY_COUNTER + "{"):
+            continue
+        labels, _, value = line.rpartition(" ")
+        found = dict(part.split("=", 1) for part in labels[labels.index("{") + 1 : -1].split(","))
+        key = (found.get("telemetry_type", "").strip('"'), found.get("result", "").strip('"'))
+        counts[key] = counts.get(key, 0.0) + float(value)
+    return counts
+
+
+def send_demo(out: TextIO, endpoint: str, metrics_url: str | None) -> int:
+    """Send the bundled logs, metrics and traces to a collector over OTLP/HTTP
+    JSON; print each answer and, from the collector's metrics, what its
+    policies did with them."""
+    import urllib.error
+    import urllib.request
+
+    before = _policy_counts(metrics_url) if metrics_url else {}
+    failed = False
+    for signal, name in EXAMPLES.items():
+        body = resources.files("sluice.examples").joinpath(name).read_bytes()
+        url = endpoint.rstrip("/") + _PATHS[signal]
+        request = urllib.request.Request(
+            url, body, {"Content-Type": "application/json"}, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                status = answer.status
+        except urllib.error.HTTPError as refused:
+            status, failed = refused.code, True
+        except OSError as problem:
+            print(f"cannot reach {url}: {problem}", file=out)
+            return 1
+        print(f"sent {name:<13} to {url}: HTTP {status}", file=out)
+    if metrics_url:
+        import time
+
+        time.sleep(0.5)  # the batch processor holds records up to 200 ms
+        after = _policy_counts(metrics_url)
+        print(f"\nwhat the policies did (from {metrics_url}):", file=out)
+        print(f"{'signal':<9}{'result':<13}{'records':>8}", file=out)
+        for key in sorted(after):
+            delta = after[key] - before.get(key, 0.0)
+            if delta:
+                print(f"{key[0]:<9}{key[1]:<13}{delta:>8g}", file=out)
+    print("\nThe records that passed are in the collector's debug exporter output.", file=out)
+    return 1 if failed else 0

@@ -1,0 +1,425 @@
+"""``sluice-collector`` end to end: the OpenTelemetry SDK's OTLP exporters
+(gRPC and HTTP) send to a real collector process, which exports to real
+sinks written in the tests (OTLP/HTTP and OTLP/gRPC), record by record."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from tests.collector.helpers import CollectorProcess, GrpcSink, free_port, metric_value
+from tests.edge.helpers import EdgeProcess, Reply, Upstream, http_request, policies, write_json
+
+POLICIES = policies(
+    {
+        "id": "drop-health-logs",
+        "name": "drop health logs",
+        "log": {"match": [{"log_field": "body", "contains": "health"}], "keep": "none"},
+    },
+    {
+        "id": "drop-health-spans",
+        "name": "drop health spans",
+        "trace": {"match": [{"trace_field": "name", "regex": "^GET /health"}], "keep": "none"},
+    },
+)
+RESOURCE = Resource.create({"service.name": "checkout"})
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    server = Upstream()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def grpc_sink() -> Iterator[GrpcSink]:
+    sink = GrpcSink()
+    yield sink
+    sink.stop()
+
+
+def _policy_file(tmp_path: Path) -> str:
+    path = tmp_path / "policies.json"
+    write_json(path, POLICIES)
+    return str(path)
+
+
+def collector_config(
+    tmp_path: Path,
+    exporters: dict[str, Any],
+    processors: list[str] | None = None,
+    batch: dict[str, Any] | None = None,
+    extra_processors: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], int, int, int]:
+    grpc_port, http_port, metrics_port = free_port(), free_port(), free_port()
+    chain = processors if processors is not None else ["policy", "batch"]
+    config = {
+        "receivers": {
+            "otlp": {
+                "protocols": {
+                    "grpc": {"endpoint": f"127.0.0.1:{grpc_port}"},
+                    "http": {"endpoint": f"127.0.0.1:{http_port}"},
+                }
+            }
+        },
+        "processors": {
+            "policy": {
+                "providers": [{"type": "file", "id": "local", "path": _policy_file(tmp_path)}]
+            },
+            "batch": batch or {"timeout": "100ms"},
+            **(extra_processors or {}),
+        },
+        "exporters": exporters,
+        "service": {
+            "telemetry": {"metrics": {"address": f"127.0.0.1:{metrics_port}"}},
+            "pipelines": {
+                signal: {"receivers": ["otlp"], "processors": chain, "exporters": list(exporters)}
+                for signal in ("logs", "metrics", "traces")
+            },
+        },
+    }
+    return config, grpc_port, http_port, metrics_port
+
+
+def _emit_logs(exporter: Any, bodies: list[str]) -> None:
+    provider = LoggerProvider(resource=RESOURCE)
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    logger = provider.get_logger("e2e")
+    for body in bodies:
+        logger.emit(body=body, attributes={"http.route": "/cart"})
+    provider.shutdown()
+
+
+def _bodies(requests: list[Any]) -> list[str]:
+    return [
+        record.body.string_value
+        for request in requests
+        for resource in request.resource_logs
+        for scope in resource.scope_logs
+        for record in scope.log_records
+    ]
+
+
+def _logs_at(upstream: Upstream, count: int) -> list[str]:
+    deadline = time.monotonic() + 15
+    while True:
+        requests = [
+            ExportLogsServiceRequest.FromString(r.decoded()) for r in upstream.received("/v1/logs")
+        ]
+        bodies = _bodies(requests)
+        if len(bodies) >= count or time.monotonic() > deadline:
+            return bodies
+        time.sleep(0.02)
+
+
+def test_sdk_grpc_and_http_through_policy_batch_otlphttp(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    exporters = {"otlphttp": {"endpoint": upstream.url, "compression": "gzip"}}
+    config, grpc_port, http_port, metrics_port = collector_config(tmp_path, exporters)
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        _emit_logs(
+            GrpcLogs(endpoint=f"127.0.0.1:{grpc_port}", insecure=True),
+            ["checkout ok", "GET /health", "payment failed"],
+        )
+        _emit_logs(
+            HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"),
+            ["health probe", "cart updated"],
+        )
+        bodies = _logs_at(upstream, 3)
+        assert sorted(bodies) == ["cart updated", "checkout ok", "payment failed"]
+        sent = upstream.received("/v1/logs")
+        assert all(r.header("Content-Encoding") == "gzip" for r in sent)
+        assert all(r.header("Content-Type") == "application/x-protobuf" for r in sent)
+        exposition = collector.metrics(metrics_port)
+        assert (
+            metric_value(
+                exposition, "otelcol_receiver_accepted_log_records_total", transport="grpc"
+            )
+            == 3
+        )
+        assert (
+            metric_value(
+                exposition, "otelcol_receiver_accepted_log_records_total", transport="http"
+            )
+            == 2
+        )
+        assert (
+            metric_value(
+                exposition,
+                "otelcol_processor_policy_records_total",
+                telemetry_type="logs",
+                result="dropped",
+            )
+            == 2
+        )
+        assert (
+            metric_value(
+                exposition,
+                "otelcol_processor_incoming_items_total",
+                processor="policy",
+                otel_signal="logs",
+            )
+            == 5
+        )
+        assert (
+            metric_value(
+                exposition,
+                "otelcol_processor_outgoing_items_total",
+                processor="policy",
+                otel_signal="logs",
+            )
+            == 3
+        )
+        assert metric_value(exposition, "otelcol_exporter_sent_log_records_total") == 3
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def test_otlp_json_in_and_the_answer_in_the_request_format(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    exporters = {"otlphttp": {"endpoint": upstream.url, "encoding": "json", "compression": "none"}}
+    config, _, http_port, _ = collector_config(tmp_path, exporters, processors=["policy"])
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        doc = {
+            "resourceLogs": [
+                {
+                    "resource": {
+                        "attributes": [{"key": "service.name", "value": {"stringValue": "web"}}]
+                    },
+                    "scopeLogs": [
+                        {
+                            "logRecords": [
+                                {
+                                    "body": {"stringValue": "GET /health ok"},
+                                    "traceId": "5b8efff798038103d269b633813fc60c",
+                                },
+                                {
+                                    "body": {"stringValue": "order placed"},
+                                    "traceId": "5b8efff798038103d269b633813fc60c",
+                                    "severityNumber": 9,
+                                },
+                            ]
+                        }
+                    ],
+                }
+            ]
+        }
+        answer = http_request(
+            http_port,
+            "POST",
+            "/v1/logs",
+            json.dumps(doc).encode(),
+            {"Content-Type": "application/json"},
+            10.0,
+        )
+        assert answer.status == 200, answer
+        assert answer.header("Content-Type") == "application/json"
+        assert isinstance(json.loads(answer.body), dict)
+        [forwarded] = upstream.wait_for(1, path_prefix="/v1/logs")
+        assert forwarded.header("Content-Type") == "application/json"
+        sent = json.loads(forwarded.body)
+        [record] = sent["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        assert record["body"] == {"stringValue": "order placed"}
+        assert record["traceId"] == "5b8efff798038103d269b633813fc60c"
+        bad = http_request(
+            http_port, "POST", "/v1/logs", b"{not json", {"Content-Type": "application/json"}, 10.0
+        )
+        assert bad.status == 400
+        assert "message" in json.loads(bad.body)
+        unknown = http_request(
+            http_port, "POST", "/v1/logs", b"x", {"Content-Type": "text/plain"}, 10.0
+        )
+        assert unknown.status == 415
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def test_sdk_spans_over_grpc_to_a_grpc_sink(tmp_path: Path, grpc_sink: GrpcSink) -> None:
+    exporters = {
+        "otlp": {
+            "endpoint": grpc_sink.endpoint,
+            "tls": {"insecure": True},
+            "headers": {"x-tenant": "blue"},
+        }
+    }
+    config, grpc_port, _, _ = collector_config(tmp_path, exporters)
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        provider = TracerProvider(resource=RESOURCE)
+        provider.add_span_processor(
+            SimpleSpanProcessor(GrpcSpans(endpoint=f"127.0.0.1:{grpc_port}", insecure=True))
+        )
+        tracer = provider.get_tracer("e2e")
+        for name in ("GET /cart", "GET /health", "POST /checkout"):
+            with tracer.start_as_current_span(name):
+                pass
+        provider.shutdown()
+        deadline = time.monotonic() + 15
+        names: list[str] = []
+        while len(names) < 2 and time.monotonic() < deadline:
+            requests: list[ExportTraceServiceRequest] = grpc_sink.received["traces"]
+            names = [
+                span.name
+                for r in list(requests)
+                for rs in r.resource_spans
+                for ss in rs.scope_spans
+                for span in ss.spans
+            ]
+            time.sleep(0.02)
+        assert sorted(names) == ["GET /cart", "POST /checkout"]
+        assert grpc_sink.metadata[0].get("x-tenant") == "blue"
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def test_a_full_queue_refuses_and_the_sdk_retries_until_every_record_arrives(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """The sink holds its answers; the queue (1 batch, 1 consumer) fills; the
+    receiver answers 503 and the SDK retries until the sink lets go."""
+    release = time.monotonic() + 2.0
+
+    def slow(record: Any) -> Reply:
+        return Reply(200, b"", delay=max(release - time.monotonic(), 0.0))
+
+    upstream.respond = slow
+    exporters = {
+        "otlphttp": {
+            "endpoint": upstream.url,
+            "sending_queue": {"num_consumers": 1, "queue_size": 1},
+            "retry_on_failure": {"initial_interval": "50ms"},
+        }
+    }
+    config, _, http_port, metrics_port = collector_config(tmp_path, exporters, processors=[])
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        bodies = [f"record {i}" for i in range(6)]
+        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs", timeout=30), bodies)
+        assert sorted(_logs_at(upstream, 6)) == sorted(bodies)
+        exposition = collector.metrics(metrics_port)
+        assert metric_value(exposition, "otelcol_exporter_enqueue_failed_log_records_total") > 0
+        assert metric_value(exposition, "otelcol_receiver_refused_log_records_total") > 0
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def test_a_refusing_memory_limiter_answers_retryable_errors(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    exporters = {"otlphttp": {"endpoint": upstream.url}}
+    limiter = {"memory_limiter": {"check_interval": "100ms", "limit_mib": 2}}
+    config, grpc_port, http_port, metrics_port = collector_config(
+        tmp_path, exporters, processors=["memory_limiter", "policy"], extra_processors=limiter
+    )
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        answer = http_request(
+            http_port,
+            "POST",
+            "/v1/logs",
+            _one_log(),
+            {"Content-Type": "application/x-protobuf"},
+            10.0,
+        )
+        assert answer.status in (429, 503), answer
+        assert answer.header("Retry-After") is not None
+        channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
+        export = channel.unary_unary(
+            "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+            request_serializer=lambda b: b,
+            response_deserializer=lambda b: b,
+        )
+        with pytest.raises(grpc.RpcError) as refused:
+            export(_one_log(), timeout=10)
+        assert refused.value.code() in (
+            grpc.StatusCode.UNAVAILABLE,
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+        )
+        channel.close()
+        assert upstream.received() == []
+        exposition = collector.metrics(metrics_port)
+        assert metric_value(exposition, "otelcol_receiver_refused_log_records_total") == 2
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def _one_log() -> bytes:
+    request = ExportLogsServiceRequest()
+    request.resource_logs.add().scope_logs.add().log_records.add().body.string_value = "hello"
+    return bytes(request.SerializeToString())
+
+
+def test_sigterm_flushes_the_batch(tmp_path: Path, upstream: Upstream) -> None:
+    exporters = {"otlphttp": {"endpoint": upstream.url}}
+    config, _, http_port, _ = collector_config(tmp_path, exporters, batch={"timeout": "60s"})
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    answers: list[int] = []
+
+    def send() -> None:
+        answer = http_request(
+            http_port,
+            "POST",
+            "/v1/logs",
+            _one_log(),
+            {"Content-Type": "application/x-protobuf"},
+            30.0,
+        )
+        answers.append(answer.status)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    time.sleep(0.5)
+    assert upstream.received() == []  # held by the batch (60 s timeout)
+    assert collector.terminate() == 0, collector.stderr()
+    sender.join(10)
+    assert _logs_at(upstream, 1) == ["hello"]
+    assert answers == [200]
+
+
+def test_collector_in_front_of_edge(tmp_path: Path, upstream: Upstream) -> None:
+    edge_policies = policies(
+        {
+            "id": "drop-debug",
+            "name": "drop debug",
+            "log": {"match": [{"log_field": "body", "starts_with": "debug"}], "keep": "none"},
+        }
+    )
+    edge = EdgeProcess(
+        tmp_path / "edge", {"upstream_url": upstream.url}, edge_policies
+    ).wait_ready()
+    try:
+        exporters = {"otlphttp": {"endpoint": f"http://127.0.0.1:{edge.port}"}}
+        config, _, http_port, _ = collector_config(tmp_path / "collector", exporters)
+        collector = CollectorProcess(tmp_path / "collector", config).wait_ready()
+        try:
+            _emit_logs(
+                HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"),
+                ["debug: cache warm", "GET /health", "order shipped"],
+            )
+            assert _logs_at(upstream, 1) == ["order shipped"]
+        finally:
+            assert collector.terminate() == 0, collector.stderr()
+    finally:
+        assert edge.terminate() == 0, edge.stderr()
