@@ -121,8 +121,10 @@ class PolicyRegistries:
             self._entries[configs] = entry
             for provider in entry.providers:
                 provider.start()
-            await _first_attempts(entry.providers, logger)
-            entry.settled.set()
+            try:
+                await _first_attempts(entry.providers, logger)
+            finally:
+                entry.settled.set()
         entry.users += 1
         await entry.settled.wait()
         return entry.registry
