@@ -155,17 +155,19 @@ def test_logs_are_dropped_transformed_and_counted(policy_file: Path) -> None:
     batch = logs(("DEBUG", "noise"), ("INFO", "card 1234"), ("ERROR", "boom"), ("INFO", "hello"))
 
     asyncio.run(run([processor], lambda: processor.consume(batch)))
+    asyncio.run(processor.consume(logs(("DEBUG", "flushed at shutdown"), ("INFO", "late"))))
 
-    (received,) = sink.received
+    received, late = sink.received
     assert log_bodies(received) == ["card ####", "boom", "hello"]
-    assert count(telemetry, "logs", "dropped") == 1
+    assert log_bodies(late) == ["late"]  # the last policies still apply
+    assert count(telemetry, "logs", "dropped") == 2
     assert count(telemetry, "logs", "transformed") == 1
     assert count(telemetry, "logs", "kept") == 1
-    assert count(telemetry, "logs", "no_match") == 1
+    assert count(telemetry, "logs", "no_match") == 2
     exposition = generate_latest(telemetry.registry).decode()
     assert (
         'otelcol_processor_policy_records_total{processor="policy",'
-        'result="dropped",telemetry_type="logs"} 1.0' in exposition
+        'result="dropped",telemetry_type="logs"} 2.0' in exposition
     )
 
 

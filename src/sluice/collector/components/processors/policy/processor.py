@@ -48,13 +48,17 @@ class PolicyProcessor(Processor):
         self.logger = logger
         self.view = view_of(signal)
         self.registry: PolicyRegistry | None = None
+        self.running = False
 
     async def start(self, host: Host) -> None:
         self.registry = await self.registries.acquire(self.providers, self.logger)
+        self.running = True
 
     async def shutdown(self) -> None:
-        if self.registry is not None:
-            self.registry = None
+        """Release the providers; data still arriving (an earlier processor
+        flushing) meets the last policies."""
+        if self.running:
+            self.running = False
             await self.registries.release(self.providers)
 
     async def consume(self, data: Any) -> None:
