@@ -1,0 +1,16 @@
+"""The ``forward`` connector: what one pipeline exports, the pipelines that
+name it as a receiver get unchanged (same signal), with their answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.collector.component import Connector, Consumer
+
+
+class ForwardConnector(Connector):
+    def __init__(self, next_: Consumer):
+        self.next = next_
+
+    async def consume(self, data: Any) -> None:
+        await self.next.consume(data)

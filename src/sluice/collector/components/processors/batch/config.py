@@ -1,0 +1,43 @@
+"""The ``batch`` processor's config, with upstream's defaults and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confmap.decode import Duration
+
+DEFAULT_TIMEOUT = Duration(0.2)
+
+
+@dataclass(frozen=True)
+class BatchConfig(ComponentConfig):
+    timeout: Duration = DEFAULT_TIMEOUT
+    """How long the first item of a batch waits for the batch to fill (0:
+    send every request at once)."""
+    send_batch_size: int = 8192
+    """Items (log records, data points, spans) that make a batch leave."""
+    send_batch_max_size: int = 0
+    """Upper bound of a sent batch; larger ones are split (0: no bound)."""
+    metadata_keys: list[str] = field(default_factory=list)
+    """Accepted for compatibility: pipeline data carries no client metadata,
+    so everything goes to one batch."""
+    metadata_cardinality_limit: int = 1000
+
+    def validate(self) -> Iterator[Problem]:
+        for key in ("send_batch_size", "send_batch_max_size", "metadata_cardinality_limit"):
+            value = getattr(self, key)
+            if value < 0:
+                yield key, f"cannot parse '{key}', {value} overflows uint"
+        # Upstream's checks, wording and order.
+        if 0 < self.send_batch_max_size < self.send_batch_size:
+            yield "", "send_batch_max_size must be greater or equal to send_batch_size"
+        seen: set[str] = set()
+        for key in self.metadata_keys:
+            lowered = key.lower()
+            if lowered in seen:
+                yield "", f'duplicate entry in metadata_keys: "{lowered}" (case-insensitive)'
+            seen.add(lowered)
+        if self.timeout < 0:
+            yield "", "timeout must be greater or equal to 0"

@@ -1,0 +1,24 @@
+"""The ``batch`` processor's factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from sluice.collector.component import Consumer, Processor, ProcessorFactory, Settings
+from sluice.collector.components.processors.batch.config import BatchConfig
+from sluice.policy import Signal
+
+
+class BatchProcessorFactory(ProcessorFactory[BatchConfig]):
+    component_type = "batch"
+    module = "go.opentelemetry.io/collector/processor/batchprocessor"
+    stability: ClassVar[Mapping[str, str]] = {"logs": "beta", "metrics": "beta", "traces": "beta"}
+    config_type = BatchConfig
+
+    def create(
+        self, settings: Settings, config: BatchConfig, signal: Signal, next_: Consumer
+    ) -> Processor:
+        from sluice.collector.components.processors.batch.processor import BatchProcessor
+
+        return BatchProcessor(signal, next_, config, settings.logger)

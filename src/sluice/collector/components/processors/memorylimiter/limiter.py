@@ -1,0 +1,131 @@
+"""The memory check behind ``memory_limiter``: every ``check_interval`` the
+resident set size is read; from the soft limit (``limit - spike``) data is
+refused, at the hard limit garbage is collected and free heap given back to
+the operating system. One limiter serves every pipeline that names the same
+``memory_limiter`` id, as upstream shares one per config."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
+from sluice.collector.components.processors.memorylimiter.memory import MIB
+from sluice.heap import release_free_memory
+
+SOFT_LIMIT_GC_INTERVAL_SECS = 10.0
+"""Upstream's minimum time between forced collections when the soft limit is
+crossed (collecting is expensive, and usually does not help twice)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    hard: int
+    spike: int
+
+    @property
+    def soft(self) -> int:
+        return self.hard - self.spike
+
+    @classmethod
+    def of(cls, config: MemoryLimiterConfig, total_memory: int) -> Limits:
+        """Bytes, from MiB or from percentages of `total_memory` (bytes); an
+        unset spike is 20% of the limit."""
+        if config.limit_mib:
+            hard, spike = config.limit_mib * MIB, config.spike_limit_mib * MIB
+        else:
+            total = total_memory
+            hard = config.limit_percentage * total // 100
+            spike = config.spike_limit_percentage * total // 100
+        return cls(hard, spike or hard // 5)
+
+
+class MemoryLimiter:
+    """Tells whether data must be refused; checks memory in an asyncio task
+    while at least one processor using it runs."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        check_interval: float,
+        logger: logging.Logger,
+        read_usage: Callable[[], int],
+    ):
+        self.limits = limits
+        self.check_interval = check_interval
+        self.logger = logger
+        self.read_usage = read_usage
+        self.refusing = False
+        self.above_hard = False
+        self.last_collection = -float("inf")
+        self.users = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.users += 1
+        if self.users == 1:
+            self.logger.info(
+                "Memory limiter configured (limit_mib=%d, spike_limit_mib=%d, check_interval=%gs)",
+                self.limits.hard // MIB,
+                self.limits.spike // MIB,
+                self.check_interval,
+            )
+            self.check()
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        self.users -= 1
+        if self.users == 0 and self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.check_interval)
+            self.check()
+
+    def check(self) -> None:
+        """Measure, collect garbage when needed, and decide whether to refuse.
+        Transitions are logged once, not at every check."""
+        usage = self.read_usage()
+        if usage >= self.limits.hard:
+            if not self.above_hard:
+                self.logger.warning(
+                    "Memory usage is above hard limit. Forcing a GC. (cur_mem_mib=%d)", usage // MIB
+                )
+            usage = self._collect()
+        self.above_hard = usage >= self.limits.hard
+        refuse = usage >= self.limits.soft
+        if refuse and not self.refusing:
+            if time.monotonic() - self.last_collection > SOFT_LIMIT_GC_INTERVAL_SECS:
+                self.logger.info(
+                    "Memory usage is above soft limit. Forcing a GC. (cur_mem_mib=%d)", usage // MIB
+                )
+                usage = self._collect()
+                refuse = usage >= self.limits.soft
+            if refuse:
+                self.logger.warning(
+                    "Memory usage is above soft limit. Refusing data. (cur_mem_mib=%d)",
+                    usage // MIB,
+                )
+        elif self.refusing and not refuse:
+            self.logger.info(
+                "Memory usage back within limits. Resuming normal operation. (cur_mem_mib=%d)",
+                usage // MIB,
+            )
+        self.refusing = refuse
+
+    def _collect(self) -> int:
+        gc.collect()
+        release_free_memory()
+        self.last_collection = time.monotonic()
+        usage = self.read_usage()
+        self.logger.debug("Memory usage after GC. (cur_mem_mib=%d)", usage // MIB)
+        return usage

@@ -1,0 +1,42 @@
+"""The ``policy`` processor's config: where policies come from."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.providers import ConfigError, ProviderConfig, parse_providers
+
+KEY = "providers"
+
+
+@dataclass(frozen=True)
+class PolicyConfig(ComponentConfig):
+    """``providers``: the same entries as Edge's ``policy_providers`` (file,
+    http, grpc). A relative file ``path`` is relative to the directory the
+    collector was started in, as upstream's file paths are."""
+
+    providers: list[Any] = field(default_factory=list)
+
+    def provider_configs(self) -> tuple[ProviderConfig, ...]:
+        """The validated provider list (raises :class:`ConfigError`)."""
+        return tuple(parse_providers(self.providers, KEY, Path.cwd()))
+
+    def validate(self) -> Iterator[Problem]:
+        if not self.providers:
+            yield KEY, "at least one policy provider is required"
+            return
+        try:
+            self.provider_configs()
+        except ConfigError as problem:
+            yield _problem(str(problem))
+
+
+def _problem(message: str) -> Problem:
+    """A provider ConfigError (``providers[0].url: expected ...``) as a key
+    path in the collector's notation (``providers[0]::url``) and a message."""
+    where, _, what = message.partition(": ")
+    return where.replace(".", "::"), what

@@ -1,0 +1,206 @@
+"""The ``memory_limiter`` processor: upstream's config checks, limits from MiB
+and percentages, refusal above the soft limit (retryable) and acceptance once
+memory is back below it, garbage collection at the hard limit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sluice.collector.component import ConsumerError, Host
+from sluice.collector.components.processors.memorylimiter import FACTORY
+from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
+from sluice.collector.components.processors.memorylimiter.limiter import Limits, MemoryLimiter
+from sluice.collector.components.processors.memorylimiter.memory import (
+    MIB,
+    resident_bytes,
+    total_memory,
+)
+from sluice.collector.components.processors.memorylimiter.processor import (
+    MemoryLimiterProcessor,
+)
+from sluice.collector.confmap.decode import Duration, Problems, decode
+from sluice.policy import Signal
+from tests.collector.components.pipeline_data import Sink, logs, settings
+
+TESTDATA = Path(__file__).parent / "testdata" / "memory_limiter"
+LOGGER = logging.getLogger("test.memory_limiter")
+
+
+def load(name: str) -> tuple[MemoryLimiterConfig, list[str]]:
+    problems = Problems()
+    raw = yaml.safe_load((TESTDATA / name).read_text())
+    config = decode(MemoryLimiterConfig, raw, "processors::memory_limiter", problems)
+    return config, list(problems.lines) + [message for _, message in config.validate()]
+
+
+# -- config --------------------------------------------------------------------
+
+
+def test_limits_from_mib_and_from_percentages() -> None:
+    config, problems = load("config_mib.yaml")
+    assert problems == []
+    limits = Limits.of(config, total_memory=0)
+    assert (limits.hard, limits.spike, limits.soft) == (4000 * MIB, 800 * MIB, 3200 * MIB)
+    config, problems = load("config_percentage.yaml")
+    assert problems == [] and config.check_interval == 5.0
+    limits = Limits.of(config, total_memory=1000 * MIB)
+    assert (limits.hard, limits.spike) == (800 * MIB, 250 * MIB)
+
+
+def test_an_unset_spike_is_a_fifth_of_the_limit() -> None:
+    config = MemoryLimiterConfig(check_interval=Duration(1), limit_mib=100)
+    assert Limits.of(config, total_memory=0) == Limits(100 * MIB, 20 * MIB)
+    config = MemoryLimiterConfig(check_interval=Duration(1), limit_percentage=50)
+    assert Limits.of(config, total_memory=1000 * MIB) == Limits(500 * MIB, 100 * MIB)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("config_no_interval.yaml", "'check_interval' must be greater than zero"),
+        ("config_no_limit.yaml", "'limit_mib' or 'limit_percentage' must be greater than zero"),
+        (
+            "config_percentage_over_100.yaml",
+            "'limit_percentage' and 'spike_limit_percentage' must be greater than zero"
+            " and less than or equal to hundred",
+        ),
+        ("config_spike_too_large.yaml", "'spike_limit_mib' must be smaller than 'limit_mib'"),
+        (
+            "config_spike_percentage_too_large.yaml",
+            "'spike_limit_percentage' must be smaller than 'limit_percentage'",
+        ),
+    ],
+)
+def test_invalid_configs_with_upstreams_wording(name: str, message: str) -> None:
+    assert load(name)[1] == [message]
+
+
+def test_the_default_config_must_be_completed() -> None:
+    assert [m for _, m in FACTORY.default_config().validate()] == [
+        "'check_interval' must be greater than zero"
+    ]
+    assert FACTORY.stability == {"logs": "beta", "metrics": "beta", "traces": "beta"}
+
+
+def test_memory_readings() -> None:
+    assert resident_bytes() > MIB
+    assert total_memory() > resident_bytes()
+
+
+# -- refusing ------------------------------------------------------------------
+
+
+class Usage:
+    """A settable resident size, read by the limiter instead of /proc."""
+
+    def __init__(self) -> None:
+        self.bytes = 10 * MIB
+
+    def __call__(self) -> int:
+        return self.bytes
+
+
+async def outcome(processor: Any) -> Any:
+    try:
+        await processor.consume(logs(("INFO", "x")))
+    except ConsumerError as refused:
+        return refused
+    return "accepted"
+
+
+def test_data_is_refused_above_the_soft_limit_until_memory_drops(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    usage = Usage()
+    sink = Sink()
+    limiter = MemoryLimiter(Limits(100 * MIB, 20 * MIB), 0.005, LOGGER, usage)
+    processor = MemoryLimiterProcessor(limiter, sink)
+
+    async def scenario() -> list[Any]:
+        await processor.start(Host())
+        results = [await outcome(processor)]
+        usage.bytes = 80 * MIB  # the soft limit itself
+        await asyncio.sleep(0.05)  # several checks
+        results.append(await outcome(processor))
+        usage.bytes = 79 * MIB
+        await asyncio.sleep(0.05)
+        results.append(await outcome(processor))
+        await processor.shutdown()
+        return results
+
+    with caplog.at_level(logging.INFO, LOGGER.name):
+        before, during, after = asyncio.run(scenario())
+    assert before == "accepted" and after == "accepted"
+    assert isinstance(during, ConsumerError)
+    assert during.retryable and str(during) == "data refused due to high memory usage"
+    assert len(sink.received) == 2
+    messages = [r.getMessage() for r in caplog.records]
+    # Transitions are logged once, not at every check.
+    assert sum("Refusing data" in m for m in messages) == 1
+    assert sum("Resuming normal operation" in m for m in messages) == 1
+    assert sum("above soft limit. Forcing a GC" in m for m in messages) == 1
+
+
+def test_the_hard_limit_forces_a_collection_and_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    usage = Usage()
+    usage.bytes = 120 * MIB
+    limiter = MemoryLimiter(Limits(100 * MIB, 20 * MIB), 1.0, LOGGER, usage)
+    with caplog.at_level(logging.INFO, LOGGER.name):
+        limiter.check()
+        first = limiter.last_collection
+        limiter.check()
+    assert limiter.refusing and limiter.above_hard
+    assert limiter.last_collection > first > float("-inf")  # collected at every check
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("above hard limit" in m for m in messages) == 1
+
+
+def test_a_tiny_limit_refuses_with_the_real_resident_size() -> None:
+    shared: dict[str, Any] = {}
+    tiny = MemoryLimiterConfig(check_interval=Duration(1), limit_mib=1)
+    roomy = MemoryLimiterConfig(check_interval=Duration(1), limit_mib=1 << 20)
+    refusing = FACTORY.create(settings("memory_limiter", shared), tiny, Signal.LOG, Sink())
+    sink = Sink()
+    accepting = FACTORY.create(settings("memory_limiter/roomy", shared), roomy, Signal.LOG, sink)
+
+    async def scenario() -> list[Any]:
+        for processor in (refusing, accepting):
+            await processor.start(Host())
+        results = [await outcome(refusing), await outcome(accepting)]
+        for processor in (refusing, accepting):
+            await processor.shutdown()
+        return results
+
+    refused, accepted = asyncio.run(scenario())
+    assert isinstance(refused, ConsumerError) and refused.retryable
+    assert accepted == "accepted" and len(sink.received) == 1
+
+
+def test_pipelines_naming_one_memory_limiter_share_its_check() -> None:
+    shared: dict[str, Any] = {}
+    config = MemoryLimiterConfig(check_interval=Duration(1), limit_mib=1 << 20)
+    logs_processor = FACTORY.create(settings("memory_limiter", shared), config, Signal.LOG, Sink())
+    traces_processor = FACTORY.create(
+        settings("memory_limiter", shared, pipeline="traces"), config, Signal.TRACE, Sink()
+    )
+    limiter = logs_processor.limiter
+    assert traces_processor.limiter is limiter
+
+    async def scenario() -> None:
+        await logs_processor.start(Host())
+        await traces_processor.start(Host())
+        task = limiter._task
+        await logs_processor.shutdown()
+        assert limiter._task is task and not task.done()  # still checking for traces
+        await traces_processor.shutdown()
+        assert limiter._task is None and task.done()
+
+    asyncio.run(scenario())
