@@ -17,10 +17,12 @@ error naming the exporter, the items and the reason, and counted in
 from __future__ import annotations
 
 import asyncio
+import platform
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
+from sluice import __version__
 from sluice.collector import pdata
 from sluice.collector.component import (
     SIGNAL_NAMES,
@@ -38,6 +40,8 @@ from sluice.collector.exporterhelper.retry import Attempt, ExportError, RetryPol
 from sluice.collector.telemetry import ITEMS
 from sluice.policy import Signal
 
+USER_AGENT = f"Sluice Collector/{__version__} ({platform.system().lower()}/{platform.machine()})"
+"""What exporters call themselves (upstream: ``<description>/<version> (<os>/<arch>)``)."""
 DEFAULT_SHUTDOWN_SECS = 10.0
 """How long shutdown waits for queued batches to be sent."""
 _REJECTION_LOG_EVERY = 1.0

@@ -9,12 +9,10 @@ the batch again, after its backoff.
 from __future__ import annotations
 
 import logging
-import platform
 import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
-from sluice import __version__
 from sluice.collector.component import SIGNAL_NAMES, Host
 from sluice.collector.components.exporters.otlphttp import body, response
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
@@ -25,10 +23,10 @@ from sluice.collector.exporterhelper import (
     Sender,
     resolve_authenticator,
 )
+from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamError, UpstreamPool
 
-USER_AGENT = f"Sluice Collector/{__version__} ({platform.system().lower()}/{platform.machine()})"
 _MANAGED_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding", b"connection"))
 """Headers the client writes itself; configured values for them are ignored."""
 

@@ -15,17 +15,11 @@ import email.utils
 import json
 import logging
 import time
-from typing import Any
 
 from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceResponse,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
-from sluice.collector.exporterhelper import ExportError
+from sluice.collector.exporterhelper import ExportError, partial_success
 from sluice.collector.exporterhelper.rpc_status import parse_status
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamResponse
@@ -35,17 +29,6 @@ THROTTLING_STATUSES = frozenset((429, 503))
 """The statuses whose ``Retry-After`` is honoured."""
 MAX_BODY_READ = 64 * 1024
 """How much of a response body is read for a status or partial success."""
-
-_RESPONSES: dict[Signal, Any] = {
-    Signal.LOG: ExportLogsServiceResponse,
-    Signal.METRIC: ExportMetricsServiceResponse,
-    Signal.TRACE: ExportTraceServiceResponse,
-}
-_REJECTED = {
-    Signal.LOG: ("rejected_log_records", "rejectedLogRecords", "dropped_log_records"),
-    Signal.METRIC: ("rejected_data_points", "rejectedDataPoints", "dropped_data_points"),
-    Signal.TRACE: ("rejected_spans", "rejectedSpans", "dropped_spans"),
-}
 
 
 def header(response: UpstreamResponse, name: bytes) -> str:
@@ -111,25 +94,18 @@ def _status_text(response: UpstreamResponse) -> str:
 def log_partial_success(signal: Signal, response: UpstreamResponse, logger: logging.Logger) -> None:
     """Warn about records a 2xx answer says were rejected."""
     body = response.body[:MAX_BODY_READ]
-    if not body:
-        return
-    field, json_field, label = _REJECTED[signal]
     media = media_type(response)
+    if not body or media not in (PROTOBUF, JSON):
+        return
     try:
         if media == PROTOBUF:
-            parsed = _RESPONSES[signal].FromString(body)
-            message = parsed.partial_success.error_message
-            rejected = int(getattr(parsed.partial_success, field))
-        elif media == JSON:
-            partial = json.loads(body).get("partialSuccess") or {}
-            message = str(partial.get("errorMessage", ""))
-            rejected = int(partial.get(json_field, 0))
+            parsed = partial_success.RESPONSES[signal].FromString(body)
+            message, rejected = partial_success.from_message(signal, parsed)
         else:
-            return
+            message, rejected = partial_success.from_json(signal, json.loads(body))
     except (DecodeError, ValueError, TypeError, AttributeError) as unreadable:
         logger.warning(
             "Export response could not be read (the batch was delivered): %s", unreadable
         )
         return
-    if message or rejected:
-        logger.warning("Partial success response: message=%r %s=%d", message, label, rejected)
+    partial_success.warn(signal, message, rejected, logger)
