@@ -1,7 +1,7 @@
 """What every exporter shares (upstream's ``exporterhelper``): the
 ``sending_queue`` and ``retry_on_failure`` sections, the queue and its
-sending tasks, retries with backoff, a timeout per attempt, the exporter
-counters, client TLS and client authentication.
+sending tasks, retries with backoff, the exporter counters, client TLS and
+client authentication.
 
 An exporter implements :class:`Sender` (encode a batch once, then attempts
 that raise :class:`ExportError`) and is wrapped in

@@ -32,7 +32,7 @@ class QueueSettings:
     sizer: Literal["requests", "items", "bytes"] = "requests"
     block_on_overflow: bool = False
     blocking: bool = False
-    """The name `block_on_overflow` had in collector v0.116 to v0.121."""
+    """`block_on_overflow`'s name from collector v0.118 (deprecated in v0.124)."""
     wait_for_result: bool = False
     storage: str | None = None
     """A storage extension for a persistent queue: not supported (reported)."""
@@ -114,5 +114,5 @@ def header_problems(headers: dict[str, str]) -> Iterator[Problem]:
     for name, value in headers.items():
         if not _TOKEN.fullmatch(name):
             yield f"headers::{name}", "is not a valid header name"
-        elif any(c in value for c in "\r\n\0"):
-            yield f"headers::{name}", "a header value must not contain line breaks or NUL"
+        elif any(c in value for c in "\r\n\0") or not value.isascii():
+            yield f"headers::{name}", "a header value must be ASCII without line breaks or NUL"

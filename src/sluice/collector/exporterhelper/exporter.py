@@ -1,6 +1,6 @@
 """An exporter built from a :class:`Sender`: per signal, a sending queue
-drained by `num_consumers` tasks, retries with backoff, a timeout per
-attempt, and upstream's ``otelcol_exporter_*`` counters.
+drained by `num_consumers` tasks, retries with backoff, and upstream's
+``otelcol_exporter_*`` counters.
 
 With the queue, ``consume`` queues the batch and returns; a full queue
 refuses it with a retryable error, so the receiver tells its client to retry
@@ -75,7 +75,6 @@ class SignalExporter(Consumer):
         sender: Sender,
         queue: QueueSettings,
         retry: RetrySettings,
-        timeout: float,
     ):
         self.signal = signal
         self.sender = sender
@@ -86,7 +85,7 @@ class SignalExporter(Consumer):
         self.sent = metrics.sent[signal]
         self.send_failed = metrics.send_failed[signal]
         self.enqueue_failed = metrics.enqueue_failed[signal]
-        self.retry = RetryPolicy(retry, timeout, self.logger)
+        self.retry = RetryPolicy(retry, self.logger)
         self.settings = queue
         self.queue: SendingQueue | None = None
         if queue.enabled:
@@ -247,8 +246,8 @@ def _settle(batch: QueuedBatch, failure: ExportError | None) -> None:
 
 
 class QueuedRetryExporter(Exporter):
-    """An exporter of `signals` that sends through `sender`, with a queue,
-    retries and a timeout per attempt (0: none) as configured."""
+    """An exporter of `signals` that sends through `sender`, with a queue
+    and retries as configured."""
 
     def __init__(
         self,
@@ -257,12 +256,10 @@ class QueuedRetryExporter(Exporter):
         sender: Sender,
         queue: QueueSettings,
         retry: RetrySettings,
-        timeout: float = 0.0,
     ):
         self.sender = sender
         self.signals = {
-            signal: SignalExporter(settings, signal, sender, queue, retry, timeout)
-            for signal in signals
+            signal: SignalExporter(settings, signal, sender, queue, retry) for signal in signals
         }
 
     def consumer(self, signal: Signal) -> Consumer:

@@ -1,5 +1,6 @@
-"""Retrying one batch: attempts with a timeout each, exponential backoff between
-them, and a server's requested delay honoured.
+"""Retrying one batch: exponential backoff between attempts, and a server's
+requested delay honoured. (Each exporter bounds an attempt itself: the HTTP
+client's timeout, the gRPC deadline.)
 
 Only a retryable :class:`ExportError` is retried. The error that ends the
 sequence keeps upstream's wording (``not retryable error: …``, ``no more
@@ -64,12 +65,10 @@ class RetryPolicy:
     def __init__(
         self,
         settings: RetrySettings,
-        timeout: float,
         logger: logging.Logger,
         draw: Callable[[], float] = random.random,
     ):
         self.settings = settings
-        self.timeout = timeout
         self.logger = logger
         self._draw = draw
         self._deadline: float | None = None
@@ -80,25 +79,13 @@ class RetryPolicy:
         self._deadline = deadline
         self._stopping.set()
 
-    async def _try(self, attempt: Attempt) -> None:
-        if self.timeout <= 0:
-            await attempt()
-            return
-        try:
-            async with asyncio.timeout(self.timeout):
-                await attempt()
-        except TimeoutError:
-            raise ExportError(
-                f"request timed out after {self.timeout:g} s", retryable=True
-            ) from None
-
     async def run(self, attempt: Attempt) -> None:
         """Send until success; raises the ExportError that ended the sequence."""
         loop = asyncio.get_running_loop()
         backoff = Backoff(self.settings, loop.time(), self._draw)
         while True:
             try:
-                await self._try(attempt)
+                await attempt()
                 return
             except ExportError as failure:
                 error = failure
