@@ -569,3 +569,20 @@ def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
         used = run(OtlpHttpConfig(endpoint=secure.url, tls=tls, retry_on_failure=FAST_RETRY), body)
         assert len(secure.upstream.wait_for(1)) == 1
         assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
+def test_a_cancelled_shutdown_still_counts_what_was_queued(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.5)
+    queue = QueueSettings(num_consumers=1, queue_size=100)
+    used = settings("otlphttp")
+
+    async def main() -> None:
+        exporter = FACTORY.create(used, config(sink, sending_queue=queue), frozenset(Signal))
+        await exporter.start(Host())
+        for _ in range(3):
+            await exporter.consumer(Signal.LOG).consume(logs(2))
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(exporter.shutdown(), 0.1)
+
+    asyncio.run(main())
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 6

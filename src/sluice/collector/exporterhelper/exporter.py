@@ -209,7 +209,8 @@ class SignalExporter(Consumer):
 
     async def shutdown(self, deadline: float) -> None:
         """Stop taking data; send what is queued until `deadline` (loop time);
-        count and log what is still queued then."""
+        count and log what is still queued then (also when the caller
+        cancels the shutdown first)."""
         self._closed = True
         self.retry.stop_by(deadline)
         if self.queue is None:
@@ -221,6 +222,12 @@ class SignalExporter(Consumer):
                     await self._settled.wait()
         except TimeoutError:
             pass
+        finally:
+            await self._abandon()
+
+    async def _abandon(self) -> None:
+        """Stop the sending tasks; what they or the queue still hold is lost."""
+        assert self.queue is not None
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
