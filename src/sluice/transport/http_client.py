@@ -220,14 +220,19 @@ class UpstreamPool:
         timeout: float,
         max_idle: int = 64,
         max_response_size: int = DEFAULT_MAX_RESPONSE,
+        tls: ssl.SSLContext | None = None,
+        server_name: str = "",
     ):
+        """`tls` replaces the default client context of ``https`` URLs;
+        `server_name` replaces the URL's host in SNI and certificate checks."""
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"upstream URL must be http(s)://host[:port][/path], got {base_url!r}")
         self.host = parts.hostname
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.base_path = parts.path.rstrip("/")
-        self.ssl = ssl.create_default_context() if parts.scheme == "https" else None
+        self.ssl = (tls or ssl.create_default_context()) if parts.scheme == "https" else None
+        self.server_name = server_name or self.host
         default_port = self.port == (443 if self.ssl else 80)
         self.host_header = (self.host if default_port else f"{self.host}:{self.port}").encode()
         self.timeout = timeout
@@ -254,7 +259,7 @@ class UpstreamPool:
                     self.host,
                     self.port,
                     ssl=self.ssl,
-                    server_hostname=self.host if self.ssl else None,
+                    server_hostname=self.server_name if self.ssl else None,
                 )
         except TimeoutError:
             raise UpstreamTimeout(

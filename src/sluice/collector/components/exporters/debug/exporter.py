@@ -1,0 +1,116 @@
+"""Writing batches out for people to read.
+
+Every batch first gives a count line, as upstream's (``Logs {"resource
+logs": 1, "log records": 2}``); ``normal`` and ``detailed`` then write the
+batch's text (:mod:`.normal`, :mod:`.detailed`) as one more entry.
+
+With ``use_internal_logger`` (the default) both go to the collector's log at
+info level, so they take its format: in the console format an entry is one
+line, the text's line breaks escaped. Otherwise they go to stdout as plain
+text, exactly as upstream prints them (``Logs\\t{...}`` then the text).
+
+Sampling is upstream's (zap's sampler): per second, the first
+``sampling_initial`` entries with the same message are written, then every
+``sampling_thereafter``-th (none when 0).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sluice.collector import pdata
+from sluice.collector.components.exporters.debug import detailed, normal
+from sluice.collector.components.exporters.debug.config import DebugConfig
+from sluice.collector.exporterhelper import Attempt, Sender
+from sluice.policy import Signal
+
+_BUCKETS = 4096
+
+
+class Sampler:
+    """Per-second sampling of entries by message (as zap's, in 4096 buckets)."""
+
+    def __init__(self, initial: int, thereafter: int, clock: Callable[[], float] = time.monotonic):
+        self.initial = initial
+        self.thereafter = thereafter
+        self.clock = clock
+        self._counts = [0] * _BUCKETS
+        self._reset_at = [0.0] * _BUCKETS
+
+    def allows(self, message: str) -> bool:
+        bucket = hash(message) % _BUCKETS
+        now = self.clock()
+        if now >= self._reset_at[bucket]:
+            self._counts[bucket] = 0
+            self._reset_at[bucket] = now + 1.0
+        self._counts[bucket] += 1
+        n = self._counts[bucket]
+        if n <= self.initial:
+            return True
+        return self.thereafter > 0 and (n - self.initial) % self.thereafter == 0
+
+
+def summary(signal: Signal, data: Any) -> tuple[str, dict[str, int]]:
+    """The count line's message and fields."""
+    items = pdata.item_count(signal, data)
+    if signal is Signal.LOG:
+        return "Logs", {"resource logs": len(data.resource_logs), "log records": items}
+    if signal is Signal.TRACE:
+        return "Traces", {"resource spans": len(data.resource_spans), "spans": items}
+    metric_count = sum(
+        len(scope.metrics) for resource in data.resource_metrics for scope in resource.scope_metrics
+    )
+    return "Metrics", {
+        "resource metrics": len(data.resource_metrics),
+        "metrics": metric_count,
+        "data points": items,
+    }
+
+
+_RENDERERS = {
+    "normal": {Signal.LOG: normal.logs, Signal.METRIC: normal.metrics, Signal.TRACE: normal.traces},
+    "detailed": {
+        Signal.LOG: detailed.logs,
+        Signal.METRIC: detailed.metrics,
+        Signal.TRACE: detailed.traces,
+    },
+}
+
+
+def render(level: str, signal: Signal, data: Any) -> str:
+    """The batch's text at `level` (normal or detailed)."""
+    full = pdata.full_logs(data) if signal is Signal.LOG else data
+    return str(_RENDERERS[level][signal](full))
+
+
+class DebugSender(Sender):
+    def __init__(self, config: DebugConfig, logger: logging.Logger):
+        self.level = config.level
+        self.logger = logger
+        self.to_log = config.use_internal_logger
+        self.sampler = Sampler(config.sampling_initial, config.sampling_thereafter)
+
+    def _write(self, message: str, fields: str = "") -> None:
+        if not self.sampler.allows(message):
+            return
+        if self.to_log and fields:
+            self.logger.info("%s %s", message, fields)
+        elif self.to_log:
+            self.logger.info("%s", message.rstrip("\n"))
+        else:
+            sys.stdout.write(f"{message}\t{fields}\n" if fields else f"{message}\n")
+            sys.stdout.flush()
+
+    async def prepare(self, signal: Signal, data: Any) -> Attempt:
+        async def attempt() -> None:
+            message, counts = summary(signal, data)
+            self._write(message, json.dumps(counts))
+            if self.level != "basic":
+                self._write(render(self.level, signal, data))
+
+        return attempt

@@ -1,0 +1,126 @@
+"""``otlp`` (gRPC) exporter config: upstream's ``configgrpc.ClientConfig``
+keys, ``timeout``, ``sending_queue``, ``retry_on_failure`` and ``batcher``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.exporterhelper import (
+    AuthSettings,
+    ClientTLSSettings,
+    QueueSettings,
+    RetrySettings,
+)
+from sluice.collector.exporterhelper.config import header_problems
+
+COMPRESSIONS = ("gzip", "none", "")
+_UPSTREAM_ONLY_COMPRESSIONS = ("zstd", "snappy")
+BALANCERS = ("round_robin", "pick_first")
+_DNS_PREFIX = re.compile(r"^dns://[/]?")
+_TEN_SECONDS = Duration(10.0)
+_TIMEOUT = Duration(5.0)
+_FLUSH_TIMEOUT = Duration(0.2)
+
+
+@dataclass
+class KeepaliveSettings:
+    time: Duration = _TEN_SECONDS
+    timeout: Duration = _TEN_SECONDS
+    permit_without_stream: bool = False
+
+
+@dataclass
+class BatcherSettings:
+    """Upstream's experimental exporter-side batching: accepted, only off."""
+
+    enabled: bool = False
+    flush_timeout: Duration = _FLUSH_TIMEOUT
+    min_size_items: int = 8192
+    max_size_items: int = 0
+
+
+@dataclass
+class OtlpGrpcConfig(ComponentConfig):
+    endpoint: str = ""
+    """``host:port``; an ``https://`` prefix asks for TLS, ``http://`` and
+    ``dns://`` are stripped."""
+    compression: str = "gzip"
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: Duration = _TIMEOUT
+    tls: ClientTLSSettings = field(default_factory=ClientTLSSettings)
+    keepalive: KeepaliveSettings | None = field(default_factory=KeepaliveSettings)
+    balancer_name: str = "round_robin"
+    authority: str = ""
+    wait_for_ready: bool = False
+    read_buffer_size: int = 0
+    write_buffer_size: int = 524288
+    auth: AuthSettings | None = None
+    retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
+    sending_queue: QueueSettings = field(default_factory=QueueSettings)
+    batcher: BatcherSettings = field(default_factory=BatcherSettings)
+
+    @property
+    def target(self) -> str:
+        """The endpoint without its scheme prefix, as gRPC dials it."""
+        for prefix in ("http://", "https://"):
+            if self.endpoint.startswith(prefix):
+                return self.endpoint[len(prefix) :]
+        return _DNS_PREFIX.sub("", self.endpoint)
+
+    @property
+    def uses_tls(self) -> bool:
+        """TLS unless `insecure` (with no CA), or when the endpoint says ``https://``."""
+        return not self.tls.insecure or self.tls.has_ca or self.endpoint.startswith("https://")
+
+    def validate(self) -> Iterator[Problem]:
+        target = self.target
+        if not target:
+            yield "", 'requires a non-empty "endpoint"'
+        else:
+            host, sep, port = target.rpartition(":")
+            if not sep:
+                yield "endpoint", f"address {target}: missing port in address"
+            elif ":" in host and not (host.startswith("[") and host.endswith("]")):
+                yield "endpoint", f"address {target}: too many colons in address"
+            elif not port.isdigit():
+                yield "endpoint", f'invalid port "{port}"'
+        if self.compression in _UPSTREAM_ONLY_COMPRESSIONS:
+            yield (
+                "compression",
+                (
+                    f"compression {self.compression!r} is not supported by Sluice's gRPC exporter "
+                    "(supported: gzip, none)"
+                ),
+            )
+        elif self.compression not in COMPRESSIONS:
+            yield "compression", f'unsupported compression type "{self.compression}"'
+        if self.balancer_name and self.balancer_name not in BALANCERS:
+            yield "balancer_name", f"invalid balancer_name: {self.balancer_name}"
+        if self.tls.insecure_skip_verify and self.uses_tls:
+            yield (
+                "tls::insecure_skip_verify",
+                (
+                    "not supported by Sluice's gRPC exporter (grpcio always verifies the "
+                    "server); give the server's CA in ca_file"
+                ),
+            )
+        if self.uses_tls and (self.tls.min_version or self.tls.max_version):
+            yield (
+                "tls",
+                (
+                    "min_version and max_version are not supported by Sluice's gRPC exporter "
+                    "(grpcio negotiates the version)"
+                ),
+            )
+        if self.batcher.enabled:
+            yield "batcher::enabled", "not supported by Sluice; use the batch processor"
+        yield from header_problems(self.headers)
+        yield from self.tls.problems()
+        if self.auth is not None:
+            yield from self.auth.problems()
+        yield from self.retry_on_failure.problems()
+        yield from self.sending_queue.problems()

@@ -1,0 +1,112 @@
+"""``otlphttp`` exporter config: upstream's ``confighttp.ClientConfig`` keys
+plus the per-signal endpoints, ``encoding``, ``sending_queue`` and
+``retry_on_failure``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.exporterhelper import (
+    AuthSettings,
+    ClientTLSSettings,
+    QueueSettings,
+    RetrySettings,
+)
+from sluice.collector.exporterhelper.config import header_problems
+from sluice.policy import Signal
+
+COMPRESSIONS = ("gzip", "zstd", "deflate", "zlib", "none", "")
+"""What Sluice can compress request bodies with ("" and none: not at all)."""
+_UPSTREAM_ONLY_COMPRESSIONS = ("snappy", "lz4")
+_TIMEOUT = Duration(30.0)
+_NO_DURATION = Duration(0.0)
+
+
+@dataclass
+class CookiesSettings:
+    enabled: bool = False
+
+
+@dataclass
+class OtlpHttpConfig(ComponentConfig):
+    endpoint: str = ""
+    """Base URL; each signal goes to ``<endpoint>/v1/<signal>``."""
+    traces_endpoint: str = ""
+    metrics_endpoint: str = ""
+    logs_endpoint: str = ""
+    encoding: Literal["proto", "json"] = "proto"
+    compression: str = "gzip"
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: Duration = _TIMEOUT
+    """For one request, from connecting to the end of the answer."""
+    tls: ClientTLSSettings = field(default_factory=ClientTLSSettings)
+    auth: AuthSettings | None = None
+    retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
+    sending_queue: QueueSettings = field(default_factory=QueueSettings)
+    proxy_url: str = ""
+    read_buffer_size: int = 0
+    write_buffer_size: int = 524288
+    max_idle_conns: int | None = None
+    max_idle_conns_per_host: int | None = None
+    max_conns_per_host: int | None = None
+    idle_conn_timeout: Duration | None = None
+    disable_keep_alives: bool = False
+    http2_read_idle_timeout: Duration = _NO_DURATION
+    http2_ping_timeout: Duration = _NO_DURATION
+    cookies: CookiesSettings | None = None
+
+    def signal_url(self, signal: Signal) -> str:
+        """Where `signal` goes: its own endpoint, else the base one's
+        ``v1/<signal>`` ("" when neither is set)."""
+        name = SIGNAL_NAMES[signal]
+        own: str = getattr(self, f"{name}_endpoint")
+        if own:
+            return own
+        if not self.endpoint:
+            return ""
+        return self.endpoint + ("" if self.endpoint.endswith("/") else "/") + f"v1/{name}"
+
+    def validate(self) -> Iterator[Problem]:
+        keys = ("endpoint", "traces_endpoint", "metrics_endpoint", "logs_endpoint")
+        if not any(getattr(self, key) for key in keys):
+            yield "", "at least one endpoint must be specified"
+        for key in keys:
+            url = getattr(self, key)
+            if url and not _is_http_url(url):
+                yield key, f"{key} must be a valid URL (http:// or https://, with a host)"
+        if self.compression in _UPSTREAM_ONLY_COMPRESSIONS:
+            yield (
+                "compression",
+                (
+                    f"compression {self.compression!r} is not supported by Sluice "
+                    f"(supported: gzip, zstd, deflate, zlib, none)"
+                ),
+            )
+        elif self.compression not in COMPRESSIONS:
+            yield "compression", f'unsupported compression type "{self.compression}"'
+        yield from header_problems(self.headers)
+        if self.proxy_url:
+            yield "proxy_url", "an HTTP proxy is not supported by Sluice's otlphttp exporter"
+        if self.timeout < 0:
+            yield "timeout", "must be non-negative"
+        if self.cookies is not None and self.cookies.enabled:
+            yield "cookies::enabled", "cookies are not supported by Sluice's otlphttp exporter"
+        yield from self.tls.problems()
+        if self.auth is not None:
+            yield from self.auth.problems()
+        yield from self.retry_on_failure.problems()
+        yield from self.sending_queue.problems()
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)

@@ -1,0 +1,126 @@
+"""Sending batches to an OTLP/HTTP endpoint: one POST per batch through
+Edge's pooled HTTP/1.1 client (:class:`~sluice.transport.http_client.UpstreamPool`).
+
+The pool never sends a request twice on its own: a connection that fails
+after a byte was written is an error here, and only the retry policy sends
+the batch again, after its backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from typing import Any
+from urllib.parse import urlsplit
+
+from sluice.collector.component import SIGNAL_NAMES, Host
+from sluice.collector.components.exporters.otlphttp import body, response
+from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
+from sluice.collector.exporterhelper import (
+    Attempt,
+    ClientAuthenticator,
+    ExportError,
+    Sender,
+    resolve_authenticator,
+)
+from sluice.collector.exporterhelper.exporter import USER_AGENT
+from sluice.policy import Signal
+from sluice.transport.http_client import UpstreamError, UpstreamPool
+
+_MANAGED_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding", b"connection"))
+"""Headers the client writes itself; configured values for them are ignored."""
+
+
+def _header_block(headers: dict[str, str]) -> bytes:
+    return b"".join(
+        b"%s: %s\r\n" % (name.encode("latin-1"), value.encode("latin-1"))
+        for name, value in headers.items()
+        if name.encode("latin-1").lower() not in _MANAGED_HEADERS
+    )
+
+
+class _Route:
+    """Where one signal's batches go."""
+
+    def __init__(self, url: str, pool: UpstreamPool):
+        parts = urlsplit(url)
+        self.url = url
+        self.pool = pool
+        self.path = parts.path or "/"
+        self.query = parts.query
+
+
+class OtlpHttpSender(Sender):
+    def __init__(self, config: OtlpHttpConfig, signals: frozenset[Signal], logger: logging.Logger):
+        self.config = config
+        self.logger = logger
+        for signal in signals:
+            if not config.signal_url(signal):
+                name = SIGNAL_NAMES[signal]
+                raise ValueError(f"either endpoint or {name}_endpoint must be specified")
+        self.signals = signals
+        headers = {"Content-Type": body.content_type(config.encoding), "User-Agent": USER_AGENT}
+        if body.is_compressed(config.compression):
+            headers["Content-Encoding"] = config.compression
+        headers.update(config.headers)
+        self.headers = _header_block(headers)
+        self.routes: dict[Signal, _Route] = {}
+        self.authenticator: ClientAuthenticator | None = None
+
+    async def start(self, host: Host) -> None:
+        self.authenticator = resolve_authenticator(host, self.config.auth)
+        tls = self._tls_context()
+        pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
+        for signal in self.signals:
+            url = self.config.signal_url(signal)
+            parts = urlsplit(url)
+            origin = (parts.scheme, parts.hostname or "", parts.port)
+            if origin not in pools:
+                pools[origin] = UpstreamPool(
+                    f"{parts.scheme}://{parts.netloc}",
+                    self.config.timeout or 365 * 86400.0,
+                    max_idle=self.config.max_idle_conns_per_host or 64,
+                    tls=tls,
+                    server_name=self.config.tls.server_name_override,
+                )
+            self.routes[signal] = _Route(url, pools[origin])
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """The context for https URLs (`insecure` does not apply to HTTP:
+        the URL's scheme says whether TLS is used, as upstream)."""
+        try:
+            return self.config.tls.context()
+        except (OSError, ssl.SSLError) as problem:
+            raise ValueError(f"failed to load TLS config: {problem}") from None
+
+    async def prepare(self, signal: Signal, data: Any) -> Attempt:
+        try:
+            encoded = body.encode(signal, data, self.config.encoding)
+        except (ValueError, TypeError) as unencodable:
+            raise ExportError(f"cannot encode the batch: {unencodable}", retryable=False) from None
+        payload = await body.compress(self.config.compression, encoded)
+        route = self.routes[signal]
+
+        async def attempt() -> None:
+            await self._post(signal, route, payload)
+
+        return attempt
+
+    async def _post(self, signal: Signal, route: _Route, payload: bytes) -> None:
+        headers = self.headers
+        if self.authenticator is not None:
+            headers += _header_block(dict(self.authenticator.request_headers()))
+        try:
+            answer = await route.pool.request("POST", route.path, route.query, headers, payload)
+        except UpstreamError as problem:
+            raise ExportError(
+                f"failed to make an HTTP request to {route.url}: {problem}", retryable=True
+            ) from None
+        if 200 <= answer.status <= 299:
+            response.log_partial_success(signal, answer, self.logger)
+            return
+        raise response.failure(route.url, answer)
+
+    async def close(self) -> None:
+        for pool in {id(route.pool): route.pool for route in self.routes.values()}.values():
+            pool.close()

@@ -1,0 +1,111 @@
+"""What an OTLP/HTTP server's answer means for the batch, as upstream reads it.
+
+- 2xx: delivered. A partial success in the body (records the server
+  rejected) is logged as a warning; a body that does not parse is only noted
+  (the batch was delivered: sending it again would duplicate it).
+- 429, 502, 503, 504: retryable. For 429 and 503, ``Retry-After`` (seconds or
+  an HTTP date) sets the least wait before the next attempt.
+- Anything else: permanent. The error names the URL, the status and the
+  ``google.rpc.Status`` message of the body when there is one.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+
+from google.protobuf.message import DecodeError
+
+from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
+from sluice.collector.exporterhelper import ExportError, partial_success
+from sluice.collector.exporterhelper.rpc_status import parse_status
+from sluice.policy import Signal
+from sluice.transport.http_client import UpstreamResponse
+
+RETRYABLE_STATUSES = frozenset((429, 502, 503, 504))
+THROTTLING_STATUSES = frozenset((429, 503))
+"""The statuses whose ``Retry-After`` is honoured."""
+MAX_BODY_READ = 64 * 1024
+"""How much of a response body is read for a status or partial success."""
+
+
+def header(response: UpstreamResponse, name: bytes) -> str:
+    """The first value of header `name` (lower case), "" when absent."""
+    for key, value in response.headers:
+        if key.lower() == name:
+            return value.decode("latin-1").strip()
+    return ""
+
+
+def media_type(response: UpstreamResponse) -> str:
+    return header(response, b"content-type").partition(";")[0].strip().lower()
+
+
+def retry_after(value: str, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value (delta seconds or an HTTP date)."""
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def failure(url: str, response: UpstreamResponse) -> ExportError:
+    """The ExportError for a non-2xx answer."""
+    status = response.status
+    message = f"error exporting items, request to {url} responded with HTTP Status Code {status}"
+    message += _status_text(response)
+    if status not in RETRYABLE_STATUSES:
+        return ExportError(message, retryable=False)
+    delay = None
+    if status in THROTTLING_STATUSES:
+        delay = retry_after(header(response, b"retry-after"))
+    return ExportError(message, retryable=True, retry_after=delay)
+
+
+def _status_text(response: UpstreamResponse) -> str:
+    body = response.body[:MAX_BODY_READ]
+    if not body or not 400 <= response.status <= 599:
+        return ""
+    media = media_type(response)
+    if media == JSON:
+        try:
+            document = json.loads(body)
+        except ValueError:
+            document = None
+        if isinstance(document, dict) and "message" in document:
+            details = document.get("details", [])
+            return f", Message={document['message']}, Details={details}"
+    elif media in (PROTOBUF, ""):
+        status = parse_status(body)
+        if status is not None and (status.message or status.code):
+            return f", Message={status.message}, Details={list(status.detail_types)}"
+    return f", Body={body[:256].decode('utf-8', 'replace')!r}"
+
+
+def log_partial_success(signal: Signal, response: UpstreamResponse, logger: logging.Logger) -> None:
+    """Warn about records a 2xx answer says were rejected."""
+    body = response.body[:MAX_BODY_READ]
+    media = media_type(response)
+    if not body or media not in (PROTOBUF, JSON):
+        return
+    try:
+        if media == PROTOBUF:
+            parsed = partial_success.RESPONSES[signal].FromString(body)
+            message, rejected = partial_success.from_message(signal, parsed)
+        else:
+            message, rejected = partial_success.from_json(signal, json.loads(body))
+    except (DecodeError, ValueError, TypeError, AttributeError) as unreadable:
+        logger.warning(
+            "Export response could not be read (the batch was delivered): %s", unreadable
+        )
+        return
+    partial_success.warn(signal, message, rejected, logger)

@@ -1,0 +1,287 @@
+"""An exporter built from a :class:`Sender`: per signal, a sending queue
+drained by `num_consumers` tasks, retries with backoff, and upstream's
+``otelcol_exporter_*`` counters.
+
+With the queue, ``consume`` queues the batch and returns; a full queue
+refuses it with a retryable error, so the receiver tells its client to retry
+(upstream drops it). Without the queue, ``consume`` sends, retrying, and
+raises :class:`~sluice.collector.component.ConsumerError` if the batch could
+not be sent (a retryable failure stays retryable).
+
+No batch is lost silently: each one that is given up on (permanent failure,
+retries exhausted, still queued at the shutdown deadline) is logged as an
+error naming the exporter, the items and the reason, and counted in
+``otelcol_exporter_send_failed_*``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import Any
+
+from sluice import __version__
+from sluice.collector import pdata
+from sluice.collector.component import (
+    SIGNAL_NAMES,
+    Consumer,
+    ConsumerError,
+    Exporter,
+    Host,
+    Settings,
+    permanent,
+    refused,
+)
+from sluice.collector.exporterhelper.config import QueueSettings, RetrySettings
+from sluice.collector.exporterhelper.queue import QueuedBatch, SendingQueue
+from sluice.collector.exporterhelper.retry import Attempt, ExportError, RetryPolicy
+from sluice.collector.telemetry import ITEMS
+from sluice.policy import Signal
+
+USER_AGENT = f"Sluice Collector/{__version__} ({platform.system().lower()}/{platform.machine()})"
+"""What exporters call themselves (upstream: ``<description>/<version> (<os>/<arch>)``)."""
+DEFAULT_SHUTDOWN_SECS = 10.0
+"""How long shutdown waits for queued batches to be sent."""
+_REJECTION_LOG_EVERY = 1.0
+"""Seconds between two error lines about a full queue (each counts the refusals since)."""
+
+
+class Sender(ABC):
+    """What an exporter does with one batch: encode it once (``prepare``),
+    then send it as many times as the retry policy asks (the attempt)."""
+
+    async def start(self, host: Host) -> None:
+        """Connect, resolve authenticators (raises to fail the start)."""
+        return None
+
+    @abstractmethod
+    async def prepare(self, signal: Signal, data: Any) -> Attempt:
+        """The attempt that sends `data`; raises ExportError (permanent) if
+        the data cannot be encoded. Attempts raise ExportError on failure."""
+
+    async def close(self) -> None:
+        return None
+
+
+class SignalExporter(Consumer):
+    """One signal's way through an exporter."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        signal: Signal,
+        sender: Sender,
+        queue: QueueSettings,
+        retry: RetrySettings,
+    ):
+        self.signal = signal
+        self.sender = sender
+        self.exporter_id = str(settings.id)
+        self.logger = settings.logger
+        self.items_name = ITEMS[signal].replace("_", " ")
+        metrics = settings.telemetry.exporter(self.exporter_id)
+        self.sent = metrics.sent[signal]
+        self.send_failed = metrics.send_failed[signal]
+        self.enqueue_failed = metrics.enqueue_failed[signal]
+        self.retry = RetryPolicy(retry, self.logger)
+        self.settings = queue
+        self.queue: SendingQueue | None = None
+        if queue.enabled:
+            self.queue = SendingQueue(queue.queue_size)
+            settings.telemetry.queue(
+                self.exporter_id, signal, lambda: float(self._queue_size()), queue.queue_size
+            )
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sending = 0
+        self._settled = asyncio.Event()
+        self._closed = False
+        self._rejected_batches = 0
+        self._rejected_items = 0
+        self._rejection_logged_at = float("-inf")
+
+    def _queue_size(self) -> int:
+        return self.queue.used if self.queue is not None else 0
+
+    def start(self) -> None:
+        if self.queue is not None:
+            self._tasks = [
+                asyncio.create_task(self._send_queued(), name=f"{self.exporter_id}-sender-{i}")
+                for i in range(self.settings.num_consumers)
+            ]
+
+    async def consume(self, data: Any) -> None:
+        if self._closed:
+            raise refused(f"exporter {self.exporter_id} is shutting down")
+        items = pdata.item_count(self.signal, data)
+        if self.queue is None:
+            failure = await self._deliver(data, items, queued=False)
+            if failure is not None:
+                raise ConsumerError(
+                    str(failure), retryable=failure.retryable, retry_after=failure.retry_after
+                )
+            return
+        batch = QueuedBatch(data, items, self._weigh(data, items))
+        if batch.size > self.queue.capacity:
+            self.enqueue_failed.inc(items)
+            raise permanent(
+                f"batch of {batch.size} {self.settings.sizer} is larger than "
+                f"the sending queue ({self.queue.capacity})"
+            )
+        if self.settings.wait_for_result:
+            batch.outcome = asyncio.get_running_loop().create_future()
+        if self.settings.blocks:
+            await self.queue.put(batch)
+        elif not self.queue.offer(batch):
+            self.enqueue_failed.inc(items)
+            self._report_rejection(items)
+            raise refused(f"sending queue of exporter {self.exporter_id} is full")
+        if batch.outcome is not None:
+            await batch.outcome
+
+    def _weigh(self, data: Any, items: int) -> int:
+        sizer = self.settings.sizer
+        if sizer == "items":
+            return items
+        if sizer == "bytes":
+            return int(data.ByteSize())
+        return 1
+
+    def _report_rejection(self, items: int) -> None:
+        self._rejected_batches += 1
+        self._rejected_items += items
+        now = asyncio.get_running_loop().time()
+        if now - self._rejection_logged_at < _REJECTION_LOG_EVERY:
+            return
+        self.logger.error(
+            "Exporting failed. Rejecting data: the sending queue of %s is full; "
+            "%d %s in %d batches refused to the receiver since the last report",
+            self.exporter_id,
+            self._rejected_items,
+            self.items_name,
+            self._rejected_batches,
+        )
+        self._rejection_logged_at = now
+        self._rejected_batches = self._rejected_items = 0
+
+    async def _deliver(self, data: Any, items: int, queued: bool) -> ExportError | None:
+        """Send with retries; count and log the outcome. The failure, if any."""
+        try:
+            attempt = await self.sender.prepare(self.signal, data)
+            await self.retry.run(attempt)
+        except ExportError as failure:
+            self._lost(items, str(failure), queued)
+            return failure
+        except Exception as bug:  # a sender's bug must not end a sending task
+            self.logger.exception("exporter %s failed unexpectedly", self.exporter_id)
+            self._lost(items, f"unexpected error: {bug!r}", queued)
+            return ExportError(f"unexpected error: {bug!r}", retryable=False)
+        self.sent.inc(items)
+        return None
+
+    def _lost(self, items: int, reason: str, queued: bool) -> None:
+        self.send_failed.inc(items)
+        self.logger.error(
+            "Exporting failed. %s: %s could not send %d %s: %s",
+            "Dropping data" if queued else "Rejecting data",
+            self.exporter_id,
+            items,
+            self.items_name,
+            reason,
+        )
+
+    async def _send_queued(self) -> None:
+        assert self.queue is not None
+        while True:
+            batch = await self.queue.take()
+            self._sending += 1
+            try:
+                failure = await self._deliver(batch.data, batch.items, queued=True)
+            except asyncio.CancelledError:
+                self._lost(batch.items, "shutdown deadline passed while sending", True)
+                _settle(batch, ExportError("exporter shut down", retryable=True))
+                raise
+            finally:
+                self._sending -= 1
+                self._settled.set()
+            _settle(batch, failure)
+
+    async def shutdown(self, deadline: float) -> None:
+        """Stop taking data; send what is queued until `deadline` (loop time);
+        count and log what is still queued then (also when the caller
+        cancels the shutdown first)."""
+        self._closed = True
+        self.retry.stop_by(deadline)
+        if self.queue is None:
+            return
+        try:
+            async with asyncio.timeout_at(deadline):
+                while len(self.queue) or self._sending:
+                    self._settled.clear()
+                    await self._settled.wait()
+        except TimeoutError:
+            pass
+        finally:
+            await self._abandon()
+
+    async def _abandon(self) -> None:
+        """Stop the sending tasks; what they or the queue still hold is lost."""
+        assert self.queue is not None
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        left = self.queue.take_all()
+        if left:
+            items = sum(batch.items for batch in left)
+            self._lost(items, f"{len(left)} batches still queued at the shutdown deadline", True)
+            for batch in left:
+                _settle(batch, ExportError("exporter shut down", retryable=True))
+
+
+def _settle(batch: QueuedBatch, failure: ExportError | None) -> None:
+    if batch.outcome is None or batch.outcome.done():
+        return
+    if failure is None:
+        batch.outcome.set_result(None)
+    else:
+        batch.outcome.set_exception(
+            ConsumerError(
+                str(failure), retryable=failure.retryable, retry_after=failure.retry_after
+            )
+        )
+
+
+class QueuedRetryExporter(Exporter):
+    """An exporter of `signals` that sends through `sender`, with a queue
+    and retries as configured."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        signals: Iterable[Signal],
+        sender: Sender,
+        queue: QueueSettings,
+        retry: RetrySettings,
+    ):
+        self.sender = sender
+        self.signals = {
+            signal: SignalExporter(settings, signal, sender, queue, retry) for signal in signals
+        }
+
+    def consumer(self, signal: Signal) -> Consumer:
+        try:
+            return self.signals[signal]
+        except KeyError:
+            raise ValueError(f"this exporter was not made for {SIGNAL_NAMES[signal]}") from None
+
+    async def start(self, host: Host) -> None:
+        await self.sender.start(host)
+        for signal_exporter in self.signals.values():
+            signal_exporter.start()
+
+    async def shutdown(self, timeout: float = DEFAULT_SHUTDOWN_SECS) -> None:
+        """Stop taking data, send what is queued within `timeout` seconds, close."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        await asyncio.gather(*(s.shutdown(deadline) for s in self.signals.values()))
+        await self.sender.close()

@@ -1,0 +1,49 @@
+"""OTLP export responses: the partial success a server may report (records
+it accepted the request for but rejected), logged as upstream does."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from sluice.policy import Signal
+
+RESPONSES: dict[Signal, Any] = {
+    Signal.LOG: ExportLogsServiceResponse,
+    Signal.METRIC: ExportMetricsServiceResponse,
+    Signal.TRACE: ExportTraceServiceResponse,
+}
+"""The Export*ServiceResponse message of each signal."""
+_FIELDS = {
+    Signal.LOG: ("rejected_log_records", "rejectedLogRecords", "dropped_log_records"),
+    Signal.METRIC: ("rejected_data_points", "rejectedDataPoints", "dropped_data_points"),
+    Signal.TRACE: ("rejected_spans", "rejectedSpans", "dropped_spans"),
+}
+"""Per signal: the rejected count's protobuf field, its JSON key, upstream's log label."""
+
+
+def from_message(signal: Signal, response: Any) -> tuple[str, int]:
+    """(error message, rejected count) of a protobuf response."""
+    partial = response.partial_success
+    return str(partial.error_message), int(getattr(partial, _FIELDS[signal][0]))
+
+
+def from_json(signal: Signal, document: Any) -> tuple[str, int]:
+    """(error message, rejected count) of an OTLP JSON response (ValueError
+    or TypeError when it does not have that shape)."""
+    partial = document.get("partialSuccess") or {}
+    return str(partial.get("errorMessage", "")), int(partial.get(_FIELDS[signal][1], 0))
+
+
+def warn(signal: Signal, message: str, rejected: int, logger: logging.Logger) -> None:
+    """Log a partial success, if the response reported one."""
+    if message or rejected:
+        logger.warning(
+            "Partial success response: message=%r %s=%d", message, _FIELDS[signal][2], rejected
+        )

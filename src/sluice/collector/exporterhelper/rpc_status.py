@@ -1,0 +1,104 @@
+"""Reading the ``google.rpc.Status`` a server answers with (the body of an
+OTLP/HTTP error, the ``grpc-status-details-bin`` trailer of a gRPC error) and
+the ``google.rpc.RetryInfo`` detail in it.
+
+The messages are declared here, wire-compatible with googleapis' (which
+only a dev dependency installs), in a private descriptor pool so they never
+clash with those when both are loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
+
+RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
+
+
+def _message_classes() -> dict[str, Any]:
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="sluice/rpc_status.proto", package="sluice.rpc", syntax="proto3"
+    )
+    f = descriptor_pb2.FieldDescriptorProto
+    optional, repeated = f.LABEL_OPTIONAL, f.LABEL_REPEATED
+
+    def message(name: str, *fields: tuple[str, int, int, int, str]) -> None:
+        described = proto.message_type.add(name=name)
+        for field_name, number, kind, label, type_name in fields:
+            added = described.field.add(name=field_name, number=number, type=kind, label=label)
+            if type_name:
+                added.type_name = type_name
+
+    message(
+        "Status",
+        ("code", 1, f.TYPE_INT32, optional, ""),
+        ("message", 2, f.TYPE_STRING, optional, ""),
+        ("details", 3, f.TYPE_MESSAGE, repeated, ".sluice.rpc.Any"),
+    )
+    message(
+        "Any",
+        ("type_url", 1, f.TYPE_STRING, optional, ""),
+        ("value", 2, f.TYPE_BYTES, optional, ""),
+    )
+    message(
+        "Duration",
+        ("seconds", 1, f.TYPE_INT64, optional, ""),
+        ("nanos", 2, f.TYPE_INT32, optional, ""),
+    )
+    message("RetryInfo", ("retry_delay", 1, f.TYPE_MESSAGE, optional, ".sluice.rpc.Duration"))
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return {
+        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"sluice.rpc.{name}"))
+        for name in ("Status", "RetryInfo")
+    }
+
+
+_CLASSES = _message_classes()
+StatusMessage = _CLASSES["Status"]
+RetryInfoMessage = _CLASSES["RetryInfo"]
+
+
+@dataclass(frozen=True)
+class RpcStatus:
+    code: int
+    message: str
+    detail_types: tuple[str, ...]
+    retry_delay: float | None
+    """RetryInfo's delay in seconds, when the status carries one."""
+
+
+def parse_status(wire: bytes) -> RpcStatus | None:
+    """The status in `wire`, or None when it is not one."""
+    status = StatusMessage()
+    try:
+        status.ParseFromString(wire)
+    except DecodeError:
+        return None
+    delay = None
+    for detail in status.details:
+        if detail.type_url == RETRY_INFO_TYPE:
+            info = RetryInfoMessage()
+            try:
+                info.ParseFromString(detail.value)
+            except DecodeError:
+                continue
+            if info.HasField("retry_delay"):
+                delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+    types = tuple(detail.type_url for detail in status.details)
+    return RpcStatus(status.code, status.message, types, delay)
+
+
+def encode_status(code: int, message: str, retry_delay: float | None = None) -> bytes:
+    """A status (with a RetryInfo detail when `retry_delay` is given), as a
+    server writes it; tests and servers use it."""
+    status = StatusMessage(code=code, message=message)
+    if retry_delay is not None:
+        info = RetryInfoMessage()
+        info.retry_delay.seconds = int(retry_delay)
+        info.retry_delay.nanos = round((retry_delay - int(retry_delay)) * 1e9)
+        status.details.add(type_url=RETRY_INFO_TYPE, value=info.SerializeToString())
+    return bytes(status.SerializeToString())

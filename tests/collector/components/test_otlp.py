@@ -1,0 +1,231 @@
+"""The otlp (gRPC) exporter against a real gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import grpc
+import pytest
+import uvloop
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+
+from sluice.collector.component import ConsumerError, Exporter, Host, Settings
+from sluice.collector.components.exporters.otlp import FACTORY
+from sluice.collector.components.exporters.otlp.config import OtlpGrpcConfig
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.exporterhelper import ClientTLSSettings, QueueSettings, RetrySettings
+from sluice.policy import Signal
+from tests.collector.components.batches import TESTDATA, batch, counter, load_config, logs, settings
+from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
+
+FAST_RETRY = RetrySettings(
+    initial_interval=Duration(0.01), max_interval=Duration(0.02), max_elapsed_time=Duration(2.0)
+)
+INSECURE = ClientTLSSettings(insecure=True)
+SENT = "otelcol_exporter_sent_log_records_total"
+FAILED = "otelcol_exporter_send_failed_log_records_total"
+
+
+@pytest.fixture
+def sink() -> Iterator[GrpcSink]:
+    with GrpcSink() as server:
+        yield server
+
+
+def config(sink: GrpcSink, **changes: object) -> OtlpGrpcConfig:
+    base = OtlpGrpcConfig(endpoint=sink.endpoint, tls=INSECURE, retry_on_failure=FAST_RETRY)
+    return replace(base, **changes)
+
+
+def run(
+    config: OtlpGrpcConfig,
+    body: Callable[[Exporter], Awaitable[None]],
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> Settings:
+    used = settings("otlp")
+
+    async def main() -> None:
+        exporter = FACTORY.create(used, config, frozenset(Signal))
+        await exporter.start(Host())
+        try:
+            await body(exporter)
+        finally:
+            await exporter.shutdown()
+
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(main())
+    return used
+
+
+def consume_logs(items: int = 2) -> Callable[[Exporter], Awaitable[None]]:
+    async def body(exporter: Exporter) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(items))
+
+    return body
+
+
+# -- config -----------------------------------------------------------------------
+
+
+def test_minimal_config_takes_upstreams_defaults() -> None:
+    config, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_minimal.yaml", "otlp")
+    assert problems == []
+    assert (config.compression, config.timeout, config.balancer_name) == (
+        "gzip",
+        5.0,
+        "round_robin",
+    )
+    assert config.keepalive is not None and config.keepalive.time == 10.0
+    assert config.uses_tls  # insecure is false by default
+    assert config.sending_queue == QueueSettings()
+    assert config.retry_on_failure == RetrySettings()
+
+
+def test_full_config_decodes_every_key() -> None:
+    config, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_full.yaml", "otlp/full")
+    assert problems == []
+    assert config.target == "otelcol.example.com:4317"
+    assert config.headers == {"x-tenant": "a"}
+    assert config.keepalive is not None and config.keepalive.permit_without_stream
+    assert config.tls.cert_file == "/etc/ssl/client.pem"
+    assert config.sending_queue.num_consumers == 4
+    assert config.retry_on_failure.max_elapsed_time == 60.0
+
+
+def test_insecure_with_an_http_prefix_is_plaintext() -> None:
+    config, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_insecure.yaml", "otlp")
+    assert problems == []
+    assert config.target == "localhost:4317" and not config.uses_tls
+    assert replace(config, endpoint="https://localhost:4317").uses_tls
+
+
+def test_an_endpoint_is_required() -> None:
+    _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_no_endpoint.yaml", "otlp")
+    assert problems == ['requires a non-empty "endpoint"']
+
+
+def test_invalid_values_are_each_named() -> None:
+    _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_invalid.yaml", "otlp")
+    assert problems == [
+        "endpoint: address localhost: missing port in address",
+        "compression: compression 'zstd' is not supported by Sluice's gRPC exporter "
+        "(supported: gzip, none)",
+        "balancer_name: invalid balancer_name: least_request",
+        "tls::insecure_skip_verify: not supported by Sluice's gRPC exporter (grpcio always "
+        "verifies the server); give the server's CA in ca_file",
+        "batcher::enabled: not supported by Sluice; use the batch processor",
+        "sending_queue: number of queue consumers must be positive",
+    ]
+
+
+# -- sending -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compression", ["gzip", "none"])
+def test_every_signal_is_sent_to_its_service(sink: GrpcSink, compression: str) -> None:
+    async def body(exporter: Exporter) -> None:
+        for signal in Signal:
+            await exporter.consumer(signal).consume(batch(signal))
+
+    used = run(config(sink, compression=compression, headers={"X-Tenant": "a"}), body)
+    calls = sink.wait_for(3)
+    assert sorted(call.signal for call in calls) == ["logs", "metrics", "traces"]
+    by_signal = {call.signal: call for call in calls}
+    assert by_signal["logs"].body == batch(Signal.LOG).SerializeToString()
+    metrics = ExportMetricsServiceRequest.FromString(by_signal["metrics"].body)
+    assert metrics == batch(Signal.METRIC)
+    assert by_signal["traces"].metadata["x-tenant"] == "a"
+    assert by_signal["traces"].metadata["user-agent"].startswith("Sluice Collector/")
+    assert counter(used, SENT, exporter="otlp") == 3
+    assert counter(used, "otelcol_exporter_sent_spans_total", exporter="otlp") == 3
+
+
+def test_unavailable_then_ok_is_delivered(sink: GrpcSink) -> None:
+    sink.respond = answers(Answer(grpc.StatusCode.UNAVAILABLE, "busy"), Answer())
+    used = run(config(sink), consume_logs(2))
+    calls = sink.wait_for(2)
+    assert len(calls) == 2 and calls[0].body == calls[1].body
+    assert counter(used, SENT, exporter="otlp") == 2
+    assert counter(used, FAILED, exporter="otlp") == 0
+
+
+def test_retry_info_sets_the_least_wait(sink: GrpcSink) -> None:
+    sink.respond = answers(
+        Answer(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down", retry_delay=0.4), Answer()
+    )
+    used = run(config(sink), consume_logs())
+    first, second = sink.wait_for(2)
+    assert 0.38 <= second.received_at - first.received_at < 1.0
+    assert counter(used, SENT, exporter="otlp") == 2
+
+
+def test_resource_exhausted_without_retry_info_is_permanent(
+    sink: GrpcSink, caplog: pytest.LogCaptureFixture
+) -> None:
+    sink.respond = Answer(grpc.StatusCode.RESOURCE_EXHAUSTED, "quota")
+    with caplog.at_level(logging.ERROR):
+        used = run(config(sink), consume_logs(3))
+    assert len(sink.wait_for(1)) == 1
+    assert counter(used, FAILED, exporter="otlp") == 3
+    assert "not retryable error: rpc error: code = ResourceExhausted desc = quota" in caplog.text
+
+
+def test_invalid_argument_reaches_the_caller_without_the_queue(sink: GrpcSink) -> None:
+    sink.respond = Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad data")
+
+    async def body(exporter: Exporter) -> None:
+        with pytest.raises(ConsumerError, match="InvalidArgument desc = bad data") as rejected:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert not rejected.value.retryable
+
+    run(config(sink, sending_queue=QueueSettings(enabled=False)), body)
+    assert len(sink.calls) == 1
+
+
+def test_the_deadline_is_the_timeout(sink: GrpcSink) -> None:
+    sink.respond = answers(Answer(delay=0.5), Answer())
+    used = run(
+        config(sink, timeout=Duration(0.1), sending_queue=QueueSettings(enabled=False)),
+        consume_logs(1),
+    )
+    assert len(sink.wait_for(2)) == 2
+    assert counter(used, SENT, exporter="otlp") == 1
+
+
+def test_partial_success_is_logged(sink: GrpcSink, caplog: pytest.LogCaptureFixture) -> None:
+    response = ExportLogsServiceResponse()
+    response.partial_success.rejected_log_records = 1
+    sink.respond = Answer(response=response.SerializeToString())
+    with caplog.at_level(logging.WARNING):
+        run(config(sink), consume_logs())
+    assert "Partial success response: message='' dropped_log_records=1" in caplog.text
+
+
+def test_works_on_uvloop(sink: GrpcSink) -> None:
+    sink.respond = answers(Answer(grpc.StatusCode.UNAVAILABLE, "busy"), Answer())
+    used = run(config(sink), consume_logs(4), loop_factory=uvloop.new_event_loop)
+    assert len(sink.wait_for(2)) == 2
+    assert counter(used, SENT, exporter="otlp") == 4
+
+
+def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
+    with GrpcSink(cert_folder=tmp_path) as secure:
+        tls = ClientTLSSettings(ca_file=str(secure.ca_file))
+        used = run(config(secure, endpoint=f"localhost:{secure.port}", tls=tls), consume_logs(1))
+        (call,) = secure.wait_for(1)
+        assert call.body == logs(1).SerializeToString()
+        assert counter(used, SENT, exporter="otlp") == 1
+
+
+def test_plaintext_client_cannot_reach_a_tls_server(tmp_path: Path) -> None:
+    with GrpcSink(cert_folder=tmp_path) as secure:
+        retry = replace(FAST_RETRY, max_elapsed_time=Duration(0.2))
+        used = run(config(secure, retry_on_failure=retry), consume_logs(1))
+        assert counter(used, FAILED, exporter="otlp") == 1

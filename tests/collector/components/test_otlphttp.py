@@ -1,0 +1,588 @@
+"""The otlphttp exporter against a real recording HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from sluice.collector import pdata
+from sluice.collector.component import (
+    Component,
+    ComponentID,
+    ConsumerError,
+    Exporter,
+    Host,
+    Settings,
+)
+from sluice.collector.components.exporters.otlphttp import FACTORY
+from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
+from sluice.collector.components.exporters.otlphttp.response import retry_after
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.exporterhelper import AuthSettings, QueueSettings, RetrySettings
+from sluice.collector.exporterhelper.rpc_status import encode_status
+from sluice.policy import Signal
+from tests.collector.components.batches import (
+    TESTDATA,
+    batch,
+    counter,
+    load_config,
+    logs,
+    settings,
+    traces,
+)
+from tests.edge.helpers import Recorded, Reply, Upstream
+
+FAST_RETRY = RetrySettings(
+    initial_interval=Duration(0.01),
+    max_interval=Duration(0.02),
+    max_elapsed_time=Duration(2.0),
+)
+LOG_ITEMS = "otelcol_exporter_sent_log_records_total"
+LOG_FAILED = "otelcol_exporter_send_failed_log_records_total"
+LOG_ENQUEUE_FAILED = "otelcol_exporter_enqueue_failed_log_records_total"
+
+
+@pytest.fixture
+def sink() -> Iterator[Upstream]:
+    upstream = Upstream()
+    yield upstream
+    upstream.stop()
+
+
+def config(sink: Upstream, **changes: Any) -> OtlpHttpConfig:
+    return replace(OtlpHttpConfig(endpoint=sink.url, retry_on_failure=FAST_RETRY), **changes)
+
+
+def run(
+    config: OtlpHttpConfig,
+    body: Callable[[Exporter, Settings], Awaitable[None]],
+    signals: frozenset[Signal] = frozenset(Signal),
+    host: Host | None = None,
+    component_id: str = "otlphttp",
+) -> Settings:
+    """Start an exporter, run `body` with it, shut it down; its settings."""
+    exporter_settings = settings(component_id)
+
+    async def main() -> None:
+        exporter = FACTORY.create(exporter_settings, config, signals)
+        await exporter.start(host or Host())
+        try:
+            await body(exporter, exporter_settings)
+        finally:
+            await exporter.shutdown()
+
+    asyncio.run(main())
+    return exporter_settings
+
+
+def parsed_logs(record: Recorded) -> ExportLogsServiceRequest:
+    return ExportLogsServiceRequest.FromString(record.decoded())
+
+
+# -- config -----------------------------------------------------------------------
+
+
+def test_minimal_config_takes_upstreams_defaults() -> None:
+    config, problems = load_config(
+        OtlpHttpConfig, TESTDATA / "otlphttp/config_minimal.yaml", "otlphttp"
+    )
+    assert problems == []
+    assert (config.encoding, config.compression, config.timeout) == ("proto", "gzip", 30.0)
+    assert config.retry_on_failure == RetrySettings()
+    assert (config.retry_on_failure.initial_interval, config.retry_on_failure.max_interval) == (
+        5.0,
+        30.0,
+    )
+    assert config.retry_on_failure.max_elapsed_time == 300.0
+    assert config.retry_on_failure.multiplier == 1.5
+    assert config.retry_on_failure.randomization_factor == 0.5
+    queue = config.sending_queue
+    assert (queue.enabled, queue.num_consumers, queue.queue_size) == (True, 10, 1000)
+    assert config.signal_url(Signal.LOG) == "https://otel.example.com:4318/v1/logs"
+    assert config.signal_url(Signal.TRACE) == "https://otel.example.com:4318/v1/traces"
+
+
+def test_full_config_decodes_every_key() -> None:
+    config, problems = load_config(
+        OtlpHttpConfig, TESTDATA / "otlphttp/config_full.yaml", "otlphttp/full"
+    )
+    assert problems == []
+    assert config.signal_url(Signal.LOG) == "https://logs.example.com/ingest/logs"
+    assert config.signal_url(Signal.METRIC) == "https://otel.example.com:4318/base/v1/metrics"
+    assert config.headers == {"X-Scope-OrgID": "tenant-1"}
+    assert (config.encoding, config.compression, config.timeout) == ("json", "zstd", 10.0)
+    assert config.tls.server_name_override == "otel.internal"
+    assert config.auth == AuthSettings("bearertokenauth")
+    assert config.retry_on_failure.max_elapsed_time == 600.0
+    assert config.sending_queue.sizer == "items"
+
+
+def test_an_endpoint_is_required() -> None:
+    _, problems = load_config(
+        OtlpHttpConfig, TESTDATA / "otlphttp/config_no_endpoint.yaml", "otlphttp"
+    )
+    assert problems == ["at least one endpoint must be specified"]
+
+
+def test_invalid_values_are_each_named() -> None:
+    _, problems = load_config(OtlpHttpConfig, TESTDATA / "otlphttp/config_invalid.yaml", "otlphttp")
+    assert problems == [
+        "encoding: unsupported value 'xml' (valid values: proto, json)",
+        "endpoint: endpoint must be a valid URL (http:// or https://, with a host)",
+        "compression: compression 'snappy' is not supported by Sluice "
+        "(supported: gzip, zstd, deflate, zlib, none)",
+        "headers::Bad Header: is not a valid header name",
+        "proxy_url: an HTTP proxy is not supported by Sluice's otlphttp exporter",
+        "retry_on_failure: 'randomization_factor' must be within [0, 1]",
+        "retry_on_failure: 'max_elapsed_time' must not be less than 'max_interval'",
+        "sending_queue: queue size must be positive",
+        "sending_queue::storage: a persistent queue is not supported by Sluice; "
+        "remove 'storage' (the queue is kept in memory)",
+    ]
+
+
+def test_disabled_queue_and_retry_are_not_validated() -> None:
+    config, problems = load_config(
+        OtlpHttpConfig, TESTDATA / "otlphttp/config_queue_disabled.yaml", "otlp_http"
+    )
+    assert problems == []
+    assert not config.sending_queue.enabled and not config.retry_on_failure.enabled
+
+
+def test_factory_is_also_spelled_otlp_http() -> None:
+    assert FACTORY.component_type == "otlphttp"
+    assert FACTORY.aliases == ("otlp_http",)
+    assert FACTORY.stability == {"logs": "beta", "metrics": "stable", "traces": "stable"}
+
+
+def test_a_signal_without_an_endpoint_cannot_be_created() -> None:
+    only_traces = OtlpHttpConfig(traces_endpoint="http://127.0.0.1:1/t")
+    with pytest.raises(ValueError, match="either endpoint or logs_endpoint must be specified"):
+        FACTORY.create(settings("otlphttp"), only_traces, frozenset({Signal.LOG}))
+
+
+# -- what goes on the wire ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["proto", "json"])
+@pytest.mark.parametrize("compression", ["gzip", "zstd", "deflate", "none"])
+def test_every_encoding_and_compression(sink: Upstream, encoding: str, compression: str) -> None:
+    sent = logs(5)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(sent)
+
+    run(config(sink, encoding=encoding, compression=compression), body)
+    (request,) = sink.wait_for(1)
+    assert request.method == "POST" and request.path == "/v1/logs"
+    expected_encoding = None if compression == "none" else compression
+    assert request.header("Content-Encoding") == expected_encoding
+    if encoding == "proto":
+        assert request.header("Content-Type") == "application/x-protobuf"
+        assert request.decoded() == sent.SerializeToString()
+    else:
+        assert request.header("Content-Type") == "application/json"
+        document = json.loads(request.decoded())
+        records = document["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        assert [r["body"]["stringValue"] for r in records] == [f"hello {i}" for i in range(5)]
+        assert records[0]["traceId"] == "08040201000000000000000000000000"
+        assert records[0]["spanId"] == "0102040800000000"
+
+
+def test_each_signal_goes_to_its_path_and_overrides_win(sink: Upstream) -> None:
+    other = Upstream()
+    try:
+        traces_url = f"{other.url}/custom/traces?tenant=a"
+
+        async def body(exporter: Exporter, _: Settings) -> None:
+            for signal in Signal:
+                await exporter.consumer(signal).consume(batch(signal))
+
+        run(config(sink, endpoint=sink.url + "/", traces_endpoint=traces_url), body)
+        paths = sorted(r.path for r in sink.wait_for(2))
+        assert paths == ["/v1/logs", "/v1/metrics"]
+        (trace_request,) = other.wait_for(1)
+        assert trace_request.target == "/custom/traces?tenant=a"
+        assert ExportTraceServiceRequest.FromString(trace_request.decoded()) == batch(Signal.TRACE)
+    finally:
+        other.stop()
+
+
+def test_configured_headers_and_user_agent_are_sent(sink: Upstream) -> None:
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(config(sink, headers={"X-Scope-OrgID": "tenant-1", "Authorization": "Bearer t"}), body)
+    (request,) = sink.wait_for(1)
+    assert request.header("X-Scope-OrgID") == "tenant-1"
+    assert request.header("Authorization") == "Bearer t"
+    assert (request.header("User-Agent") or "").startswith("Sluice Collector/")
+
+
+class TokenAuth(Component):
+    """A client authenticator extension: a fresh token per request."""
+
+    def __init__(self) -> None:
+        self.issued = 0
+
+    def request_headers(self) -> Mapping[str, str]:
+        self.issued += 1
+        return {"Authorization": f"Bearer token-{self.issued}"}
+
+
+def test_the_authenticator_signs_every_attempt(sink: Upstream) -> None:
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+    sink.respond = iter_replies(Reply(503), Reply(200))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(config(sink, auth=AuthSettings("bearertokenauth")), body, host=host)
+    requests = sink.wait_for(2)
+    assert [r.header("Authorization") for r in requests] == ["Bearer token-1", "Bearer token-2"]
+
+
+def test_a_missing_authenticator_fails_the_start(sink: Upstream) -> None:
+    exporter = FACTORY.create(
+        settings("otlphttp"), config(sink, auth=AuthSettings("oauth2client")), frozenset(Signal)
+    )
+    with pytest.raises(ValueError, match='authenticator "oauth2client": authenticator not found'):
+        asyncio.run(exporter.start(Host()))
+
+
+# -- failures and retries ------------------------------------------------------------
+
+
+def iter_replies(*replies: Reply) -> Callable[[Recorded], Reply]:
+    """Answer with `replies` in turn, then with the last one."""
+    queue = list(replies)
+
+    def respond(_: Recorded) -> Reply:
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    return respond
+
+
+def test_503_then_200_is_retried_and_delivered_once(sink: Upstream) -> None:
+    sink.respond = iter_replies(Reply(503), Reply(503), Reply(200))
+    sent = logs(4)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(sent)
+
+    used = run(config(sink), body)
+    requests = sink.wait_for(3)
+    assert len(requests) == 3
+    assert all(parsed_logs(r) == pdata.full_logs(sent) for r in requests)
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 4
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
+
+
+def test_retry_after_sets_the_least_wait(sink: Upstream) -> None:
+    sink.respond = iter_replies(Reply(429, headers=[("Retry-After", "1")]), Reply(200))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(config(sink), body)
+    first, second = sink.wait_for(2)
+    assert 0.95 <= second.received_at - first.received_at < 1.5
+
+
+def test_retry_after_as_seconds_or_http_date() -> None:
+    assert retry_after("3") == 3.0
+    assert retry_after("Wed, 21 Oct 2015 07:28:05 GMT", now=1445412480.0) == 5.0
+    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412490.0) == 0.0
+    assert retry_after("soon") is None
+    assert retry_after("") is None
+
+
+def test_400_is_not_retried_and_counted_as_failed(
+    sink: Upstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    status = encode_status(3, "bad record")
+    sink.respond = Reply(400, status, content_type="application/x-protobuf")
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(2))
+
+    with caplog.at_level(logging.ERROR):
+        used = run(config(sink), body)
+    assert len(sink.wait_for(1)) == 1
+    time.sleep(0.05)
+    assert len(sink.received()) == 1
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 2
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 0
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert "otlphttp could not send 2 log records: not retryable error" in line
+    assert "responded with HTTP Status Code 400, Message=bad record" in line
+
+
+def test_retries_end_after_max_elapsed_time(sink: Upstream) -> None:
+    sink.respond = Reply(503)
+    retry = replace(FAST_RETRY, max_elapsed_time=Duration(0.2))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(3))
+        await asyncio.sleep(0.4)
+
+    used = run(config(sink, retry_on_failure=retry), body)
+    assert 3 <= len(sink.received()) <= 25
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 3
+
+
+def test_a_connection_refused_is_retried(sink: Upstream) -> None:
+    dead = Upstream()
+    dead.stop()
+    retry = replace(FAST_RETRY, max_elapsed_time=Duration(0.1))
+    queue_off = QueueSettings(enabled=False)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as refused:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert refused.value.retryable
+        assert "no more retries left: failed to make an HTTP request" in str(refused.value)
+
+    run(
+        config(sink, endpoint=dead.url, retry_on_failure=retry, sending_queue=queue_off),
+        body,
+    )
+
+
+def test_without_the_queue_a_permanent_failure_reaches_the_caller(sink: Upstream) -> None:
+    sink.respond = Reply(400)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as rejected:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert not rejected.value.retryable
+
+    used = run(config(sink, sending_queue=QueueSettings(enabled=False)), body)
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 1
+
+
+def test_a_timeout_is_a_retryable_failure(sink: Upstream) -> None:
+    sink.respond = iter_replies(Reply(200, delay=0.5), Reply(200))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    used = run(
+        config(sink, timeout=Duration(0.1), sending_queue=QueueSettings(enabled=False)), body
+    )
+    assert len(sink.wait_for(2)) == 2
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
+def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixture) -> None:
+    answer = ExportLogsServiceResponse()
+    answer.partial_success.rejected_log_records = 2
+    answer.partial_success.error_message = "too old"
+    sink.respond = Reply(200, answer.SerializeToString(), content_type="application/x-protobuf")
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(3))
+
+    with caplog.at_level(logging.WARNING):
+        used = run(config(sink), body)
+    assert "Partial success response: message='too old' dropped_log_records=2" in caplog.text
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 3
+
+
+# -- the queue -----------------------------------------------------------------------
+
+
+def test_a_full_queue_refuses_with_a_retryable_error(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.3)
+    queue = QueueSettings(num_consumers=1, queue_size=1)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        consumer = exporter.consumer(Signal.LOG)
+        await consumer.consume(logs(1))  # taken by the only sender
+        await asyncio.sleep(0.05)
+        await consumer.consume(logs(1))  # waits in the queue
+        with pytest.raises(ConsumerError) as refused:
+            await consumer.consume(logs(7))
+        assert refused.value.retryable and refused.value.retry_after
+        assert "sending queue of exporter otlphttp is full" in str(refused.value)
+
+    used = run(config(sink, sending_queue=queue), body)
+    assert counter(used, LOG_ENQUEUE_FAILED, exporter="otlphttp") == 7
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 2
+    assert len(sink.received()) == 2
+
+
+def test_queue_metrics_report_size_and_capacity(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.3)
+
+    async def body(exporter: Exporter, used: Settings) -> None:
+        consumer = exporter.consumer(Signal.TRACE)
+        for _ in range(3):
+            await consumer.consume(traces(1))
+        await asyncio.sleep(0.05)
+        size = counter(used, "otelcol_exporter_queue_size", exporter="q", data_type="traces")
+        assert size == 2  # one is being sent
+
+    queue = QueueSettings(num_consumers=1, queue_size=5)
+    used = run(config(sink, sending_queue=queue), body, component_id="q")
+    labels = {"exporter": "q", "data_type": "traces"}
+    assert counter(used, "otelcol_exporter_queue_capacity", **labels) == 5
+
+
+def test_shutdown_drains_the_queue(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.02)
+    queue = QueueSettings(num_consumers=2, queue_size=100)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        for i in range(20):
+            await exporter.consumer(Signal.LOG).consume(logs(1, body=f"batch{i}"))
+
+    used = run(config(sink, sending_queue=queue), body)
+    assert len(sink.received()) == 20
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 20
+
+
+def shut_down_within(
+    sink: Upstream, timeout: float, batches: int, component_id: str = "otlphttp"
+) -> tuple[Settings, float]:
+    """Queue `batches` batches of 2 log records for one sender, then shut down
+    with `timeout`: the settings and how long shutdown took."""
+    queue = QueueSettings(num_consumers=1, queue_size=100)
+    exporter_settings = settings(component_id)
+
+    async def main() -> float:
+        exporter = FACTORY.create(
+            exporter_settings, config(sink, sending_queue=queue), frozenset(Signal)
+        )
+        await exporter.start(Host())
+        for _ in range(batches):
+            await exporter.consumer(Signal.LOG).consume(logs(2))
+        started = time.monotonic()
+        await exporter.shutdown(timeout=timeout)  # type: ignore[call-arg]
+        return time.monotonic() - started
+
+    return exporter_settings, asyncio.run(main())
+
+
+def test_at_shutdown_no_retry_waits_past_the_deadline(sink: Upstream) -> None:
+    sink.respond = Reply(503, headers=[("Retry-After", "30")])
+    used, took = shut_down_within(sink, timeout=2.0, batches=5)
+    assert took < 0.5
+    assert len(sink.received()) == 5
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 10
+
+
+def test_what_is_queued_at_the_shutdown_deadline_is_counted_and_logged(
+    sink: Upstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    sink.respond = Reply(200, delay=0.5)
+    with caplog.at_level(logging.ERROR):
+        used, took = shut_down_within(sink, timeout=0.2, batches=5)
+    assert took < 0.45
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 10
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 0
+    assert "could not send 2 log records: shutdown deadline passed while sending" in caplog.text
+    assert "could not send 8 log records: 4 batches still queued at the shutdown deadline" in (
+        caplog.text
+    )
+
+
+def test_after_shutdown_data_is_refused(sink: Upstream) -> None:
+    exporter_settings = settings("otlphttp")
+
+    async def main() -> None:
+        exporter = FACTORY.create(exporter_settings, config(sink), frozenset(Signal))
+        await exporter.start(Host())
+        await exporter.shutdown()
+        with pytest.raises(ConsumerError, match="shutting down") as refused:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert refused.value.retryable
+
+    asyncio.run(main())
+
+
+def test_wait_for_result_returns_the_outcome(sink: Upstream) -> None:
+    sink.respond = Reply(400)
+    queue = QueueSettings(wait_for_result=True)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError, match="HTTP Status Code 400"):
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(config(sink, sending_queue=queue), body)
+
+
+def test_block_on_overflow_waits_for_room(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.1)
+    queue = QueueSettings(num_consumers=1, queue_size=1, block_on_overflow=True)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        for _ in range(4):
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    used = run(config(sink, sending_queue=queue), body)
+    assert counter(used, LOG_ENQUEUE_FAILED, exporter="otlphttp") == 0
+    assert len(sink.received()) == 4
+
+
+def test_items_sizer_counts_items(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.2)
+    queue = QueueSettings(num_consumers=1, queue_size=5, sizer="items")
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        consumer = exporter.consumer(Signal.LOG)
+        await consumer.consume(logs(1))
+        await asyncio.sleep(0.05)
+        await consumer.consume(logs(4))
+        with pytest.raises(ConsumerError, match="full"):
+            await consumer.consume(logs(2))
+        with pytest.raises(ConsumerError, match="larger than the sending queue") as too_big:
+            await consumer.consume(logs(6))
+        assert not too_big.value.retryable
+
+    run(config(sink, sending_queue=queue), body)
+
+
+def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
+    from tests.collector.components.tls_sink import TlsUpstream
+
+    with TlsUpstream(tmp_path) as secure:
+        tls = replace(OtlpHttpConfig().tls, ca_file=str(secure.ca_file))
+
+        async def body(exporter: Exporter, _: Settings) -> None:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+
+        used = run(OtlpHttpConfig(endpoint=secure.url, tls=tls, retry_on_failure=FAST_RETRY), body)
+        assert len(secure.upstream.wait_for(1)) == 1
+        assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
+def test_a_cancelled_shutdown_still_counts_what_was_queued(sink: Upstream) -> None:
+    sink.respond = Reply(200, delay=0.5)
+    queue = QueueSettings(num_consumers=1, queue_size=100)
+    used = settings("otlphttp")
+
+    async def main() -> None:
+        exporter = FACTORY.create(used, config(sink, sending_queue=queue), frozenset(Signal))
+        await exporter.start(Host())
+        for _ in range(3):
+            await exporter.consumer(Signal.LOG).consume(logs(2))
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(exporter.shutdown(), 0.1)
+
+    asyncio.run(main())
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 6

@@ -1,0 +1,131 @@
+"""The exporter helper's parts on their own: backoff, the retry loop, the
+queue, and the google.rpc.Status reader (against googleapis' own messages)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.exporterhelper import Attempt, ExportError, RetrySettings
+from sluice.collector.exporterhelper.queue import QueuedBatch, SendingQueue
+from sluice.collector.exporterhelper.retry import Backoff, RetryPolicy
+from sluice.collector.exporterhelper.rpc_status import encode_status, parse_status
+
+LOGGER = logging.getLogger("test")
+
+
+def test_backoff_grows_by_the_multiplier_up_to_the_max_interval() -> None:
+    settings = RetrySettings(max_interval=Duration(10.0), max_elapsed_time=Duration(0.0))
+    middle = Backoff(settings, started=0.0, draw=lambda: 0.5)
+    assert [middle.next_delay(0.0) for _ in range(6)] == [5.0, 7.5, 10.0, 10.0, 10.0, 10.0]
+
+
+def test_each_delay_is_spread_by_the_randomization_factor() -> None:
+    settings = RetrySettings()
+    assert Backoff(settings, 0.0, draw=lambda: 0.0).next_delay(0.0) == 2.5
+    assert Backoff(settings, 0.0, draw=lambda: 1.0).next_delay(0.0) == 7.5
+
+
+def test_backoff_stops_when_the_wait_would_pass_max_elapsed_time() -> None:
+    settings = RetrySettings(max_elapsed_time=Duration(300.0))
+    backoff = Backoff(settings, started=100.0, draw=lambda: 0.5)
+    assert backoff.next_delay(now=394.0) == 5.0
+    assert backoff.next_delay(now=394.0) is None  # 294 + 7.5 > 300
+    throttled = Backoff(settings, started=0.0, draw=lambda: 0.5)
+    assert throttled.next_delay(now=0.0, at_least=60.0) == 60.0
+    assert throttled.next_delay(now=250.0, at_least=60.0) is None
+
+
+def attempts(*outcomes: ExportError | None) -> tuple[list[float], Attempt]:
+    """An attempt that fails with `outcomes` in turn (None: succeeds); the
+    loop times of the calls."""
+    calls: list[float] = []
+    queue = list(outcomes)
+
+    async def attempt() -> None:
+        calls.append(asyncio.get_running_loop().time())
+        outcome = queue.pop(0)
+        if outcome is not None:
+            raise outcome
+
+    return calls, attempt
+
+
+FAST = RetrySettings(initial_interval=Duration(0.01), max_interval=Duration(0.01))
+
+
+def test_only_retryable_failures_are_retried() -> None:
+    calls, attempt = attempts(ExportError("busy", retryable=True), None)
+    asyncio.run(RetryPolicy(FAST, LOGGER).run(attempt))
+    assert len(calls) == 2
+    calls, attempt = attempts(ExportError("bad", retryable=False))
+    with pytest.raises(ExportError, match="not retryable error: bad") as failed:
+        asyncio.run(RetryPolicy(FAST, LOGGER).run(attempt))
+    assert not failed.value.retryable and len(calls) == 1
+
+
+def test_disabled_retries_make_one_attempt() -> None:
+    calls, attempt = attempts(ExportError("busy", retryable=True), None)
+    off = RetrySettings(enabled=False)
+    with pytest.raises(ExportError, match=r"^busy$") as failed:
+        asyncio.run(RetryPolicy(off, LOGGER).run(attempt))
+    assert failed.value.retryable and len(calls) == 1
+
+
+def test_the_server_delay_is_the_least_wait() -> None:
+    calls, attempt = attempts(ExportError("slow down", retryable=True, retry_after=0.2), None)
+    asyncio.run(RetryPolicy(FAST, LOGGER).run(attempt))
+    assert calls[1] - calls[0] >= 0.2
+
+
+def test_stop_by_ends_a_wait_that_would_pass_the_deadline() -> None:
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        _, attempt = attempts(ExportError("busy", retryable=True, retry_after=30.0), None)
+        policy = RetryPolicy(FAST, LOGGER)
+        running = asyncio.create_task(policy.run(attempt))
+        await asyncio.sleep(0.05)
+        started = loop.time()
+        policy.stop_by(started + 1.0)
+        with pytest.raises(ExportError, match="request will be cancelled before next retry"):
+            await running
+        return loop.time() - started
+
+    assert asyncio.run(main()) < 0.1
+
+
+def test_queue_capacity_counts_sizes_until_taken() -> None:
+    async def main() -> None:
+        queue = SendingQueue(capacity=5)
+        assert queue.offer(QueuedBatch("a", items=3, size=3))
+        assert not queue.offer(QueuedBatch("b", items=3, size=3))
+        assert queue.offer(QueuedBatch("c", items=2, size=2))
+        assert (await queue.take()).data == "a"
+        assert queue.used == 2 and len(queue) == 1
+        waiting = asyncio.create_task(queue.put(QueuedBatch("d", items=4, size=4)))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        await queue.take()
+        await asyncio.wait_for(waiting, 1.0)
+        assert [batch.data for batch in queue.take_all()] == ["d"] and queue.used == 0
+
+    asyncio.run(main())
+
+
+def test_status_reader_matches_googleapis_messages() -> None:
+    info = error_details_pb2.RetryInfo()
+    info.retry_delay.seconds, info.retry_delay.nanos = 2, 500_000_000
+    status = status_pb2.Status(code=8, message="quota")
+    status.details.add().Pack(info)
+    parsed = parse_status(status.SerializeToString())
+    assert parsed is not None
+    assert (parsed.code, parsed.message, parsed.retry_delay) == (8, "quota", 2.5)
+    assert parsed.detail_types == ("type.googleapis.com/google.rpc.RetryInfo",)
+    written = status_pb2.Status.FromString(encode_status(14, "busy", 0.25))
+    assert (written.code, written.message) == (14, "busy")
+    assert written.details[0].Unpack(info) and info.retry_delay.nanos == 250_000_000
+    assert parse_status(b"\xff\x01") is None
