@@ -45,8 +45,9 @@ def load(name: str) -> tuple[HealthCheckConfig, list[str]]:
     (raw,) = yaml.safe_load((TESTDATA / name).read_text()).values()
     problems = Problems()
     config = decode(HealthCheckConfig, raw, "", problems)
-    lines = problems.lines + [f"{key}: {message}" for key, message in config.validate()]
-    return config, lines
+    for key, message in config.validate():
+        problems.add(key, message)
+    return config, problems.lines
 
 
 def test_default_config_is_upstreams() -> None:
