@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from sluice.collector.component import ComponentID, Host, Kind, Settings, Status
 from sluice.collector.components.extensions.healthcheck import FACTORY
@@ -31,9 +30,9 @@ from sluice.collector.components.extensions.healthcheck.gotext import (
     go_json,
     go_time,
 )
-from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "health_check"
 NOT_AVAILABLE = b'{"status":"Server not available","upSince":"0001-01-01T00:00:00Z","uptime":""}'
@@ -41,13 +40,7 @@ GO_DURATION = re.compile(r"^(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)$")
 
 
 def load(name: str) -> tuple[HealthCheckConfig, list[str]]:
-    """The one component of a testdata file, decoded and validated."""
-    (raw,) = yaml.safe_load((TESTDATA / name).read_text()).values()
-    problems = Problems()
-    config = decode(HealthCheckConfig, raw, "", problems)
-    for key, message in config.validate():
-        problems.add(key, message)
-    return config, problems.lines
+    return load_config(HealthCheckConfig, TESTDATA / name)
 
 
 def test_default_config_is_upstreams() -> None:

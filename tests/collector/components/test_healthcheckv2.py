@@ -12,7 +12,6 @@ from typing import Any
 
 import grpc
 import pytest
-import yaml
 
 from sluice.collector.component import ComponentID, Host, Kind, Settings, Status
 from sluice.collector.components.extensions.healthcheck.config import (
@@ -42,9 +41,10 @@ from sluice.collector.components.extensions.healthcheckv2.grpc_health import (
     HealthCheckRequest,
     HealthCheckResponse,
 )
-from sluice.collector.confmap.decode import Duration, Problems, decode
+from sluice.collector.confmap.decode import Duration
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "healthcheckv2"
 PIPELINES = {
@@ -55,12 +55,7 @@ COMPONENTS = ["receiver:otlp", "processor:batch", "exporter:otlp", "exporter:otl
 
 
 def load(name: str) -> tuple[HealthCheckV2Config, list[str]]:
-    (raw,) = yaml.safe_load((TESTDATA / name).read_text()).values()
-    problems = Problems()
-    config = decode(HealthCheckV2Config, raw, "", problems)
-    for key, message in config.validate():
-        problems.add(key, message)
-    return config, problems.lines
+    return load_config(HealthCheckV2Config, TESTDATA / name)
 
 
 def test_default_config_is_the_v1_mode() -> None:
