@@ -309,6 +309,7 @@ def test_verbose_body_nests_components_by_pipeline(start: Any) -> None:
     hc = start(v2())
     hc.start_collector()
     hc.report("exporter:otlphttp/staging", Status.RECOVERABLE_ERROR, "resource exhausted")
+    hc.report("pipeline:traces", Status.STOPPED)  # a pipeline's status is its components'
     code, body = hc.status("/status?verbose")
     assert code == 200
     assert list(body) == ["start_time", "healthy", "status", "error", "status_time", "components"]

@@ -26,6 +26,7 @@ from sluice.collector.components.extensions.healthcheck.responses import (
     path_matches,
 )
 from sluice.collector.components.extensions.healthcheckv2.aggregator import (
+    PIPELINE,
     ErrorPriority,
     Event,
     StatusAggregator,
@@ -113,6 +114,8 @@ class HealthCheckV2Extension(Component):
         self.collector_config = go_json(config, sort_keys=True)
 
     def on_status(self, instance: str, status: Status, error: str) -> None:
+        if instance.startswith(PIPELINE):
+            return  # a pipeline's status is its components'
         if instance == COLLECTOR:
             if status is Status.OK and self._waiting is not None:
                 waiting, self._waiting = self._waiting, None
