@@ -28,6 +28,8 @@ COLLECTOR = "collector"
 
 
 class HealthCheckExtension(Component):
+    """Serves `config.path` on `config.endpoint` from start to shutdown."""
+
     def __init__(self, config: HealthCheckConfig, logger: logging.Logger):
         self.config = config
         self.logger = logger

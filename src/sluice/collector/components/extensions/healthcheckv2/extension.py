@@ -42,6 +42,9 @@ from sluice.transport.listener import HttpListener
 
 
 class HealthCheckV2Extension(Component):
+    """The status tree, fed by the host's reports, and the services that
+    answer from it (HTTP and, when configured, gRPC)."""
+
     def __init__(self, config: HealthCheckV2Config, logger: logging.Logger):
         self.config = config
         self.logger = logger
