@@ -138,6 +138,9 @@ class Host:
     def __init__(self) -> None:
         self.extensions: dict[ComponentID, Component] = {}
         self.status_listeners: list[Callable[[str, Status, str], None]] = []
+        self.pipelines: dict[str, list[str]] = {}
+        """Pipeline id -> the ``kind:id`` instances in it (a status report
+        names only the instance; health checks group it by pipeline)."""
 
     def report_status(self, instance: str, status: Status, error: str = "") -> None:
         """`instance` is ``kind:id`` (``receiver:otlp``, ``pipeline:logs``...)."""

@@ -1,0 +1,64 @@
+"""The ``health_check`` extension's config, as contrib's healthcheckextension."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confmap.decode import parse_duration
+from sluice.transport.listener import parse_endpoint
+
+DEFAULT_ENDPOINT = "0.0.0.0:13133"
+"""All interfaces, so that an orchestrator's probe reaches it."""
+
+
+@dataclass(frozen=True)
+class ResponseBody:
+    """Static bodies that replace the JSON status body."""
+
+    healthy: str = ""
+    unhealthy: str = ""
+
+
+@dataclass(frozen=True)
+class CheckCollectorPipeline:
+    """Deprecated upstream (it never worked as documented); accepted, not used."""
+
+    enabled: bool = False
+    interval: str = "5m"
+    exporter_failure_threshold: int = 5
+
+
+@dataclass(frozen=True)
+class HealthCheckConfig(ComponentConfig):
+    endpoint: str = DEFAULT_ENDPOINT
+    path: str = "/"
+    response_body: ResponseBody | None = None
+    check_collector_pipeline: CheckCollectorPipeline = field(default_factory=CheckCollectorPipeline)
+
+    def validate(self) -> Iterator[Problem]:
+        # Upstream's checks and wording, in upstream's order.
+        try:
+            parse_duration(self.check_collector_pipeline.interval)
+        except ValueError as bad:
+            yield "check_collector_pipeline::interval", str(bad)
+        yield from endpoint_problems("endpoint", self.endpoint)
+        if self.check_collector_pipeline.exporter_failure_threshold <= 0:
+            yield (
+                "check_collector_pipeline::exporter_failure_threshold",
+                "bad config: exporter_failure_threshold expects a positive number",
+            )
+        if not self.path.startswith("/"):
+            yield "path", "bad config: path must start with /"
+
+
+def endpoint_problems(key: str, endpoint: str) -> Iterator[Problem]:
+    """An empty endpoint (upstream's message) or one that does not parse."""
+    if not endpoint:
+        yield key, "bad config: endpoint must be specified"
+        return
+    try:
+        parse_endpoint(endpoint)
+    except ValueError as bad:
+        yield key, str(bad)

@@ -1,0 +1,85 @@
+"""The ``health_check`` extension: one HTTP path that answers 200 while the
+collector runs and 503 before it is ready and once it shuts down.
+
+Readiness comes from the service's status reports (upstream's pipeline
+watcher): ``collector`` ``StatusOK`` once every component started, any other
+``collector`` status (``StatusStopping`` at shutdown) ends it. Component
+reports do not change the answer, as upstream's v1 ignores them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sluice.collector.component import Component, Host, Status
+from sluice.collector.components.extensions.healthcheck.config import HealthCheckConfig
+from sluice.collector.components.extensions.healthcheck.responses import (
+    page_not_found,
+    path_matches,
+    server_status,
+    static_status,
+)
+from sluice.transport.http_server import Request, Response
+from sluice.transport.listener import HttpListener
+
+COLLECTOR = "collector"
+"""The status instance the service reports its own lifecycle under."""
+
+
+class HealthCheckExtension(Component):
+    """Serves `config.path` on `config.endpoint` from start to shutdown."""
+
+    def __init__(self, config: HealthCheckConfig, logger: logging.Logger):
+        self.config = config
+        self.logger = logger
+        self.listener: HttpListener | None = None
+        self._host: Host | None = None
+        self._up_since_ns = 0
+        """Wall-clock time the collector became ready; 0 while it is not."""
+        self._up_since_monotonic = 0
+
+    @property
+    def ready(self) -> bool:
+        return self._up_since_ns != 0
+
+    async def start(self, host: Host) -> None:
+        if self.config.check_collector_pipeline.enabled:
+            self.logger.warning(
+                "check_collector_pipeline is deprecated upstream and not supported: "
+                "the health check reports whether the collector is running"
+            )
+        self.listener = await HttpListener.start(self.handle, self.config.endpoint)
+        self._host = host
+        host.status_listeners.append(self.on_status)
+        self.logger.info(
+            "Starting health_check extension on %s, path %s", self.config.endpoint, self.config.path
+        )
+
+    async def shutdown(self) -> None:
+        if self._host is not None:
+            self._host.status_listeners.remove(self.on_status)
+            self._host = None
+        if self.listener is not None:
+            await self.listener.stop()
+            self.listener = None
+
+    def on_status(self, instance: str, status: Status, error: str) -> None:
+        if instance != COLLECTOR:
+            return
+        if status is Status.OK:
+            if not self.ready:
+                self._up_since_ns = time.time_ns()
+                self._up_since_monotonic = time.monotonic_ns()
+                self.logger.info("Health Check state change: ready")
+        elif self.ready:
+            self._up_since_ns = 0
+            self.logger.info("Health Check state change: unavailable")
+
+    async def handle(self, request: Request) -> Response:
+        if not path_matches(self.config.path, request.path):
+            return page_not_found()
+        if self.config.response_body is not None:
+            return static_status(self.ready, self.config.response_body)
+        uptime = time.monotonic_ns() - self._up_since_monotonic
+        return server_status(self.ready, self._up_since_ns, uptime)

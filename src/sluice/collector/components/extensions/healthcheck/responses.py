@@ -1,0 +1,59 @@
+"""The answers of upstream's health check (v1), shared with ``healthcheckv2``
+when it runs with its v1 settings: the JSON status body, the static
+``response_body`` texts, and Go's ``ServeMux`` routing of the one path."""
+
+from __future__ import annotations
+
+from sluice.collector.components.extensions.healthcheck.config import ResponseBody
+from sluice.collector.components.extensions.healthcheck.gotext import (
+    ZERO_TIME,
+    go_duration,
+    go_json,
+    go_time,
+)
+from sluice.transport.http_server import Response
+
+TEXT_PLAIN = b"text/plain; charset=utf-8"
+
+
+def server_status(available: bool, up_since_ns: int = 0, uptime_ns: int = 0) -> Response:
+    """200 ``{"status":"Server available","upSince":...,"uptime":...}`` or
+    503 ``{"status":"Server not available","upSince":"0001-01-01T00:00:00Z","uptime":""}``."""
+    if available:
+        body = {
+            "status": "Server available",
+            "upSince": go_time(up_since_ns),
+            "uptime": go_duration(uptime_ns),
+        }
+        return Response(200, go_json(body))
+    body = {"status": "Server not available", "upSince": ZERO_TIME, "uptime": ""}
+    return Response(503, go_json(body))
+
+
+def static_status(available: bool, texts: ResponseBody) -> Response:
+    """The configured text for the state (Go sniffs a text body as plain text
+    and sends no type for an empty one)."""
+    text = texts.healthy if available else texts.unhealthy
+    return Response(
+        200 if available else 503, text.encode(), content_type=TEXT_PLAIN if text else None
+    )
+
+
+def page_not_found() -> Response:
+    """Go's ``http.NotFound``."""
+    return Response(
+        404,
+        b"404 page not found\n",
+        [(b"X-Content-Type-Options", b"nosniff")],
+        content_type=TEXT_PLAIN,
+    )
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    """A ``ServeMux`` pattern ending in ``/`` serves its whole subtree (``/``
+    serves every path); any other pattern serves exactly its path. A request
+    for the subtree's root without the slash, which Go redirects there, is
+    answered in place."""
+    if pattern.endswith("/"):
+        return path.startswith(pattern) or path == pattern[:-1]
+    return path == pattern

@@ -1,0 +1,97 @@
+"""The ``healthcheckv2`` extension's config, as contrib's healthcheckv2extension:
+the v1 keys at the top level (used while ``use_v2`` is false), and the v2
+``http``, ``grpc`` and ``component_health`` sections (used once it is true)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.components.extensions.healthcheck.config import (
+    CheckCollectorPipeline,
+    ResponseBody,
+    endpoint_problems,
+)
+from sluice.collector.confmap.decode import Duration
+
+
+@dataclass(frozen=True)
+class PathSettings:
+    enabled: bool
+    path: str
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    endpoint: str = "localhost:13133"
+    status: PathSettings = field(default_factory=lambda: PathSettings(True, "/status"))
+    """Collector and pipeline status as JSON."""
+    config: PathSettings = field(default_factory=lambda: PathSettings(False, "/config"))
+    """The collector's effective config as JSON (unredacted: off by default)."""
+
+
+@dataclass(frozen=True)
+class GrpcSettings:
+    """The ``grpc.health.v1.Health`` service."""
+
+    endpoint: str = "localhost:13132"
+    transport: str = "tcp"
+    """``tcp`` (``endpoint`` is ``host:port``) or ``unix`` (a socket path)."""
+
+
+IMMEDIATE = Duration(0)
+
+
+@dataclass(frozen=True)
+class ComponentHealthSettings:
+    """Which component errors make the answer unhealthy (none by default)."""
+
+    include_permanent_errors: bool = False
+    include_recoverable_errors: bool = False
+    recovery_duration: Duration = IMMEDIATE
+    """How long a recoverable error may last before it counts."""
+
+
+@dataclass(frozen=True)
+class HealthCheckV2Config(ComponentConfig):
+    endpoint: str = "localhost:13133"
+    path: str = "/"
+    response_body: ResponseBody | None = None
+    check_collector_pipeline: CheckCollectorPipeline | None = None
+    """Deprecated and ignored, as upstream."""
+    use_v2: bool = False
+    http: HttpSettings | None = None
+    grpc: GrpcSettings | None = None
+    component_health: ComponentHealthSettings | None = None
+
+    def validate(self) -> Iterator[Problem]:
+        if not self.use_v2:
+            yield from _named("endpoint", self.endpoint, "http endpoint required")
+            if not self.path.startswith("/"):
+                yield "path", "path must start with /"
+            return
+        if self.http is None and self.grpc is None:
+            yield "", "must specify at least one protocol"
+        if self.http is not None:
+            yield from _named("http::endpoint", self.http.endpoint, "http endpoint required")
+            for key, paths in (("status", self.http.status), ("config", self.http.config)):
+                if paths.enabled and not paths.path.startswith("/"):
+                    yield f"http::{key}::path", "path must start with /"
+        if self.grpc is not None:
+            if self.grpc.transport not in ("tcp", "unix"):
+                yield (
+                    "grpc::transport",
+                    f'unsupported transport "{self.grpc.transport}" (tcp or unix)',
+                )
+            elif self.grpc.transport == "unix" and self.grpc.endpoint:
+                return
+            yield from _named("grpc::endpoint", self.grpc.endpoint, "grpc endpoint required")
+
+
+def _named(key: str, endpoint: str, missing: str) -> Iterator[Problem]:
+    """Upstream's wording for a missing endpoint; the listener's for a bad one."""
+    if not endpoint:
+        yield key, missing
+    else:
+        yield from endpoint_problems(key, endpoint)

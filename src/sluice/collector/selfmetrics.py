@@ -1,0 +1,62 @@
+"""The collector's own metrics as a Prometheus pull endpoint
+(``service.telemetry.metrics``: ``http://<endpoint>/metrics``, default
+``0.0.0.0:8888``).
+
+Each scrape renders the service's registry (:mod:`sluice.collector.telemetry`)
+in the format the scraper asks for: the Prometheus text format, or
+OpenMetrics when its ``Accept`` header prefers it, gzipped when it accepts
+gzip, as Prometheus' own handlers do. Other paths answer 404.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder
+
+from sluice.transport.http_server import Request, Response
+from sluice.transport.listener import HttpListener
+
+DEFAULT_ENDPOINT = "0.0.0.0:8888"
+METRICS_PATH = "/metrics"
+
+
+class SelfMetricsServer:
+    """Serves `registry` at ``http://<endpoint>/metrics`` between
+    :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, registry: CollectorRegistry, endpoint: str = DEFAULT_ENDPOINT):
+        self.registry = registry
+        self.endpoint = endpoint
+        self.listener: HttpListener | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (the chosen one for port 0); 0 when not started."""
+        return self.listener.port if self.listener is not None else 0
+
+    async def start(self) -> None:
+        """Bind and serve (raises OSError or ValueError for the endpoint)."""
+        self.listener = await HttpListener.start(self.handle, self.endpoint)
+
+    async def stop(self) -> None:
+        if self.listener is not None:
+            await self.listener.stop()
+            self.listener = None
+
+    async def handle(self, request: Request) -> Response:
+        if request.path != METRICS_PATH:
+            return Response(404, b"404 page not found\n", content_type=b"text/plain; charset=utf-8")
+        accept = (request.header(b"accept") or b"").decode("latin-1")
+        encoder, content_type = choose_encoder(accept)
+        body = encoder(self.registry)
+        encodings = (request.header(b"accept-encoding") or b"").decode("latin-1")
+        if "gzip" in encodings:
+            return Response(
+                200,
+                gzip.compress(body, compresslevel=1),
+                [(b"Content-Encoding", b"gzip")],
+                content_type.encode(),
+            )
+        return Response(200, body, content_type=content_type.encode())

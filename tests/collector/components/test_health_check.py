@@ -1,0 +1,319 @@
+"""The ``health_check`` extension: config as upstream's, and its answers over
+real HTTP as the service reports the collector's lifecycle."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sluice.collector.component import ComponentID, Host, Kind, Settings, Status
+from sluice.collector.components.extensions.healthcheck import FACTORY
+from sluice.collector.components.extensions.healthcheck.config import (
+    CheckCollectorPipeline,
+    HealthCheckConfig,
+    ResponseBody,
+)
+from sluice.collector.components.extensions.healthcheck.extension import HealthCheckExtension
+from sluice.collector.components.extensions.healthcheck.gotext import (
+    go_duration,
+    go_json,
+    go_time,
+)
+from sluice.collector.telemetry import ServiceTelemetry
+from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.testdata_configs import load_config
+
+TESTDATA = Path(__file__).parent / "testdata" / "health_check"
+NOT_AVAILABLE = b'{"status":"Server not available","upSince":"0001-01-01T00:00:00Z","uptime":""}'
+GO_DURATION = re.compile(r"^(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)$")
+
+
+def load(name: str) -> tuple[HealthCheckConfig, list[str]]:
+    return load_config(HealthCheckConfig, TESTDATA / name)
+
+
+def test_default_config_is_upstreams() -> None:
+    config, problems = load("config_default.yaml")
+    assert problems == []
+    assert config == FACTORY.default_config()
+    assert (config.endpoint, config.path, config.response_body) == ("0.0.0.0:13133", "/", None)
+    assert config.check_collector_pipeline == CheckCollectorPipeline(False, "5m", 5)
+
+
+def test_custom_config_decodes_every_key() -> None:
+    config, problems = load("config_custom.yaml")
+    assert problems == []
+    assert config == HealthCheckConfig(
+        endpoint="localhost:13",
+        path="/health/status",
+        response_body=ResponseBody("ALL OK", "NOT OK"),
+        check_collector_pipeline=CheckCollectorPipeline(False, "5m", 5),
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("config_missing_endpoint.yaml", "endpoint: bad config: endpoint must be specified"),
+        (
+            "config_invalid_threshold.yaml",
+            "check_collector_pipeline::exporter_failure_threshold: "
+            "bad config: exporter_failure_threshold expects a positive number",
+        ),
+        ("config_invalid_path.yaml", "path: bad config: path must start with /"),
+        (
+            "config_invalid_interval.yaml",
+            'check_collector_pipeline::interval: time: invalid duration "5x"',
+        ),
+        ("config_unknown_key.yaml", "has invalid keys: port"),
+        ("config_bad_port.yaml", 'endpoint: address localhost:http: invalid port "http"'),
+    ],
+)
+def test_invalid_configs_name_the_key(name: str, problem: str) -> None:
+    assert load(name)[1] == [problem]
+
+
+def test_factory_describes_the_upstream_component_and_imports_lazily() -> None:
+    assert FACTORY.kind is Kind.EXTENSION
+    assert FACTORY.component_type == "health_check"
+    assert FACTORY.module.endswith("/extension/healthcheckextension")
+    assert FACTORY.stability == {"extension": "beta"}
+    probe = (
+        "import sys, sluice.collector.components.extensions.healthcheck;"
+        "print('sluice.collector.components.extensions.healthcheck.extension' in sys.modules)"
+    )
+    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert imported.stdout.strip() == "False", imported.stderr
+
+
+# -- running ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def loop() -> Iterator[BackgroundLoop]:
+    with background_loop() as running:
+        yield running
+
+
+class Running:
+    """A started extension, its host, and a client for its port."""
+
+    def __init__(self, loop: BackgroundLoop, **config: Any):
+        self.loop = loop
+        self.host = Host()
+        settings = Settings(ComponentID("health_check"), Kind.EXTENSION, ServiceTelemetry())
+        extension = FACTORY.create(settings, HealthCheckConfig(endpoint="127.0.0.1:0", **config))
+        assert isinstance(extension, HealthCheckExtension)
+        self.extension = extension
+        loop.run(extension.start(self.host))
+        assert extension.listener is not None
+        self.port = extension.listener.port
+
+    def report(self, instance: str, status: Status, error: str = "") -> None:
+        self.loop.call(self.host.report_status, instance, status, error)
+
+    def get(self, target: str = "/") -> tuple[int, dict[str, str], bytes]:
+        return http_get(self.port, target)
+
+    def stop(self) -> None:
+        self.loop.run(self.extension.shutdown())
+
+
+@pytest.fixture
+def start(loop: BackgroundLoop) -> Iterator[Any]:
+    started: list[Running] = []
+
+    def start(**config: Any) -> Running:
+        started.append(Running(loop, **config))
+        return started[-1]
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+def test_unavailable_until_the_collector_is_ready_then_available_until_it_stops(start: Any) -> None:
+    hc = start()
+    status, headers, body = hc.get()
+    assert (status, headers["content-type"], body) == (503, "application/json", NOT_AVAILABLE)
+
+    hc.report("receiver:otlp", Status.STARTING)
+    hc.report("receiver:otlp", Status.OK)
+    assert hc.get()[0] == 503, "components starting are not the collector being ready"
+
+    before = time.time()
+    hc.report("collector", Status.OK)
+    status, headers, body = hc.get()
+    assert (status, headers["content-type"]) == (200, "application/json")
+    answer = json.loads(body)
+    assert list(answer) == ["status", "upSince", "uptime"]
+    assert answer["status"] == "Server available"
+    assert abs(datetime.fromisoformat(answer["upSince"]).timestamp() - before) < 1
+    assert GO_DURATION.match(answer["uptime"]), answer["uptime"]
+
+    hc.report("exporter:otlp", Status.FATAL_ERROR, "boom")
+    assert hc.get()[0] == 200, "v1 ignores component status"
+
+    hc.report("collector", Status.STOPPING)
+    assert hc.get() == (
+        503,
+        {"content-type": "application/json", "content-length": str(len(NOT_AVAILABLE))},
+        NOT_AVAILABLE,
+    )
+
+
+def test_up_since_is_kept_while_ready_and_reset_by_a_restart(start: Any) -> None:
+    hc = start()
+    hc.report("collector", Status.OK)
+    first = json.loads(hc.get()[2])["upSince"]
+    time.sleep(0.01)
+    hc.report("collector", Status.OK)
+    assert json.loads(hc.get()[2])["upSince"] == first
+    hc.report("collector", Status.STOPPING)
+    hc.report("collector", Status.OK)
+    assert json.loads(hc.get()[2])["upSince"] > first
+
+
+def test_root_path_serves_every_path(start: Any) -> None:
+    hc = start()
+    assert hc.get("/anything/at/all?x=1")[0] == 503
+
+
+def test_custom_path_serves_only_that_path(start: Any) -> None:
+    hc = start(path="/health")
+    hc.report("collector", Status.OK)
+    assert hc.get("/health")[0] == 200
+    assert hc.get("/health?probe=1")[0] == 200
+    status, headers, body = hc.get("/")
+    assert (status, headers["content-type"], body) == (
+        404,
+        "text/plain; charset=utf-8",
+        b"404 page not found\n",
+    )
+    assert hc.get("/health/more")[0] == 404
+
+
+def test_subtree_path_serves_below_it(start: Any) -> None:
+    hc = start(path="/health/")
+    assert hc.get("/health/live")[0] == 503
+    assert hc.get("/health")[0] == 503
+    assert hc.get("/healthz")[0] == 404
+
+
+def test_response_body_replaces_the_json(start: Any) -> None:
+    hc = start(response_body=ResponseBody("ALL OK", "NOT OK"))
+    status, headers, body = hc.get()
+    assert (status, headers["content-type"], body) == (503, "text/plain; charset=utf-8", b"NOT OK")
+    hc.report("collector", Status.OK)
+    assert hc.get()[0::2] == (200, b"ALL OK")
+    hc.report("collector", Status.STOPPING)
+    assert hc.get()[0::2] == (503, b"NOT OK")
+
+
+def test_response_body_with_only_healthy_sends_an_empty_unhealthy_body(start: Any) -> None:
+    hc = start(response_body=ResponseBody(healthy="ALL OK"))
+    status, headers, body = hc.get()
+    assert (status, body, "content-type" in headers) == (503, b"", False)
+    hc.report("collector", Status.OK)
+    assert hc.get()[0::2] == (200, b"ALL OK")
+
+
+def test_check_collector_pipeline_is_accepted_with_a_warning(
+    start: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        hc = start(check_collector_pipeline=CheckCollectorPipeline(enabled=True))
+    assert "check_collector_pipeline is deprecated" in caplog.text
+    hc.report("collector", Status.OK)
+    assert hc.get()[0] == 200
+
+
+def test_port_in_use_fails_start(loop: BackgroundLoop) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        extension = HealthCheckExtension(
+            HealthCheckConfig(endpoint=f"127.0.0.1:{port}"), logging.getLogger("test")
+        )
+        host = Host()
+        with pytest.raises(OSError):
+            loop.run(extension.start(host))
+        assert host.status_listeners == []
+    finally:
+        taken.close()
+
+
+def test_shutdown_closes_the_port_and_stops_listening_to_the_host(loop: BackgroundLoop) -> None:
+    hc = Running(loop)
+    assert hc.host.status_listeners == [hc.extension.on_status]
+    hc.stop()
+    assert hc.host.status_listeners == []
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", hc.port), timeout=1).close()
+    hc.stop()  # twice is harmless
+
+
+def test_shutdown_without_start_is_harmless(loop: BackgroundLoop) -> None:
+    extension = HealthCheckExtension(HealthCheckConfig(), logging.getLogger("test"))
+    loop.run(extension.shutdown())
+
+
+# -- Go text forms -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [
+        (0, "0s"),
+        (1, "1ns"),
+        (999, "999ns"),
+        (1_500, "1.5µs"),
+        (1_000_000, "1ms"),
+        (1_234_567, "1.234567ms"),
+        (1_500_000_000, "1.5s"),
+        (90_000_000_000, "1m30s"),
+        (3_600_000_000_000, "1h0m0s"),
+        (3_723_000_000_001, "1h2m3.000000001s"),
+        (-1_500_000_000, "-1.5s"),
+    ],
+)
+def test_go_duration(ns: int, text: str) -> None:
+    assert go_duration(ns) == text
+
+
+def test_go_time_in_utc_and_at_an_offset(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = 1_700_000_000_120_000_000  # 2023-11-14T22:13:20.12Z
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        assert go_time(at) == "2023-11-14T22:13:20.12Z"
+        assert go_time(at - 120_000_000) == "2023-11-14T22:13:20Z"
+        monkeypatch.setenv("TZ", "EST+5")
+        time.tzset()
+        assert go_time(at + 1) == "2023-11-14T17:13:20.120000001-05:00"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert go_time(0) == "0001-01-01T00:00:00Z"
+
+
+def test_go_json_is_compact_with_html_safe_escapes() -> None:
+    assert go_json({"b": "<a&b>", "a": "é\u2028"}) == (
+        b'{"b":"\\u003ca\\u0026b\\u003e","a":"\xc3\xa9\\u2028"}'
+    )
+    assert go_json({"b": 1, "a": {"d": None, "c": True}}, sort_keys=True) == (
+        b'{"a":{"c":true,"d":null},"b":1}'
+    )

@@ -1,0 +1,590 @@
+"""The ``healthcheckv2`` extension: config as upstream's; status aggregated from
+component reports and answered over real HTTP and gRPC as upstream does."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from sluice.collector.component import ComponentID, Host, Kind, Settings, Status
+from sluice.collector.components.extensions.healthcheck.config import (
+    CheckCollectorPipeline,
+    ResponseBody,
+)
+from sluice.collector.components.extensions.healthcheckv2 import FACTORY
+from sluice.collector.components.extensions.healthcheckv2.aggregator import (
+    ErrorPriority,
+    Event,
+    StatusAggregator,
+)
+from sluice.collector.components.extensions.healthcheckv2.config import (
+    ComponentHealthSettings,
+    GrpcSettings,
+    HealthCheckV2Config,
+    HttpSettings,
+    PathSettings,
+)
+from sluice.collector.components.extensions.healthcheckv2.extension import (
+    HealthCheckV2Extension,
+)
+from sluice.collector.components.extensions.healthcheckv2.grpc_health import (
+    NOT_SERVING,
+    SERVICE_UNKNOWN,
+    SERVING,
+    HealthCheckRequest,
+    HealthCheckResponse,
+)
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.telemetry import ServiceTelemetry
+from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.testdata_configs import load_config
+
+TESTDATA = Path(__file__).parent / "testdata" / "healthcheckv2"
+PIPELINES = {
+    "traces": ["receiver:otlp", "processor:batch", "exporter:otlp"],
+    "metrics/grpc": ["receiver:otlp", "processor:batch", "exporter:otlphttp/staging"],
+}
+COMPONENTS = ["receiver:otlp", "processor:batch", "exporter:otlp", "exporter:otlphttp/staging"]
+
+
+def load(name: str) -> tuple[HealthCheckV2Config, list[str]]:
+    return load_config(HealthCheckV2Config, TESTDATA / name)
+
+
+def test_default_config_is_the_v1_mode() -> None:
+    config, problems = load("config_legacy.yaml")
+    assert problems == []
+    assert config == FACTORY.default_config()
+    assert (config.use_v2, config.endpoint, config.path) == (False, "localhost:13133", "/")
+    assert (config.http, config.grpc, config.component_health) == (None, None, None)
+
+
+def test_legacy_keys_decode() -> None:
+    config, problems = load("config_legacy_custom.yaml")
+    assert problems == []
+    assert config.endpoint == "localhost:13"
+    assert config.path == "/health"
+    assert config.response_body == ResponseBody("ALL OK", "NOT OK")
+    assert config.check_collector_pipeline == CheckCollectorPipeline(enabled=True)
+
+
+def test_upstream_readme_sample_decodes() -> None:
+    config, problems = load("config_v2.yaml")
+    assert problems == []
+    assert config == HealthCheckV2Config(
+        use_v2=True,
+        component_health=ComponentHealthSettings(False, True, Duration(300)),
+        http=HttpSettings(
+            "localhost:13133",
+            PathSettings(True, "/health/status"),
+            PathSettings(True, "/health/config"),
+        ),
+        grpc=GrpcSettings("localhost:13132", "tcp"),
+    )
+
+
+def test_an_empty_http_section_is_on_with_defaults() -> None:
+    config, problems = load("config_http_defaults.yaml")
+    assert problems == []
+    assert config.http == HttpSettings()
+    assert config.http.status == PathSettings(True, "/status")
+    assert config.http.config == PathSettings(False, "/config")
+    assert config.grpc is None
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("config_missing_protocol.yaml", "must specify at least one protocol"),
+        ("config_invalid_path.yaml", "http::status::path: path must start with /"),
+        ("config_missing_http_endpoint.yaml", "http::endpoint: http endpoint required"),
+        ("config_missing_grpc_endpoint.yaml", "grpc::endpoint: grpc endpoint required"),
+        ("config_legacy_invalid_path.yaml", "path: path must start with /"),
+        ("config_bad_transport.yaml", 'grpc::transport: unsupported transport "udp" (tcp or unix)'),
+    ],
+)
+def test_invalid_configs_name_the_key(name: str, problem: str) -> None:
+    assert load(name)[1] == [problem]
+
+
+def test_unix_transport_takes_a_socket_path() -> None:
+    assert load("config_unix_transport.yaml")[1] == []
+
+
+def test_factory_describes_the_upstream_component() -> None:
+    assert FACTORY.kind is Kind.EXTENSION
+    assert FACTORY.component_type == "healthcheckv2"
+    assert FACTORY.module.endswith("/extension/healthcheckv2extension")
+    assert FACTORY.stability == {"extension": "development"}
+
+
+# -- aggregation ----------------------------------------------------------------
+
+
+def test_error_statuses_carry_their_earliest_event_and_lifecycle_the_latest() -> None:
+    aggregator = StatusAggregator()
+    pipelines = ["traces"]
+    aggregator.record("receiver:otlp", Event(Status.OK, "", 10), pipelines)
+    aggregator.record("exporter:otlp", Event(Status.RECOVERABLE_ERROR, "first", 20), pipelines)
+    aggregator.record("processor:batch", Event(Status.RECOVERABLE_ERROR, "second", 30), pipelines)
+    assert aggregator.root.event == Event(Status.RECOVERABLE_ERROR, "first", 20)
+    for instance in ("exporter:otlp", "processor:batch"):
+        aggregator.record(instance, Event(Status.OK, "", 40), pipelines)
+    assert aggregator.root.event == Event(Status.OK, "", 40)
+    aggregator.record("receiver:otlp", Event(Status.STOPPED, "", 50), pipelines)
+    assert aggregator.root.event == Event(Status.STOPPING, "", 50), "a synthetic event"
+
+
+@pytest.mark.parametrize(
+    ("priority", "expected"),
+    [
+        (ErrorPriority.PERMANENT, Status.PERMANENT_ERROR),
+        (ErrorPriority.RECOVERABLE, Status.RECOVERABLE_ERROR),
+    ],
+)
+def test_error_priority(priority: ErrorPriority, expected: Status) -> None:
+    aggregator = StatusAggregator(priority)
+    aggregator.record("receiver:otlp", Event(Status.PERMANENT_ERROR, "", 1), ["traces"])
+    aggregator.record("exporter:otlp", Event(Status.RECOVERABLE_ERROR, "", 2), ["traces"])
+    assert aggregator.root.event.status is expected
+
+
+@pytest.mark.parametrize(
+    ("mix", "expected"),
+    [
+        ({Status.OK, Status.FATAL_ERROR, Status.STARTING}, Status.FATAL_ERROR),
+        ({Status.OK, Status.STARTING, Status.STOPPING}, Status.STARTING),
+        ({Status.OK, Status.STOPPING, Status.PERMANENT_ERROR}, Status.STOPPING),
+        ({Status.OK, Status.STOPPED}, Status.STOPPING),
+        ({Status.STOPPED}, Status.STOPPED),
+    ],
+)
+def test_lifecycle_precedence(mix: set[Status], expected: Status) -> None:
+    aggregator = StatusAggregator()
+    for n, status in enumerate(sorted(mix, key=lambda s: s.value)):
+        aggregator.record(f"receiver:r{n}", Event(status, "", n + 1), ["traces"])
+    assert aggregator.root.event.status is expected
+
+
+# -- running ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def loop() -> Iterator[BackgroundLoop]:
+    with background_loop() as running:
+        yield running
+
+
+class Running:
+    """A started extension; its host knows `PIPELINES`."""
+
+    def __init__(self, loop: BackgroundLoop, config: HealthCheckV2Config):
+        self.loop = loop
+        self.host = Host()
+        self.host.pipelines = {p: list(members) for p, members in PIPELINES.items()}
+        settings = Settings(ComponentID("healthcheckv2"), Kind.EXTENSION, ServiceTelemetry())
+        extension = FACTORY.create(settings, config)
+        assert isinstance(extension, HealthCheckV2Extension)
+        self.extension = extension
+        loop.run(extension.start(self.host))
+        self.port = extension.listener.port if extension.listener is not None else 0
+
+    def report(self, instance: str, status: Status, error: str = "") -> None:
+        self.loop.call(self.host.report_status, instance, status, error)
+
+    def report_all(self, status: Status, instances: list[str] = COMPONENTS) -> None:
+        for instance in instances:
+            self.report(instance, status)
+
+    def start_collector(self) -> None:
+        """What the service reports while it starts everything."""
+        self.report("extension:healthcheckv2", Status.OK)
+        self.report_all(Status.STARTING)
+        self.report_all(Status.OK)
+        self.report("collector", Status.OK)
+
+    def get(self, target: str = "/status") -> tuple[int, dict[str, str], bytes]:
+        return http_get(self.port, target)
+
+    def status(self, target: str = "/status") -> tuple[int, dict[str, Any]]:
+        code, headers, body = self.get(target)
+        assert headers["content-type"] == "application/json"
+        return code, json.loads(body)
+
+    def stop(self) -> None:
+        self.loop.run(self.extension.shutdown())
+
+
+def v2(**config: Any) -> HealthCheckV2Config:
+    http = config.pop("http", HttpSettings(endpoint="127.0.0.1:0"))
+    return HealthCheckV2Config(use_v2=True, http=http, **config)
+
+
+@pytest.fixture
+def start(loop: BackgroundLoop) -> Iterator[Any]:
+    started: list[Running] = []
+
+    def start(config: HealthCheckV2Config) -> Running:
+        started.append(Running(loop, config))
+        return started[-1]
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+def test_every_lifecycle_transition_and_its_code(start: Any) -> None:
+    hc = start(v2())
+    code, body = hc.status()
+    assert (code, body["status"], body["status_time"]) == (
+        503,
+        "StatusNone",
+        "0001-01-01T00:00:00Z",
+    )
+
+    hc.report_all(Status.STARTING)
+    assert hc.status()[0] == 503
+    assert hc.status()[1]["status"] == "StatusStarting"
+
+    hc.report_all(Status.OK)
+    hc.report("extension:healthcheckv2", Status.OK)
+    assert hc.status()[0] == 503, "held until the collector is ready"
+    assert hc.status()[1]["status"] == "StatusStarting"
+    hc.report("collector", Status.OK)
+    assert hc.status()[0] == 200
+    assert hc.status()[1]["status"] == "StatusOK"
+
+    hc.report("exporter:otlp", Status.RECOVERABLE_ERROR, "rpc error: code = ResourceExhausted")
+    code, body = hc.status()
+    assert (code, body["status"], body["error"], body["healthy"]) == (
+        200,
+        "StatusRecoverableError",
+        "rpc error: code = ResourceExhausted",
+        True,
+    )
+    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "bad config")
+    assert hc.status()[0] == 200
+    assert hc.status()[1]["status"] == "StatusPermanentError"
+    hc.report("exporter:otlp", Status.FATAL_ERROR, "port taken")
+    code, body = hc.status()
+    assert (code, body["status"], body["healthy"]) == (500, "StatusFatalError", True)
+    hc.report("exporter:otlp", Status.OK)
+    assert hc.status()[0] == 200
+
+    hc.report("collector", Status.STOPPING)
+    assert hc.status()[0] == 200, "v2 follows the components' own reports"
+    hc.report("receiver:otlp", Status.STOPPING)
+    assert hc.status()[0] == 503
+    assert hc.status()[1]["status"] == "StatusStopping"
+    hc.report_all(Status.STOPPED)
+    assert hc.status()[0] == 503
+    assert hc.status()[1]["status"] == "StatusStopping", "extensions still ok"
+    hc.report("extension:healthcheckv2", Status.STOPPED)
+    assert hc.status()[1]["status"] == "StatusStopped"
+
+
+def test_concise_body_has_upstreams_fields_in_order(start: Any) -> None:
+    before = time.time()
+    hc = start(v2())
+    hc.start_collector()
+    hc.report("exporter:otlp", Status.RECOVERABLE_ERROR, "<busy> & retrying")
+    raw = hc.get()[2]
+    assert b'"error":"\\u003cbusy\\u003e \\u0026 retrying"' in raw
+    body = json.loads(raw)
+    assert list(body) == ["start_time", "healthy", "status", "error", "status_time"]
+    assert abs(_seconds(body["start_time"]) - before) < 1
+    assert body["status_time"] >= body["start_time"]
+    for query in ("?verbose=false", "?pipeline=traces"):
+        assert "components" not in hc.status("/status" + query)[1]
+
+
+def test_verbose_body_nests_components_by_pipeline(start: Any) -> None:
+    hc = start(v2())
+    hc.start_collector()
+    hc.report("exporter:otlphttp/staging", Status.RECOVERABLE_ERROR, "resource exhausted")
+    hc.report("pipeline:traces", Status.STOPPED)  # a pipeline's status is its components'
+    code, body = hc.status("/status?verbose")
+    assert code == 200
+    assert list(body) == ["start_time", "healthy", "status", "error", "status_time", "components"]
+    assert list(body["components"]) == ["extensions", "pipeline:metrics/grpc", "pipeline:traces"]
+    extensions = body["components"]["extensions"]
+    assert (extensions["status"], list(extensions["components"])) == (
+        "StatusOK",
+        ["extension:healthcheckv2"],
+    )
+    failing = body["components"]["pipeline:metrics/grpc"]
+    assert (failing["status"], failing["error"]) == ("StatusRecoverableError", "resource exhausted")
+    assert list(failing["components"]) == [
+        "exporter:otlphttp/staging",
+        "processor:batch",
+        "receiver:otlp",
+    ]
+    leaf = failing["components"]["exporter:otlphttp/staging"]
+    assert list(leaf) == ["healthy", "status", "error", "status_time"]
+    assert failing["status_time"] == leaf["status_time"] == body["status_time"]
+    healthy = body["components"]["pipeline:traces"]
+    assert list(healthy) == ["healthy", "status", "status_time", "components"]
+    assert {c["status"] for c in healthy["components"].values()} == {"StatusOK"}
+
+    code, scoped = hc.status("/status?pipeline=metrics/grpc&verbose")
+    assert code == 200
+    assert list(scoped) == ["start_time", "healthy", "status", "error", "status_time", "components"]
+    assert scoped["components"] == failing["components"]
+    assert (
+        hc.status("/status?pipeline=extensions&verbose")[1]["components"]
+        == extensions["components"]
+    )
+
+
+def test_a_pipeline_scope_answers_its_own_code(start: Any) -> None:
+    hc = start(v2())
+    hc.start_collector()
+    hc.report("exporter:otlp", Status.STOPPING)
+    assert hc.status("/status?pipeline=traces")[0] == 503
+    assert hc.status("/status?pipeline=metrics/grpc")[0] == 200
+    code, headers, body = hc.get("/status?pipeline=logs")
+    assert (code, body, "content-type" in headers) == (404, b"", False)
+
+
+def test_include_permanent_errors_makes_them_unhealthy(start: Any) -> None:
+    hc = start(v2(component_health=ComponentHealthSettings(include_permanent_errors=True)))
+    hc.start_collector()
+    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "401 from the backend")
+    code, body = hc.status("/status?verbose")
+    assert (code, body["healthy"]) == (500, False)
+    traces = body["components"]["pipeline:traces"]
+    assert traces["healthy"] is False
+    assert traces["components"]["exporter:otlp"]["healthy"] is False
+    assert traces["components"]["receiver:otlp"]["healthy"] is True
+    assert hc.status("/status?pipeline=metrics/grpc")[0] == 200
+
+
+def test_include_recoverable_errors_counts_them_after_the_recovery_duration(start: Any) -> None:
+    health = ComponentHealthSettings(
+        include_recoverable_errors=True, recovery_duration=Duration(0.2)
+    )
+    hc = start(v2(component_health=health))
+    hc.start_collector()
+    hc.report("exporter:otlp", Status.RECOVERABLE_ERROR, "timeout")
+    assert hc.status()[0] == 200
+    assert hc.status()[1]["healthy"] is True
+    time.sleep(0.25)
+    code, body = hc.status()
+    assert (code, body["healthy"], body["status"]) == (500, False, "StatusRecoverableError")
+    hc.report("exporter:otlp", Status.OK)
+    assert hc.status()[0] == 200
+
+
+def test_only_recoverable_errors_counting_puts_them_first(start: Any) -> None:
+    health = ComponentHealthSettings(include_recoverable_errors=True)
+    hc = start(v2(component_health=health))
+    hc.start_collector()
+    hc.report("receiver:otlp", Status.PERMANENT_ERROR, "permanent")
+    hc.report("exporter:otlp", Status.RECOVERABLE_ERROR, "recoverable")
+    code, body = hc.status()
+    assert (code, body["status"], body["error"]) == (500, "StatusRecoverableError", "recoverable")
+
+
+def test_config_path_serves_the_notified_config(start: Any, loop: BackgroundLoop) -> None:
+    http = HttpSettings("127.0.0.1:0", PathSettings(True, "/"), PathSettings(True, "/config"))
+    hc = start(v2(http=http))
+    code, headers, body = hc.get("/config")
+    assert (code, body, "content-type" in headers) == (503, b"", False)
+    loop.call(hc.extension.notify_config, {"receivers": {"otlp": None}, "exporters": {"a": 1}})
+    code, headers, body = hc.get("/config")
+    assert (code, headers["content-type"]) == (200, "application/json")
+    assert body == b'{"exporters":{"a":1},"receivers":{"otlp":null}}'
+    assert hc.get("/anything")[0] == 503, "the status path / serves the rest"
+
+
+def test_other_paths_and_disabled_paths_answer_404(start: Any) -> None:
+    hc = start(v2())
+    assert hc.get("/config")[0::2] == (404, b"404 page not found\n")
+    assert hc.get("/")[0] == 404
+
+
+def test_v1_mode_answers_upstreams_v1_body_from_component_status(start: Any) -> None:
+    hc = start(HealthCheckV2Config(endpoint="127.0.0.1:0"))
+    code, _, body = hc.get("/")
+    assert (code, body) == (
+        503,
+        b'{"status":"Server not available","upSince":"0001-01-01T00:00:00Z","uptime":""}',
+    )
+    hc.start_collector()
+    code, body = hc.status("/anywhere")
+    assert (code, body["status"], list(body)) == (
+        200,
+        "Server available",
+        ["status", "upSince", "uptime"],
+    )
+    assert abs(_seconds(body["upSince"]) - hc.extension.start_ns / 1e9) < 0.001
+    hc.report("exporter:otlp", Status.FATAL_ERROR, "gone")
+    assert hc.get("/")[0] == 503, "v1 mode answers 503 for a fatal error"
+
+
+def test_v1_mode_response_body(start: Any) -> None:
+    hc = start(
+        HealthCheckV2Config(
+            endpoint="127.0.0.1:0", path="/health", response_body=ResponseBody("up", "down")
+        )
+    )
+    assert hc.get("/health")[0::2] == (503, b"down")
+    hc.start_collector()
+    assert hc.get("/health")[0::2] == (200, b"up")
+    assert hc.get("/")[0] == 404
+
+
+def test_shutdown_stops_listening(loop: BackgroundLoop) -> None:
+    hc = Running(loop, v2())
+    hc.stop()
+    assert hc.host.status_listeners == []
+    with pytest.raises(OSError):
+        http_get(hc.port, "/status")
+
+
+# -- gRPC ---------------------------------------------------------------------------
+
+
+def grpc_config(**health: Any) -> HealthCheckV2Config:
+    return HealthCheckV2Config(
+        use_v2=True,
+        grpc=GrpcSettings(endpoint="127.0.0.1:0"),
+        component_health=ComponentHealthSettings(**health) if health else None,
+    )
+
+
+class HealthClient:
+    def __init__(self, port: int):
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        encode, decode = HealthCheckRequest.SerializeToString, HealthCheckResponse.FromString
+        self.check_call = self.channel.unary_unary(
+            "/grpc.health.v1.Health/Check", request_serializer=encode, response_deserializer=decode
+        )
+        self.watch_call = self.channel.unary_stream(
+            "/grpc.health.v1.Health/Watch", request_serializer=encode, response_deserializer=decode
+        )
+
+    def check(self, service: str = "") -> int:
+        return int(self.check_call(HealthCheckRequest(service=service), timeout=5).status)
+
+    def watch(self, service: str = "") -> Any:
+        return self.watch_call(HealthCheckRequest(service=service), timeout=5)
+
+
+@pytest.fixture
+def grpc_health(start: Any) -> Iterator[Any]:
+    clients: list[HealthClient] = []
+
+    def make(config: HealthCheckV2Config) -> tuple[Running, HealthClient]:
+        hc = start(config)
+        assert hc.extension.grpc is not None and hc.extension.listener is None
+        clients.append(HealthClient(hc.extension.grpc.port))
+        return hc, clients[-1]
+
+    yield make
+    for client in clients:
+        client.channel.close()
+
+
+def test_grpc_check_serves_the_collector_and_each_pipeline(grpc_health: Any) -> None:
+    hc, client = grpc_health(grpc_config())
+    assert client.check() == NOT_SERVING
+    hc.start_collector()
+    assert (client.check(), client.check("traces")) == (SERVING, SERVING)
+    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "x")
+    assert client.check("traces") == SERVING
+    hc.report("exporter:otlp", Status.FATAL_ERROR, "x")
+    assert (client.check(), client.check("traces"), client.check("metrics/grpc")) == (
+        NOT_SERVING,
+        NOT_SERVING,
+        SERVING,
+    )
+    with pytest.raises(grpc.RpcError) as failed:
+        client.check("logs")
+    assert (failed.value.code(), failed.value.details()) == (
+        grpc.StatusCode.NOT_FOUND,
+        "Service not found.",
+    )
+
+
+def test_grpc_check_with_component_health(grpc_health: Any) -> None:
+    hc, client = grpc_health(grpc_config(include_permanent_errors=True))
+    hc.start_collector()
+    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "x")
+    assert (client.check("traces"), client.check("metrics/grpc")) == (NOT_SERVING, SERVING)
+
+
+def test_grpc_watch_streams_changes_of_serving_status(grpc_health: Any) -> None:
+    hc, client = grpc_health(grpc_config())
+    stream = client.watch("traces")
+    assert next(stream).status == SERVICE_UNKNOWN
+    hc.report("receiver:otlp", Status.STARTING)
+    assert next(stream).status == NOT_SERVING
+    hc.start_collector()
+    assert next(stream).status == SERVING
+    hc.report("exporter:otlp", Status.RECOVERABLE_ERROR, "x")  # still serving: nothing sent
+    hc.report("exporter:otlp", Status.FATAL_ERROR, "x")
+    assert next(stream).status == NOT_SERVING
+    stream.cancel()
+
+
+def test_grpc_watch_waits_out_the_recovery_duration(grpc_health: Any) -> None:
+    config = grpc_config(include_recoverable_errors=True, recovery_duration=Duration(0.2))
+    hc, client = grpc_health(config)
+    hc.start_collector()
+    stream = client.watch()
+    assert next(stream).status == SERVING
+    began = time.monotonic()
+    hc.report("exporter:otlp", Status.RECOVERABLE_ERROR, "x")
+    assert next(stream).status == NOT_SERVING
+    assert time.monotonic() - began >= 0.15
+    hc.report("exporter:otlp", Status.OK)
+    assert next(stream).status == SERVING
+    stream.cancel()
+
+
+def test_grpc_watch_ends_when_the_extension_stops(grpc_health: Any, loop: BackgroundLoop) -> None:
+    hc, client = grpc_health(grpc_config())
+    stream = client.watch()
+    assert next(stream).status == NOT_SERVING
+    hc.stop()
+    with pytest.raises(grpc.RpcError) as ended:
+        next(stream)
+    assert (ended.value.code(), ended.value.details()) == (
+        grpc.StatusCode.CANCELLED,
+        "Server shutting down.",
+    )
+
+
+def test_http_and_grpc_together(start: Any) -> None:
+    config = v2(grpc=GrpcSettings(endpoint="127.0.0.1:0"))
+    hc = start(config)
+    assert hc.extension.grpc is not None
+    client = HealthClient(hc.extension.grpc.port)
+    try:
+        hc.start_collector()
+        assert (hc.status()[0], client.check()) == (200, SERVING)
+    finally:
+        client.channel.close()
+
+
+def test_start_failure_releases_what_started(loop: BackgroundLoop) -> None:
+    config = v2(grpc=GrpcSettings(endpoint="999.999.999.999:1"))
+    extension = HealthCheckV2Extension(config, logging.getLogger("test"))
+    host = Host()
+    with pytest.raises(Exception):  # noqa: B017 - grpc raises RuntimeError, the resolver OSError
+        loop.run(extension.start(host))
+    assert (extension.listener, host.status_listeners) == (None, [])
+
+
+def _seconds(go_time: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(go_time).timestamp()

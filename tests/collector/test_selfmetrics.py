@@ -1,0 +1,100 @@
+"""The collector's Prometheus endpoint, scraped over real HTTP."""
+
+from __future__ import annotations
+
+import gzip
+import socket
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client import Counter
+
+from sluice.collector.selfmetrics import DEFAULT_ENDPOINT, SelfMetricsServer
+from sluice.collector.telemetry import ServiceTelemetry
+from tests.collector.background import BackgroundLoop, background_loop, http_get
+
+
+@pytest.fixture
+def loop() -> Iterator[BackgroundLoop]:
+    with background_loop() as running:
+        yield running
+
+
+@pytest.fixture
+def served(loop: BackgroundLoop) -> Iterator[tuple[SelfMetricsServer, Counter]]:
+    telemetry = ServiceTelemetry()
+    counter = Counter("test_scrapes", "Test counter.", ["who"], registry=telemetry.registry)
+    server = SelfMetricsServer(telemetry.registry, "127.0.0.1:0")
+    loop.run(server.start())
+    yield server, counter
+    loop.run(server.stop())
+
+
+def test_default_endpoint_is_upstreams() -> None:
+    assert DEFAULT_ENDPOINT == "0.0.0.0:8888"
+    assert SelfMetricsServer(ServiceTelemetry().registry).endpoint == DEFAULT_ENDPOINT
+
+
+def test_metrics_expose_a_counter_as_it_grows(served: tuple[SelfMetricsServer, Counter]) -> None:
+    server, counter = served
+    assert server.port > 0
+    counter.labels("me").inc(3)
+    status, headers, body = http_get(server.port, "/metrics")
+    assert (status, headers["content-type"]) == (200, "text/plain; version=0.0.4; charset=utf-8")
+    text = body.decode()
+    assert "# TYPE test_scrapes_total counter" in text
+    assert 'test_scrapes_total{who="me"} 3.0' in text
+    assert "# TYPE otelcol_receiver_accepted_log_records_total counter" in text
+    counter.labels("me").inc()
+    assert 'test_scrapes_total{who="me"} 4.0' in http_get(server.port, "/metrics")[2].decode()
+
+
+def test_openmetrics_when_the_scraper_asks(served: tuple[SelfMetricsServer, Counter]) -> None:
+    server, counter = served
+    counter.labels("me").inc()
+    accept = "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3"
+    status, headers, body = http_get(server.port, "/metrics", {"Accept": accept})
+    assert status == 200
+    assert headers["content-type"].startswith("application/openmetrics-text; version=1.0.0")
+    assert 'test_scrapes_total{who="me"} 1.0' in body.decode()
+    assert body.endswith(b"# EOF\n")
+
+
+def test_gzip_when_accepted(served: tuple[SelfMetricsServer, Counter]) -> None:
+    server, counter = served
+    counter.labels("zipped").inc()
+    status, headers, body = http_get(server.port, "/metrics", {"Accept-Encoding": "gzip"})
+    assert (status, headers["content-encoding"]) == (200, "gzip")
+    assert b'test_scrapes_total{who="zipped"} 1.0' in gzip.decompress(body)
+
+
+@pytest.mark.parametrize("target", ["/", "/metric", "/metrics/", "/debug"])
+def test_other_paths_are_not_found(served: tuple[SelfMetricsServer, Counter], target: str) -> None:
+    status, _, body = http_get(served[0].port, target)
+    assert (status, body) == (404, b"404 page not found\n")
+
+
+def test_stop_closes_the_port(loop: BackgroundLoop) -> None:
+    server = SelfMetricsServer(ServiceTelemetry().registry, "127.0.0.1:0")
+    assert server.port == 0
+    loop.run(server.start())
+    port = server.port
+    loop.run(server.stop())
+    assert server.port == 0
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    loop.run(server.stop())  # twice is harmless
+
+
+def test_an_endpoint_in_use_fails_start(loop: BackgroundLoop) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        server = SelfMetricsServer(
+            ServiceTelemetry().registry, f"127.0.0.1:{taken.getsockname()[1]}"
+        )
+        with pytest.raises(OSError):
+            loop.run(server.start())
+    finally:
+        taken.close()
