@@ -17,7 +17,15 @@ import signal
 import time
 from typing import Any
 
-from sluice.collector.component import Component, ExtensionFactory, Host, Kind, Settings, Status
+from sluice.collector.component import (
+    Component,
+    ComponentID,
+    ExtensionFactory,
+    Host,
+    Kind,
+    Settings,
+    Status,
+)
 from sluice.collector.config import Config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry
@@ -69,6 +77,19 @@ class Service:
             await self.metrics_server.start()
             self.metrics_port = self.metrics_server.port
         comps = self.config.components
+        connectors = comps[Kind.CONNECTOR]
+
+        def instance(kind: str, cid: ComponentID) -> str:
+            return f"{'connector' if cid in connectors else kind}:{cid}"
+
+        self.host.pipelines = {
+            str(p.id): [
+                *(instance("receiver", c) for c in p.receivers),
+                *(f"processor:{c}" for c in p.processors),
+                *(instance("exporter", c) for c in p.exporters),
+            ]
+            for p in self.config.pipelines.values()
+        }
         for cid in self.config.extensions:
             configured = comps[Kind.EXTENSION][cid]
             factory = configured.factory
