@@ -123,9 +123,11 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
     origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
         options = [a for a in typing.get_args(hint) if a is not type(None)]
-        if value is None:
-            return None if current is None or len(options) != 1 else current
         inner = options[0]
+        if value is None:
+            if current is None and len(options) == 1 and _is_section(inner):
+                return inner()  # a null section (``http:``) is present, with its defaults
+            return None if current is None or len(options) != 1 else current
         if isinstance(inner, type) and dataclasses.is_dataclass(inner) and current is None:
             current = inner()
         return _value(inner, value, path, problems, current)
@@ -162,6 +164,10 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
             for k, v in value.items()
         }
     return _scalar(hint, value, path, problems, current)
+
+
+def _is_section(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
 def _zero(hint: Any) -> Any:
