@@ -15,7 +15,8 @@ about five times faster than ``json_format.ParseDict`` (bench figures in the
 receiver's README). :func:`to_json` walks the message's set fields the same way.
 
 Text that is not valid UTF-8 (invalid bytes, lone surrogate escapes) is read
-as U+FFFD, as Go's JSON decoder does, instead of failing the request.
+as U+FFFD instead of failing the request: upstream's decoder does so for lone
+surrogates and keeps invalid bytes, which a protobuf string here cannot hold.
 Everything else that is not an export request raises ValueError.
 """
 

@@ -8,8 +8,9 @@ its absent keys keep upstream's defaults.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 from sluice.collector.component import ComponentConfig, Problem
@@ -197,10 +198,13 @@ def _endpoint_problems(endpoint: str) -> Iterator[Problem]:
         yield "endpoint", str(problem)
 
 
-def _section(key: str, section: object) -> Iterator[Problem]:
-    """A nested section's problems, their keys below `key`."""
-    validate = getattr(section, "validate", None)
-    if validate is None:
+class _Section(Protocol):
+    def validate(self) -> Iterable[Problem]: ...
+
+
+def _section(key: str, section: _Section | None) -> Iterator[Problem]:
+    """A nested section's problems, their keys below `key` (none when absent)."""
+    if section is None:
         return
-    for below, message in validate():
+    for below, message in section.validate():
         yield (f"{key}::{below}" if below else key), message

@@ -15,7 +15,7 @@ from sluice.collector.components.receivers.otlp.config import HttpConfig, OtlpRe
 from sluice.collector.components.receivers.otlp.grpc_service import OtlpGrpcServer
 from sluice.collector.components.receivers.otlp.http_handler import OtlpHttpHandler
 from sluice.collector.components.receivers.otlp.ingest import Ingest
-from sluice.collector.configauth import ServerAuthenticator
+from sluice.collector.configauth import AuthConfig, ServerAuthenticator
 from sluice.collector.configtls import TLSError
 from sluice.policy import Signal
 from sluice.transport.http_server import ServerLimits
@@ -128,6 +128,5 @@ def server_limits(config: HttpConfig) -> ServerLimits:
     )
 
 
-def _authenticator(auth: object, host: Host) -> ServerAuthenticator | None:
-    server_authenticator = getattr(auth, "server_authenticator", None)
-    return None if server_authenticator is None else server_authenticator(host)
+def _authenticator(auth: AuthConfig | None, host: Host) -> ServerAuthenticator | None:
+    return None if auth is None else auth.server_authenticator(host)
