@@ -14,6 +14,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 import zlib
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
@@ -77,6 +78,7 @@ from sluice.collector.components.receivers.otlp import FACTORY
 from sluice.collector.components.receivers.otlp.config import OtlpReceiverConfig
 from sluice.collector.components.receivers.otlp.receiver import OtlpReceiver
 from sluice.collector.configauth import AuthenticationError
+from sluice.collector.configtls import TLSClientConfig, TLSServerConfig
 from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
@@ -863,7 +865,7 @@ def test_tls_on_both_protocols(start: Start, tmp_path: Path) -> None:
             "grpc": {"endpoint": "127.0.0.1:0", "tls": tls},
         }
     )
-    context = ssl.create_default_context(cafile=str(cert))
+    context = TLSClientConfig(ca_file=str(cert)).ssl_context()
     url = f"https://127.0.0.1:{receiver.receiver.http_port}/v1/traces"
     assert post(url, traces_request().SerializeToString(), context=context)[0] == 200
     with pytest.raises(ssl.SSLError):
@@ -897,3 +899,65 @@ def test_missing_certificate_fails_start(start: Start, tmp_path: Path) -> None:
     tls = {"cert_file": str(tmp_path / "none.crt"), "key_file": str(tmp_path / "none.key")}
     with pytest.raises(ValueError, match="failed to load TLS cert and key"):
         start({"http": {"endpoint": "127.0.0.1:0", "tls": tls}})
+
+
+def test_tls_settings_are_validated() -> None:
+    problems = Problems()
+    raw = {"min_version": "1.3", "max_version": "1.2", "cipher_suites": ["TLS_FAST"]}
+    tls = decode(TLSServerConfig, raw, "tls", problems)
+    assert list(tls.validate()) == [
+        ("", "invalid TLS configuration: min_version cannot be greater than max_version"),
+        ("cipher_suites", 'invalid TLS cipher suite: "TLS_FAST"'),
+        ("", "a server needs a certificate: set cert_file and key_file"),
+    ]
+    assert TLSClientConfig(insecure=True).ssl_context() is None
+
+
+def replace_certificate(cert: Path, key: Path, name: str) -> Path:
+    """Write a new certificate over `cert` and `key`; returns a copy of it."""
+    new_cert, new_key = self_signed(cert.parent, name)
+    cert.write_bytes(new_cert.read_bytes())
+    key.write_bytes(new_key.read_bytes())
+    return new_cert
+
+
+def test_certificate_reload(start: Start, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path, "server")
+    first = tmp_path / "first.crt"
+    first.write_bytes(cert.read_bytes())
+    tls = {"cert_file": str(cert), "key_file": str(key), "reload_interval": "50ms"}
+    receiver = start(
+        {
+            "http": {"endpoint": "127.0.0.1:0", "tls": tls},
+            "grpc": {"endpoint": "127.0.0.1:0", "tls": tls},
+        }
+    )
+    url = f"https://127.0.0.1:{receiver.receiver.http_port}/v1/traces"
+    body = traces_request().SerializeToString()
+
+    def trusting(certificate: Path) -> ssl.SSLContext:
+        context = TLSClientConfig(ca_file=str(certificate)).ssl_context()
+        assert context is not None
+        return context
+
+    def grpc_export(certificate: Path) -> bytes:
+        credentials = grpc.ssl_channel_credentials(certificate.read_bytes())
+        with grpc.secure_channel(receiver.grpc_target, credentials) as channel:
+            answer: bytes = channel.unary_unary(TRACE_SERVICE)(body, timeout=5)
+            return answer
+
+    assert post(url, body, context=trusting(first))[0] == 200
+    assert grpc_export(first) == b"\x0a\x00"
+    second = replace_certificate(cert, key, "renewed")
+    deadline = time.monotonic() + 3
+    while True:
+        try:
+            assert post(url, body, context=trusting(second))[0] == 200
+            assert grpc_export(second) == b"\x0a\x00"
+            break
+        except (ssl.SSLError, grpc.RpcError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    with pytest.raises(ssl.SSLError):
+        post(url, body, context=trusting(first))
