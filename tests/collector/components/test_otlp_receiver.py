@@ -6,10 +6,8 @@ thread, feeding capturing consumers."""
 from __future__ import annotations
 
 import asyncio
-import datetime
 import gzip
 import http.client
-import ipaddress
 import json
 import socket
 import ssl
@@ -25,10 +23,6 @@ import pytest
 import uvloop
 import yaml
 import zstandard
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
     OTLPLogExporter as GrpcLogExporter,
 )
@@ -83,6 +77,7 @@ from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from sluice.telemetry.otlp_raw import LeanLogsRequest
+from tests.providers.test_tls import self_signed as providers_self_signed
 
 TESTDATA = Path(__file__).parent / "testdata" / "otlp"
 RESOURCE = Resource.create({"service.name": "checkout"})
@@ -378,12 +373,8 @@ def span_names(requests: list[Any]) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
-def test_sdk_http_exporters(start: Start, compression: Compression) -> None:
-    receiver = start()
-    spans = OTLPSpanExporter(f"{receiver.http}/v1/traces", compression=compression, timeout=5)
-    logs = OTLPLogExporter(f"{receiver.http}/v1/logs", compression=compression, timeout=5)
-    metrics = OTLPMetricExporter(f"{receiver.http}/v1/metrics", compression=compression, timeout=5)
+def export_sdk_data(spans: Any, logs: Any, metrics: Any) -> None:
+    """Three spans, two log records and two metric points through the exporters."""
     try:
         assert spans.export(sdk_spans()) == SpanExportResult.SUCCESS
         assert logs.export(sdk_logs()) == LogRecordExportResult.SUCCESS
@@ -391,6 +382,9 @@ def test_sdk_http_exporters(start: Start, compression: Compression) -> None:
     finally:
         for exporter in (spans, logs, metrics):
             exporter.shutdown()
+
+
+def assert_sdk_data_received(receiver: Running, transport: str) -> None:
     assert span_names(receiver.received(Signal.TRACE)) == [
         "GET /pay",
         "GET /refund",
@@ -407,39 +401,33 @@ def test_sdk_http_exporters(start: Start, compression: Compression) -> None:
     assert bodies == ["payment accepted", "refund issued"]
     [metrics_request] = receiver.received(Signal.METRIC)
     assert pdata.item_count(Signal.METRIC, metrics_request) == 2
-    assert receiver.count("accepted", "spans", "http") == 3
-    assert receiver.count("accepted", "log_records", "http") == 2
-    assert receiver.count("accepted", "metric_points", "http") == 2
-    assert receiver.count("accepted", "spans", "grpc") == 0
+    assert receiver.count("accepted", "spans", transport) == 3
+    assert receiver.count("accepted", "log_records", transport) == 2
+    assert receiver.count("accepted", "metric_points", transport) == 2
+    other = "grpc" if transport == "http" else "http"
+    assert receiver.count("accepted", "spans", other) == 0
+
+
+@pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
+def test_sdk_http_exporters(start: Start, compression: Compression) -> None:
+    receiver = start()
+    export_sdk_data(
+        OTLPSpanExporter(f"{receiver.http}/v1/traces", compression=compression, timeout=5),
+        OTLPLogExporter(f"{receiver.http}/v1/logs", compression=compression, timeout=5),
+        OTLPMetricExporter(f"{receiver.http}/v1/metrics", compression=compression, timeout=5),
+    )
+    assert_sdk_data_received(receiver, "http")
 
 
 def test_sdk_grpc_exporters(start: Start) -> None:
     receiver = start()
-    spans = GrpcSpanExporter(receiver.grpc_target, insecure=True, timeout=5)
-    logs = GrpcLogExporter(receiver.grpc_target, insecure=True, timeout=5)
-    metrics = GrpcMetricExporter(
-        receiver.grpc_target, insecure=True, timeout=5, compression=grpc.Compression.Gzip
+    target = receiver.grpc_target
+    export_sdk_data(
+        GrpcSpanExporter(target, insecure=True, timeout=5),
+        GrpcLogExporter(target, insecure=True, timeout=5),
+        GrpcMetricExporter(target, insecure=True, timeout=5, compression=grpc.Compression.Gzip),
     )
-    try:
-        assert spans.export(sdk_spans()) == SpanExportResult.SUCCESS
-        assert logs.export(sdk_logs()) == LogRecordExportResult.SUCCESS
-        assert metrics.export(sdk_metrics()) == MetricExportResult.SUCCESS
-    finally:
-        for exporter in (spans, logs, metrics):
-            exporter.shutdown()
-    assert span_names(receiver.received(Signal.TRACE)) == [
-        "GET /pay",
-        "GET /refund",
-        "SELECT orders",
-    ]
-    [lean] = receiver.received(Signal.LOG)
-    assert isinstance(lean, LeanLogsRequest)
-    assert pdata.item_count(Signal.LOG, lean) == 2
-    assert pdata.item_count(Signal.METRIC, receiver.received(Signal.METRIC)[0]) == 2
-    assert receiver.count("accepted", "spans", "grpc") == 3
-    assert receiver.count("accepted", "log_records", "grpc") == 2
-    assert receiver.count("accepted", "metric_points", "grpc") == 2
-    assert receiver.count("accepted", "spans", "http") == 0
+    assert_sdk_data_received(receiver, "grpc")
 
 
 # -- OTLP/HTTP, raw --------------------------------------------------------------------------
@@ -823,37 +811,10 @@ def test_missing_authenticator_fails_start(start: Start) -> None:
 
 
 def self_signed(directory: Path, name: str) -> tuple[Path, Path]:
-    """A certificate for localhost and 127.0.0.1, and its key, as PEM files."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / f"{name}.crt", directory / f"{name}.key"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
+    """A certificate for localhost and 127.0.0.1, and its key, in `directory`/`name`."""
+    folder = directory / name
+    folder.mkdir()
+    return providers_self_signed(folder)
 
 
 def test_tls_on_both_protocols(start: Start, tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from sluice.telemetry.otlp_raw import varint
+
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 
@@ -100,16 +102,7 @@ def status_body(media: str, code: Code, message: str) -> bytes:
     text = message.encode("utf-8", "replace")
     out = bytearray()
     if code:
-        out += b"\x08" + _varint(code)  # field 1, int32
+        out += b"\x08" + varint(code)  # field 1, int32
     if text:
-        out += b"\x12" + _varint(len(text)) + text  # field 2, string
-    return bytes(out)
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
+        out += b"\x12" + varint(len(text)) + text  # field 2, string
     return bytes(out)
