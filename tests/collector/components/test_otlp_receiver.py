@@ -727,6 +727,16 @@ def test_grpc_unused_signal_is_unimplemented(start: Start) -> None:
     assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
+def test_grpc_malformed_request_is_invalid_argument(start: Start) -> None:
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0"}})
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(b"\xff\xff\xff", timeout=5)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert receiver.received(Signal.TRACE) == []
+
+
 def test_grpc_max_message_size(start: Start) -> None:
     receiver = start({"grpc": {"endpoint": "127.0.0.1:0", "max_recv_msg_size_mib": 1}})
     big = ExportTraceServiceRequest()

@@ -2,20 +2,21 @@
 the service's event loop (uvloop included).
 
 Only the services of signals some pipeline uses are registered; any other
-answers ``UNIMPLEMENTED``, as upstream. Requests are decoded by gRPC straight
-into the pipeline's message classes; a refusal ends the call with its status
-(``UNAVAILABLE`` for retryable ones, ``INVALID_ARGUMENT`` for permanent ones).
+answers ``UNIMPLEMENTED``, as upstream. Requests are decoded straight into
+the pipeline's message classes (``INVALID_ARGUMENT`` when they do not
+decode); a refusal ends the call with its status (``UNAVAILABLE`` for
+retryable ones, ``INVALID_ARGUMENT`` for permanent ones).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from sluice.collector import pdata
 from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
@@ -115,7 +116,7 @@ def _address(config: GrpcConfig) -> str:
 def _export_handler(
     ingest: Ingest, authenticator: ServerAuthenticator | None
 ) -> grpc.RpcMethodHandler:
-    async def export(request: Any, context: grpc.aio.ServicerContext) -> bytes:
+    async def export(wire: bytes, context: grpc.aio.ServicerContext) -> bytes:
         if authenticator is not None:
             metadata = context.invocation_metadata() or ()
             headers = {key: value for key, value in metadata if isinstance(value, str)}
@@ -123,14 +124,21 @@ def _export_handler(
                 await authenticator.authenticate(headers)
             except AuthenticationError as refused:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
+        try:
+            request = pdata.parse(ingest.signal, wire)
+        except DecodeError as problem:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"not a protobuf export request: {problem}"
+            )
+        del wire
         refusal = await ingest.export(request)
         if refusal is not None:
             await context.abort(_STATUS[int(refusal.code)], refusal.message)
         return EXPORT_RESPONSE
 
-    return grpc.unary_unary_rpc_method_handler(
-        export, request_deserializer=functools.partial(pdata.parse, ingest.signal)
-    )
+    # Decoded in the handler rather than by gRPC, so that a malformed request
+    # is INVALID_ARGUMENT (as a 400 over HTTP), not UNKNOWN with a logged traceback.
+    return grpc.unary_unary_rpc_method_handler(export)
 
 
 def _credentials(tls: TLSServerConfig, log: logging.Logger) -> grpc.ServerCredentials:
