@@ -216,10 +216,13 @@ def nested_log_body(depth: int) -> bytes:
     return b'{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":' + value + b"}]}]}]}"
 
 
-def test_nesting() -> None:
-    lean = from_json(Signal.LOG, nested_log_body(20))
-    assert b"leaf" in lean.resource_logs[0].scope_logs[0].log_records[0]
-    for depth in (240, 400):  # within orjson's limit but not the reader's; past both
+def test_nesting_is_bounded_by_what_protobuf_parses() -> None:
+    # The request, resource, scope, record and body are depths 0 to 4; each
+    # list adds a KeyValueList, a KeyValue and an AnyValue: 32 lists reach 100.
+    deepest = from_json(Signal.LOG, nested_log_body(32))
+    assert b"leaf" in deepest.resource_logs[0].scope_logs[0].log_records[0]
+    assert b"leaf" in to_json(Signal.LOG, deepest)
+    for depth in (33, 240, 400):
         with pytest.raises(ValueError, match="nested too deeply"):
             from_json(Signal.LOG, nested_log_body(depth))
 

@@ -9,10 +9,10 @@ enums as integers or names, doubles as numbers or strings (``"NaN"``,
 
 :func:`from_json` walks the parsed document once with a reader compiled per
 message type from its descriptor, and builds the message in one constructor
-call (the protobuf runtime fills nested messages from dicts in C). That is
-about three times faster than ``json_format.ParseDict``, and :func:`to_json`,
-which walks the message's set fields the same way, about three times faster
-than ``json_format.MessageToDict`` (``bench/otlp_pbjson.py``).
+call (the protobuf runtime fills nested messages from dicts in C): four to
+five times faster than ``json_format.ParseDict``. :func:`to_json` walks the
+message's set fields the same way, three times faster than
+``json_format.MessageToDict`` (``bench/otlp_pbjson.py``).
 
 Text that is not valid UTF-8 (invalid bytes, lone surrogate escapes) is read
 as U+FFFD instead of failing the request: upstream's decoder does so for lone
@@ -52,7 +52,15 @@ ID_SIZES = {"trace_id": 16, "span_id": 8, "parent_span_id": 8}
 """Bytes fields written as hex in OTLP JSON, with their length (in every OTLP
 message that has them: spans, links, log records, exemplars)."""
 
-Convert = Callable[[Any], Any]
+Convert = Callable[[Any, int], Any]
+"""Reads one JSON value at a message nesting depth (scalars ignore it)."""
+Reader = Callable[[Any, int], dict[str, Any]]
+Render = Callable[[Any], Any]
+"""Writes one field value as JSON."""
+
+MAX_DEPTH = 100
+"""The deepest message nesting read (the request is depth 0): what the protobuf
+runtime parses, so that everything read can be parsed again downstream."""
 
 _INTEGERS = frozenset(
     {
@@ -90,10 +98,8 @@ def from_json(signal: Signal, body: bytes) -> Any:
     document = _parse(body)
     request_class = REQUESTS[signal]
     try:
-        fields = _reader(request_class.DESCRIPTOR)(document)
+        fields = _reader(request_class.DESCRIPTOR)(document, 0)
         message = request_class(**fields)
-    except RecursionError:
-        raise ValueError("OTLP JSON nested too deeply") from None
     except (TypeError, AttributeError) as problem:  # the runtime refusing a value
         raise ValueError(f"not an OTLP JSON export request: {problem}") from None
     if signal is Signal.LOG:
@@ -141,26 +147,29 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-_READERS: dict[str, Callable[[Any], dict[str, Any]]] = {}
+_READERS: dict[str, Reader] = {}
 
 
-def _reader(descriptor: Descriptor) -> Callable[[Any], dict[str, Any]]:
-    """A function from a JSON object to the constructor arguments of the
-    message `descriptor` describes (nested messages as dicts)."""
+def _reader(descriptor: Descriptor) -> Reader:
+    """A function from a JSON object (and its message depth) to the
+    constructor arguments of the message `descriptor` describes (nested
+    messages as dicts)."""
     known = _READERS.get(descriptor.full_name)
     if known is not None:
         return known
     table: dict[str, tuple[str, Convert]] = {}
     message_name = descriptor.full_name
 
-    def read(document: Any) -> dict[str, Any]:
+    def read(document: Any, depth: int) -> dict[str, Any]:
         if type(document) is not dict:
             raise ValueError(f"{message_name}: expected a JSON object, got {_kind(document)}")
+        if depth > MAX_DEPTH:
+            raise ValueError(f"OTLP JSON nested too deeply (over {MAX_DEPTH} messages)")
         arguments: dict[str, Any] = {}
         for key, value in document.items():
             spec = table.get(key)
             if spec is not None and value is not None:
-                arguments[spec[0]] = spec[1](value)
+                arguments[spec[0]] = spec[1](value, depth + 1)
         return arguments
 
     _READERS[message_name] = read  # before the fields: messages nest themselves
@@ -192,10 +201,10 @@ def _field_reader(field: FieldDescriptor) -> Convert:
     if not field.is_repeated:
         return convert
 
-    def each(values: Any) -> list[Any]:
+    def each(values: Any, depth: int) -> list[Any]:
         if type(values) is not list:
             raise ValueError(f"{where}: expected a JSON array, got {_kind(values)}")
-        return [convert(value) for value in values]
+        return [convert(value, depth) for value in values]
 
     return each
 
@@ -209,7 +218,7 @@ def _kind(value: Any) -> str:
 
 
 def _integer_reader(where: str) -> Convert:
-    def integer(value: Any) -> int:
+    def integer(value: Any, _depth: int) -> int:
         if type(value) is int:
             return value
         if type(value) is str:
@@ -225,7 +234,7 @@ def _integer_reader(where: str) -> Convert:
 
 
 def _float_reader(where: str) -> Convert:
-    def number(value: Any) -> float:
+    def number(value: Any, _depth: int) -> float:
         if type(value) is float or type(value) is int:
             return float(value)
         if type(value) is str:
@@ -239,7 +248,7 @@ def _float_reader(where: str) -> Convert:
 
 
 def _bool_reader(where: str) -> Convert:
-    def boolean(value: Any) -> bool:
+    def boolean(value: Any, _depth: int) -> bool:
         if type(value) is bool:
             return value
         raise ValueError(f"{where}: expected true or false, got {_kind(value)}")
@@ -248,7 +257,7 @@ def _bool_reader(where: str) -> Convert:
 
 
 def _string_reader(where: str) -> Convert:
-    def string(value: Any) -> str:
+    def string(value: Any, _depth: int) -> str:
         if type(value) is str:
             return value
         raise ValueError(f"{where}: expected a string, got {_kind(value)}")
@@ -259,7 +268,7 @@ def _string_reader(where: str) -> Convert:
 def _enum_reader(field: FieldDescriptor, where: str) -> Convert:
     numbers: dict[str, int] = {value.name: value.number for value in field.enum_type.values}
 
-    def enum(value: Any) -> int:
+    def enum(value: Any, _depth: int) -> int:
         if type(value) is int:
             return value
         if type(value) is str and value in numbers:
@@ -270,7 +279,7 @@ def _enum_reader(field: FieldDescriptor, where: str) -> Convert:
 
 
 def _id_reader(where: str, size: int) -> Convert:
-    def identifier(value: Any) -> bytes:
+    def identifier(value: Any, _depth: int) -> bytes:
         if type(value) is not str:
             raise ValueError(f"{where}: expected a hex string, got {_kind(value)}")
         if not value:
@@ -286,7 +295,7 @@ def _id_reader(where: str, size: int) -> Convert:
 
 
 def _bytes_reader(where: str) -> Convert:
-    def data(value: Any) -> bytes:
+    def data(value: Any, _depth: int) -> bytes:
         if type(value) is not str:
             raise ValueError(f"{where}: expected a base64 string, got {_kind(value)}")
         # The protobuf JSON mapping takes standard or URL-safe base64, padded or not.
@@ -315,7 +324,7 @@ def to_json(signal: Signal, message: Any) -> bytes:
     return orjson.dumps(_document(message))
 
 
-_WRITERS: dict[FieldDescriptor, tuple[str, bool, int, Convert | None]] = {}
+_WRITERS: dict[FieldDescriptor, tuple[str, bool, int, Render | None]] = {}
 _MESSAGE, _CONVERTED, _AS_IS = 0, 1, 2
 
 
@@ -335,9 +344,9 @@ def _document(message: Any) -> dict[str, Any]:
     return document
 
 
-def _writer(field: FieldDescriptor) -> tuple[str, bool, int, Convert | None]:
+def _writer(field: FieldDescriptor) -> tuple[str, bool, int, Render | None]:
     """(JSON key, repeated, kind, converter) of a field."""
-    convert: Convert | None = None
+    convert: Render | None = None
     kind = _CONVERTED
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         kind = _MESSAGE
