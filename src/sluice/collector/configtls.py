@@ -53,6 +53,9 @@ CIPHER_SUITES = {
 """The suite names upstream accepts (Go's ``tls.CipherSuites()``), as OpenSSL names."""
 
 
+_CERT_AND_KEY = "failed to load TLS config: failed to load TLS cert and key"
+
+
 class TLSError(ValueError):
     """A certificate, key or CA that does not load, in upstream's words."""
 
@@ -113,15 +116,17 @@ class TLSConfig:
                 "for auth via TLS, provide either a key or the PEM-encoded string, but not both"
             )
         return (
-            _read(self.cert_file, "failed to load TLS cert and key") or self.cert_pem.encode(),
-            _read(self.key_file, "failed to load TLS cert and key") or self.key_pem.encode(),
+            _read(self.cert_file, _CERT_AND_KEY) or self.cert_pem.encode(),
+            _read(self.key_file, _CERT_AND_KEY) or self.key_pem.encode(),
         )
 
     def ca_pem_bytes(self) -> bytes | None:
         """The CA certificates (``ca_file`` or ``ca_pem``), None when unset."""
         if self.ca_file:
             return _read(
-                self.ca_file, f"failed to load CA CertPool File: failed to load cert {self.ca_file}"
+                self.ca_file,
+                f"failed to load TLS config: failed to load CA CertPool File: "
+                f"failed to load cert {self.ca_file}",
             )
         return self.ca_pem.encode() if self.ca_pem else None
 
@@ -167,7 +172,8 @@ def _read(path: str, context: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as problem:
-        raise TLSError(f"{context}: {problem.strerror}: {path}") from None
+        reason = (problem.strerror or str(problem)).lower()
+        raise TLSError(f"{context}: open {path}: {reason}") from None
 
 
 def _trust(context: ssl.SSLContext, pem: bytes, what: str) -> None:

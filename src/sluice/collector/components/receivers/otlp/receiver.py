@@ -16,7 +16,7 @@ from sluice.collector.components.receivers.otlp.grpc_service import OtlpGrpcServ
 from sluice.collector.components.receivers.otlp.http_handler import OtlpHttpHandler
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthConfig, ServerAuthenticator
-from sluice.collector.configtls import TLSError
+from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
 from sluice.transport.http_server import ServerLimits
 from sluice.transport.listener import HttpListener
@@ -84,17 +84,16 @@ class OtlpReceiver(Component):
         self.http_port = self._http.port
         if tls is not None and config.tls is not None and config.tls.reload_interval > 0:
             self._reloading = asyncio.get_running_loop().create_task(
-                self._reload_certificate(tls, config)
+                self._reload_certificate(tls, config.tls)
             )
 
-    async def _reload_certificate(self, context: ssl.SSLContext, config: HttpConfig) -> None:
+    async def _reload_certificate(self, context: ssl.SSLContext, tls: TLSServerConfig) -> None:
         """Read the certificate and key again every ``reload_interval``: new
         connections get the new ones."""
-        assert config.tls is not None
         while True:
-            await asyncio.sleep(config.tls.reload_interval)
+            await asyncio.sleep(tls.reload_interval)
             try:
-                config.tls.load_certificate(context)
+                tls.load_certificate(context)
             except TLSError as problem:
                 self._log.error("reloading the HTTP server certificate failed: %s", problem)
 
