@@ -1,41 +1,373 @@
-"""OTLP JSON encoding of export request messages (the OTLP/HTTP JSON form:
-lowerCamelCase keys, enums as integers, trace and span ids as hex).
+"""OTLP JSON bodies to protobuf export requests and back, once per request.
 
-Placeholder written by the exporters branch: the receiver branch owns this
-module and its ``from_json``; only ``to_json``'s signature is relied on.
+OTLP JSON is the protobuf JSON mapping (lowerCamelCase keys) with two
+differences the OTLP specification makes: trace and span ids are hex, not
+base64, and enums are written as integers. Reading accepts what upstream's
+decoder accepts: snake_case keys too, 64-bit integers as strings or numbers,
+enums as integers or names, doubles as numbers or strings (``"NaN"``,
+``"Infinity"``); unknown keys and ``null`` values are ignored.
+
+:func:`from_json` walks the parsed document once with a reader compiled per
+message type from its descriptor, and builds the message in one constructor
+call (the protobuf runtime fills nested messages from dicts in C): four to
+five times faster than ``json_format.ParseDict``. :func:`to_json` walks the
+message's set fields the same way, three times faster than
+``json_format.MessageToDict`` (``bench/otlp_pbjson.py``).
+
+Text that is not valid UTF-8 (invalid bytes, lone surrogate escapes) is read
+as U+FFFD instead of failing the request: upstream's decoder does so for lone
+surrogates and keeps invalid bytes, which a protobuf string here cannot hold.
+Everything else that is not an export request raises ValueError.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import math
+from collections.abc import Callable
 from typing import Any
 
 import orjson
-from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sluice.policy import Signal
+from sluice.telemetry import jsonbody
+from sluice.telemetry.otlp_raw import LeanLogsRequest
 
-_ID_KEYS = frozenset(("traceId", "spanId", "parentSpanId"))
+REQUESTS: dict[Signal, Any] = {
+    Signal.LOG: ExportLogsServiceRequest,
+    Signal.METRIC: ExportMetricsServiceRequest,
+    Signal.TRACE: ExportTraceServiceRequest,
+}
+"""The standard request class of each signal (logs are read into it, then
+re-parsed as :data:`LeanLogsRequest`)."""
+
+ID_SIZES = {"trace_id": 16, "span_id": 8, "parent_span_id": 8}
+"""Bytes fields written as hex in OTLP JSON, with their length (in every OTLP
+message that has them: spans, links, log records, exemplars)."""
+
+Convert = Callable[[Any, int], Any]
+"""Reads one JSON value at a message nesting depth (scalars ignore it)."""
+Reader = Callable[[Any, int], dict[str, Any]]
+Render = Callable[[Any], Any]
+"""Writes one field value as JSON."""
+
+MAX_DEPTH = 100
+"""The deepest message nesting read (the request is depth 0): what the protobuf
+runtime parses, so that everything read can be parsed again downstream."""
+
+_INTEGERS = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_FIXED32,
+        FieldDescriptor.TYPE_FIXED64,
+        FieldDescriptor.TYPE_SFIXED32,
+        FieldDescriptor.TYPE_SFIXED64,
+    }
+)
+_WIDE_INTEGERS = frozenset(
+    {
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_FIXED64,
+        FieldDescriptor.TYPE_SFIXED64,
+    }
+)
+_FLOATS = frozenset({FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT})
 
 
-def _hex_ids(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {
-            key: base64.b64decode(value).hex() if key in _ID_KEYS else _hex_ids(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_hex_ids(item) for item in node]
-    return node
+# -- reading -----------------------------------------------------------------------
+
+
+def from_json(signal: Signal, body: bytes) -> Any:
+    """The export request an OTLP JSON body holds: ``LeanLogsRequest`` for
+    logs, ``Export{Metrics,Trace}ServiceRequest`` otherwise. Raises ValueError
+    naming the problem."""
+    document = _parse(body)
+    request_class = REQUESTS[signal]
+    try:
+        fields = _reader(request_class.DESCRIPTOR)(document, 0)
+        message = request_class(**fields)
+    except (TypeError, AttributeError) as problem:  # the runtime refusing a value
+        raise ValueError(f"not an OTLP JSON export request: {problem}") from None
+    if signal is Signal.LOG:
+        return LeanLogsRequest.FromString(message.SerializeToString())
+    return message
+
+
+def _parse(body: bytes) -> Any:
+    """The JSON document, with text that is not valid UTF-8 read as U+FFFD.
+
+    orjson reads what it accepts exactly as ``json`` would for OTLP: the one
+    difference, integers past 64 bits read as floats, concerns values no OTLP
+    field can hold (they are refused either way). It refuses invalid UTF-8 and
+    lone surrogate escapes, which ``json`` then reads."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        try:
+            document = json.loads(body)
+        except UnicodeDecodeError:
+            document = json.loads(body.decode("utf-8", "replace"))
+        return _without_surrogates(jsonbody.check_depth(document))
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except ValueError as problem:
+        raise ValueError(f"not JSON: {problem}") from None
+
+
+def _without_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate (from a ``\\ud800`` escape) as U+FFFD."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    return value
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def _reader(descriptor: Descriptor) -> Reader:
+    """A function from a JSON object (and its message depth) to the
+    constructor arguments of the message `descriptor` describes (nested
+    messages as dicts)."""
+    known = _READERS.get(descriptor.full_name)
+    if known is not None:
+        return known
+    table: dict[str, tuple[str, Convert]] = {}
+    message_name = descriptor.full_name
+
+    def read(document: Any, depth: int) -> dict[str, Any]:
+        if type(document) is not dict:
+            raise ValueError(f"{message_name}: expected a JSON object, got {_kind(document)}")
+        if depth > MAX_DEPTH:
+            raise ValueError(f"OTLP JSON nested too deeply (over {MAX_DEPTH} messages)")
+        arguments: dict[str, Any] = {}
+        for key, value in document.items():
+            spec = table.get(key)
+            if spec is not None and value is not None:
+                arguments[spec[0]] = spec[1](value, depth + 1)
+        return arguments
+
+    _READERS[message_name] = read  # before the fields: messages nest themselves
+    for field in descriptor.fields:
+        convert = _field_reader(field)
+        table[field.json_name] = table[field.name] = (field.name, convert)
+    return read
+
+
+def _field_reader(field: FieldDescriptor) -> Convert:
+    where = f"{field.containing_type.name}.{field.json_name}"
+    convert: Convert
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        convert = _reader(field.message_type)
+    elif field.type == FieldDescriptor.TYPE_ENUM:
+        convert = _enum_reader(field, where)
+    elif field.type in _INTEGERS:
+        convert = _integer_reader(where)
+    elif field.type in _FLOATS:
+        convert = _float_reader(where)
+    elif field.type == FieldDescriptor.TYPE_BOOL:
+        convert = _bool_reader(where)
+    elif field.type == FieldDescriptor.TYPE_STRING:
+        convert = _string_reader(where)
+    elif field.name in ID_SIZES:
+        convert = _id_reader(where, ID_SIZES[field.name])
+    else:
+        convert = _bytes_reader(where)
+    if not field.is_repeated:
+        return convert
+
+    def each(values: Any, depth: int) -> list[Any]:
+        if type(values) is not list:
+            raise ValueError(f"{where}: expected a JSON array, got {_kind(values)}")
+        return [convert(value, depth) for value in values]
+
+    return each
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return json.dumps(value)[:40]
+
+
+def _integer_reader(where: str) -> Convert:
+    def integer(value: Any, _depth: int) -> int:
+        if type(value) is int:
+            return value
+        if type(value) is str:
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        elif type(value) is float and value.is_integer():
+            return int(value)
+        raise ValueError(f"{where}: expected an integer, got {_kind(value)}")
+
+    return integer
+
+
+def _float_reader(where: str) -> Convert:
+    def number(value: Any, _depth: int) -> float:
+        if type(value) is float or type(value) is int:
+            return float(value)
+        if type(value) is str:
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ValueError(f"{where}: expected a number, got {_kind(value)}")
+
+    return number
+
+
+def _bool_reader(where: str) -> Convert:
+    def boolean(value: Any, _depth: int) -> bool:
+        if type(value) is bool:
+            return value
+        raise ValueError(f"{where}: expected true or false, got {_kind(value)}")
+
+    return boolean
+
+
+def _string_reader(where: str) -> Convert:
+    def string(value: Any, _depth: int) -> str:
+        if type(value) is str:
+            return value
+        raise ValueError(f"{where}: expected a string, got {_kind(value)}")
+
+    return string
+
+
+def _enum_reader(field: FieldDescriptor, where: str) -> Convert:
+    numbers: dict[str, int] = {value.name: value.number for value in field.enum_type.values}
+
+    def enum(value: Any, _depth: int) -> int:
+        if type(value) is int:
+            return value
+        if type(value) is str and value in numbers:
+            return numbers[value]
+        raise ValueError(f"{where}: unknown enum value {_kind(value)}")
+
+    return enum
+
+
+def _id_reader(where: str, size: int) -> Convert:
+    def identifier(value: Any, _depth: int) -> bytes:
+        if type(value) is not str:
+            raise ValueError(f"{where}: expected a hex string, got {_kind(value)}")
+        if not value:
+            return b""
+        if len(value) != 2 * size:
+            raise ValueError(f"{where}: invalid length for ID {value!r}")
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            raise ValueError(f"{where}: cannot unmarshal ID from string {value!r}") from None
+
+    return identifier
+
+
+def _bytes_reader(where: str) -> Convert:
+    def data(value: Any, _depth: int) -> bytes:
+        if type(value) is not str:
+            raise ValueError(f"{where}: expected a base64 string, got {_kind(value)}")
+        # The protobuf JSON mapping takes standard or URL-safe base64, padded or not.
+        text = value.replace("-", "+").replace("_", "/")
+        try:
+            return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+        except ValueError:
+            raise ValueError(f"{where}: invalid base64 {_kind(value)}") from None
+
+    return data
+
+
+# -- writing -----------------------------------------------------------------------
 
 
 def to_json(signal: Signal, message: Any) -> bytes:
-    """`message` (lean logs, or a metrics or traces export request) as OTLP JSON."""
-    full = (
-        ExportLogsServiceRequest.FromString(message.SerializeToString())
-        if signal is Signal.LOG
-        else message
-    )
-    document = json_format.MessageToDict(full, use_integers_for_enums=True)
-    return orjson.dumps(_hex_ids(document))
+    """OTLP JSON of an export request (lean logs are read as standard ones).
+    Raises ValueError when the message holds bytes that are not valid for
+    their field (a lean log record that does not parse)."""
+    standard = REQUESTS[signal]
+    if type(message) is not standard:
+        try:
+            message = standard.FromString(message.SerializeToString())
+        except Exception as problem:  # DecodeError, or invalid UTF-8 in a record
+            raise ValueError(f"cannot read the request's records: {problem}") from None
+    return orjson.dumps(_document(message))
+
+
+_WRITERS: dict[FieldDescriptor, tuple[str, bool, int, Render | None]] = {}
+_MESSAGE, _CONVERTED, _AS_IS = 0, 1, 2
+
+
+def _document(message: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {}
+    for field, value in message.ListFields():
+        spec = _WRITERS.get(field)
+        if spec is None:
+            spec = _WRITERS[field] = _writer(field)
+        key, repeated, kind, convert = spec
+        if kind == _MESSAGE:
+            document[key] = [_document(v) for v in value] if repeated else _document(value)
+        elif kind == _CONVERTED and convert is not None:
+            document[key] = [convert(v) for v in value] if repeated else convert(value)
+        else:
+            document[key] = list(value) if repeated else value
+    return document
+
+
+def _writer(field: FieldDescriptor) -> tuple[str, bool, int, Render | None]:
+    """(JSON key, repeated, kind, converter) of a field."""
+    convert: Render | None = None
+    kind = _CONVERTED
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        kind = _MESSAGE
+    elif field.type in _WIDE_INTEGERS:
+        convert = str  # the protobuf JSON mapping writes 64-bit integers as strings
+    elif field.type == FieldDescriptor.TYPE_BYTES:
+        convert = bytes.hex if field.name in ID_SIZES else _base64
+    elif field.type in _FLOATS:
+        convert = _json_float
+    else:
+        kind = _AS_IS  # strings, bools, 32-bit integers, enums (as integers)
+    return field.json_name, field.is_repeated, kind, convert
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _json_float(value: float) -> float | str:
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"

@@ -75,7 +75,9 @@ def consume_logs(items: int = 2) -> Callable[[Exporter], Awaitable[None]]:
 
 
 def test_minimal_config_takes_upstreams_defaults() -> None:
-    config, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_minimal.yaml", "otlp")
+    config, problems = load_config(
+        OtlpGrpcConfig, TESTDATA / "otlpexporter/config_minimal.yaml", "otlp"
+    )
     assert problems == []
     assert (config.compression, config.timeout, config.balancer_name) == (
         "gzip",
@@ -89,7 +91,9 @@ def test_minimal_config_takes_upstreams_defaults() -> None:
 
 
 def test_full_config_decodes_every_key() -> None:
-    config, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_full.yaml", "otlp/full")
+    config, problems = load_config(
+        OtlpGrpcConfig, TESTDATA / "otlpexporter/config_full.yaml", "otlp/full"
+    )
     assert problems == []
     assert config.target == "otelcol.example.com:4317"
     assert config.headers == {"x-tenant": "a"}
@@ -100,19 +104,23 @@ def test_full_config_decodes_every_key() -> None:
 
 
 def test_insecure_with_an_http_prefix_is_plaintext() -> None:
-    config, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_insecure.yaml", "otlp")
+    config, problems = load_config(
+        OtlpGrpcConfig, TESTDATA / "otlpexporter/config_insecure.yaml", "otlp"
+    )
     assert problems == []
     assert config.target == "localhost:4317" and not config.uses_tls
     assert replace(config, endpoint="https://localhost:4317").uses_tls
 
 
 def test_an_endpoint_is_required() -> None:
-    _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_no_endpoint.yaml", "otlp")
+    _, problems = load_config(
+        OtlpGrpcConfig, TESTDATA / "otlpexporter/config_no_endpoint.yaml", "otlp"
+    )
     assert problems == ['requires a non-empty "endpoint"']
 
 
 def test_invalid_values_are_each_named() -> None:
-    _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlp/config_invalid.yaml", "otlp")
+    _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlpexporter/config_invalid.yaml", "otlp")
     assert problems == [
         "endpoint: address localhost: missing port in address",
         "compression: compression 'zstd' is not supported by Sluice's gRPC exporter "

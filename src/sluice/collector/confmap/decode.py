@@ -126,8 +126,7 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
     if origin is Union or origin is types.UnionType:
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         inner = options[0]
-        section = isinstance(inner, type) and dataclasses.is_dataclass(inner)
-        if section and current is None:
+        if _is_section(inner) and current is None:
             current = inner()  # present, even as null: enabled with defaults
         if value is None:
             return current
@@ -167,8 +166,12 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
     return _scalar(hint, value, path, problems, current)
 
 
+def _is_section(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
+
+
 def _zero(hint: Any) -> Any:
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+    if _is_section(hint):
         return hint()
     return None
 

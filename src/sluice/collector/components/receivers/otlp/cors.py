@@ -1,0 +1,95 @@
+"""Cross-origin requests, answered as upstream's confighttp does (rs/cors with
+``AllowCredentials``): a preflight (``OPTIONS`` with
+``Access-Control-Request-Method``) is answered 204 at once, before
+authentication; other requests from an allowed origin get
+``Access-Control-Allow-Origin`` on their answer. A request that is not allowed
+gets no CORS headers (the browser then refuses it)."""
+
+from __future__ import annotations
+
+from sluice.collector.components.receivers.otlp.config import CorsConfig
+from sluice.transport.http_server import Headers, Request, Response
+
+_SIMPLE_METHODS = frozenset({"GET", "POST", "HEAD"})
+_DEFAULT_HEADERS = frozenset({"accept", "content-type", "x-requested-with"})
+_PREFLIGHT_VARY = b"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
+
+
+class CorsPolicy:
+    """Which origins, methods and request headers are allowed."""
+
+    def __init__(self, config: CorsConfig):
+        origins = [o.lower() for o in config.allowed_origins]
+        self._any_origin = "*" in origins
+        self._origins = frozenset(o for o in origins if "*" not in o)
+        self._patterns = [tuple(o.split("*", 1)) for o in origins if "*" in o and o != "*"]
+        headers = [h.lower() for h in config.allowed_headers]
+        self._any_header = "*" in headers
+        self._headers = frozenset(headers) if headers else _DEFAULT_HEADERS
+        self._max_age = (
+            str(config.max_age).encode()
+            if config.max_age > 0
+            else b"0"
+            if config.max_age < 0
+            else b""
+        )
+
+    @staticmethod
+    def is_preflight(request: Request) -> bool:
+        return request.method == "OPTIONS" and bool(
+            request.header(b"access-control-request-method")
+        )
+
+    def preflight(self, request: Request) -> Response:
+        headers: Headers = [(b"Vary", _PREFLIGHT_VARY)]
+        response = Response(204, b"", headers, content_type=None)
+        origin = request.header(b"origin")
+        method = request.header(b"access-control-request-method") or b""
+        asked = request.header(b"access-control-request-headers")
+        if not origin or not self._origin_allowed(origin):
+            return response
+        if method.decode("latin-1") not in _SIMPLE_METHODS:
+            return response
+        if asked is not None and not self._headers_allowed(asked):
+            return response
+        headers.append((b"Access-Control-Allow-Origin", self._allow_origin(origin)))
+        headers.append((b"Access-Control-Allow-Methods", method))
+        if asked:
+            headers.append((b"Access-Control-Allow-Headers", asked))
+        headers.append((b"Access-Control-Allow-Credentials", b"true"))
+        if self._max_age:
+            headers.append((b"Access-Control-Max-Age", self._max_age))
+        return response
+
+    def decorate(self, request: Request, response: Response) -> None:
+        """Add the CORS headers an actual (not preflight) request's answer carries."""
+        response.headers.append((b"Vary", b"Origin"))
+        origin = request.header(b"origin")
+        if not origin or not self._origin_allowed(origin):
+            return
+        if request.method not in _SIMPLE_METHODS and request.method != "OPTIONS":
+            return
+        response.headers.append((b"Access-Control-Allow-Origin", self._allow_origin(origin)))
+        response.headers.append((b"Access-Control-Allow-Credentials", b"true"))
+
+    def _allow_origin(self, origin: bytes) -> bytes:
+        return b"*" if self._any_origin else origin
+
+    def _origin_allowed(self, origin: bytes) -> bool:
+        if self._any_origin:
+            return True
+        text = origin.decode("latin-1").lower()
+        if text in self._origins:
+            return True
+        return any(
+            len(text) >= len(prefix) + len(suffix)
+            and text.startswith(prefix)
+            and text.endswith(suffix)
+            for prefix, suffix in self._patterns
+        )
+
+    def _headers_allowed(self, asked: bytes) -> bool:
+        if self._any_header:
+            return True
+        names = (n.strip().lower() for n in asked.decode("latin-1").split(","))
+        return all(name in self._headers for name in names if name)

@@ -1,0 +1,171 @@
+"""OTLP/gRPC: the three ``Export`` methods on a ``grpc.aio`` server running in
+the service's event loop (uvloop included).
+
+Only the services of signals some pipeline uses are registered; any other
+answers ``UNIMPLEMENTED``, as upstream. Requests are decoded straight into
+the pipeline's message classes (``INVALID_ARGUMENT`` when they do not
+decode); a refusal ends the call with its status (``UNAVAILABLE`` for
+retryable ones, ``INVALID_ARGUMENT`` for permanent ones).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from sluice.collector import pdata
+from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
+from sluice.collector.components.receivers.otlp.ingest import Ingest
+from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
+from sluice.collector.configtls import TLSError, TLSServerConfig
+from sluice.policy import Signal
+from sluice.transport.listener import parse_endpoint
+
+SERVICES = {
+    Signal.TRACE: "opentelemetry.proto.collector.trace.v1.TraceService",
+    Signal.METRIC: "opentelemetry.proto.collector.metrics.v1.MetricsService",
+    Signal.LOG: "opentelemetry.proto.collector.logs.v1.LogsService",
+}
+EXPORT_RESPONSE = b"\x0a\x00"
+"""An Export*ServiceResponse with an empty partial success, already serialized."""
+_STATUS = {status.value[0]: status for status in grpc.StatusCode}
+
+
+class OtlpGrpcServer:
+    """A started gRPC server; `port` is the bound TCP port (0 for a unix socket)."""
+
+    def __init__(self, server: grpc.aio.Server, port: int):
+        self.server = server
+        self.port = port
+
+    @classmethod
+    async def start(
+        cls,
+        config: GrpcConfig,
+        ingests: Mapping[Signal, Ingest],
+        authenticator: ServerAuthenticator | None,
+        log: logging.Logger,
+    ) -> OtlpGrpcServer:
+        """Bind and serve; raises OSError when the address cannot be bound
+        and TLSError when the certificate does not load."""
+        server = grpc.aio.server(options=server_options(config))
+        server.add_generic_rpc_handlers(
+            tuple(
+                grpc.method_handlers_generic_handler(
+                    SERVICES[signal], {"Export": _export_handler(ingest, authenticator)}
+                )
+                for signal, ingest in ingests.items()
+            )
+        )
+        address = _address(config)
+        try:
+            if config.tls is None:
+                port = server.add_insecure_port(address)
+            else:
+                port = server.add_secure_port(address, _credentials(config.tls, log))
+        except RuntimeError as problem:  # gRPC's "Failed to bind to address ..."
+            raise OSError(f"listen {address}: {problem}") from None
+        await server.start()
+        return cls(server, port)
+
+    async def stop(self, grace: float) -> None:
+        """Refuse new calls, let calls under way finish within `grace` seconds."""
+        await self.server.stop(grace)
+
+
+def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
+    """gRPC channel arguments for the config (``read_buffer_size`` and
+    ``write_buffer_size`` have no gRPC core equivalent and are not applied)."""
+    options: list[tuple[str, Any]] = [("grpc.max_receive_message_length", config.max_message_bytes)]
+    if config.max_concurrent_streams > 0:
+        options.append(("grpc.max_concurrent_streams", config.max_concurrent_streams))
+    keepalive = config.keepalive
+    if keepalive is not None and keepalive.server_parameters is not None:
+        parameters = keepalive.server_parameters
+        for key, seconds in (
+            ("grpc.max_connection_idle_ms", parameters.max_connection_idle),
+            ("grpc.max_connection_age_ms", parameters.max_connection_age),
+            ("grpc.max_connection_age_grace_ms", parameters.max_connection_age_grace),
+            ("grpc.keepalive_time_ms", parameters.time),
+            ("grpc.keepalive_timeout_ms", parameters.timeout),
+        ):
+            if seconds > 0:
+                options.append((key, int(seconds * 1000)))
+    if keepalive is not None and keepalive.enforcement_policy is not None:
+        policy = keepalive.enforcement_policy
+        if policy.min_time > 0:
+            options.append(
+                ("grpc.http2.min_recv_ping_interval_without_data_ms", int(policy.min_time * 1000))
+            )
+        options.append(("grpc.keepalive_permit_without_calls", int(policy.permit_without_stream)))
+    return options
+
+
+def _address(config: GrpcConfig) -> str:
+    if config.transport not in TCP_TRANSPORTS:
+        return f"unix:{config.endpoint}"
+    host, port = parse_endpoint(config.endpoint)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _export_handler(
+    ingest: Ingest, authenticator: ServerAuthenticator | None
+) -> grpc.RpcMethodHandler:
+    async def export(wire: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        if authenticator is not None:
+            metadata = context.invocation_metadata() or ()
+            headers = {key: value for key, value in metadata if isinstance(value, str)}
+            try:
+                await authenticator.authenticate(headers)
+            except AuthenticationError as refused:
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
+        try:
+            request = pdata.parse(ingest.signal, wire)
+        except DecodeError as problem:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"not a protobuf export request: {problem}"
+            )
+        del wire
+        refusal = await ingest.export(request)
+        if refusal is not None:
+            await context.abort(_STATUS[int(refusal.code)], refusal.message)
+        return EXPORT_RESPONSE
+
+    # Decoded in the handler rather than by gRPC, so that a malformed request
+    # is INVALID_ARGUMENT (as a 400 over HTTP), not UNKNOWN with a logged traceback.
+    return grpc.unary_unary_rpc_method_handler(export)
+
+
+def _credentials(tls: TLSServerConfig, log: logging.Logger) -> grpc.ServerCredentials:
+    """Server credentials; with `reload_interval`, the certificate and key are
+    read again for new connections once the interval has passed."""
+    client_ca = tls.client_ca_pem()
+    cert, key = tls.certificate_pem()
+    if not tls.reload_interval:
+        return grpc.ssl_server_credentials(
+            [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None
+        )
+    due = time.monotonic() + tls.reload_interval
+
+    def fetch() -> Any:
+        nonlocal due
+        if time.monotonic() < due:
+            return None  # keep the current certificate
+        due = time.monotonic() + tls.reload_interval
+        try:
+            cert, key = tls.certificate_pem()
+        except TLSError as problem:
+            log.error("reloading the gRPC server certificate failed: %s", problem)
+            return None
+        return grpc.ssl_server_certificate_configuration([(key, cert)], root_certificates=client_ca)
+
+    return grpc.dynamic_ssl_server_credentials(
+        grpc.ssl_server_certificate_configuration([(key, cert)], root_certificates=client_ca),
+        fetch,
+        require_client_authentication=client_ca is not None,
+    )

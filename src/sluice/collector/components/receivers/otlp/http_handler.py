@@ -1,0 +1,183 @@
+"""OTLP/HTTP: the handler the shared HTTP server runs for the receiver.
+
+Checks run in upstream's order, each with upstream's answer: CORS preflight,
+authentication (401), ``Content-Encoding`` (400), the path (404: only the
+signals some pipeline uses have one), the method (405), the media type (415),
+then the body is decompressed (within ``max_request_body_size``: 413 past it),
+decoded once into the pipeline's message (400 with a ``google.rpc.Status``
+when it is not an export request) and exported. The answer is an export
+response, or a Status, in the request's format.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from sluice.collector import pdata
+from sluice.collector.components.receivers.otlp.config import HttpConfig, url_path
+from sluice.collector.components.receivers.otlp.cors import CorsPolicy
+from sluice.collector.components.receivers.otlp.ingest import Ingest
+from sluice.collector.components.receivers.otlp.status import (
+    JSON,
+    PROTOBUF,
+    Code,
+    Refusal,
+    code_for_http,
+    status_body,
+)
+from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
+from sluice.policy import Signal
+from sluice.telemetry import compression, otlp_pbjson
+from sluice.transport.http_server import Headers, Request, Response
+
+EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
+"""An Export*ServiceResponse with an empty partial success, as upstream writes it."""
+_TEXT = b"text/plain; charset=utf-8"
+_DECODERS = {"": "", "gzip": "gzip", "zstd": "zstd", "deflate": "deflate", "zlib": "deflate"}
+"""``compression_algorithms`` names this receiver decodes, as
+:mod:`sluice.telemetry.compression` names them (``snappy`` and ``lz4`` are
+accepted in the config and refused per request)."""
+_FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
+"""Upstream's answer to an error it cannot encode (the request's media type is unknown)."""
+
+
+class OtlpHttpHandler:
+    """Serves ``POST <path>`` for each signal that has an :class:`Ingest`."""
+
+    def __init__(
+        self,
+        config: HttpConfig,
+        ingests: Mapping[Signal, Ingest],
+        authenticator: ServerAuthenticator | None,
+        log: logging.Logger,
+    ):
+        paths = {
+            Signal.TRACE: config.traces_url_path,
+            Signal.METRIC: config.metrics_url_path,
+            Signal.LOG: config.logs_url_path,
+        }
+        self._routes = {url_path(paths[signal]): ingest for signal, ingest in ingests.items()}
+        self._limit = config.max_body_bytes
+        self._encodings = frozenset(config.compression_algorithms)
+        self._cors = (
+            CorsPolicy(config.cors) if config.cors and config.cors.allowed_origins else None
+        )
+        self._authenticator = authenticator
+        self._request_params = tuple(config.auth.request_params) if config.auth else ()
+        self._extra: Headers = [
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in config.response_headers.items()
+        ]
+        self._log = log
+
+    async def __call__(self, request: Request) -> Response:
+        cors = self._cors
+        if cors is not None and cors.is_preflight(request):
+            response = cors.preflight(request)
+        else:
+            response = await self._answer(request)
+            if cors is not None:
+                cors.decorate(request, response)
+        if self._extra:
+            response.headers[:0] = self._extra
+        return response
+
+    async def _answer(self, request: Request) -> Response:
+        if self._authenticator is not None:
+            try:
+                await self._authenticator.authenticate(self._auth_headers(request))
+            except AuthenticationError as refused:
+                self._log.debug("request refused by the authenticator: %s", refused)
+                return Response(401, b"Unauthorized\n", content_type=_TEXT)
+        media = _media_type(request.header(b"content-type"))
+        encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip().lower()
+        if encoding == "identity":
+            encoding = ""
+        if encoding not in self._encodings or encoding not in _DECODERS:
+            return _error(media, 400, f"unsupported Content-Encoding: {encoding}")
+        path = request.path if "%" not in request.path else unquote(request.path)
+        ingest = self._routes.get(path)
+        if ingest is None:
+            return Response(404, b"404 page not found\n", content_type=_TEXT)
+        if request.method != "POST":
+            return Response(
+                405,
+                b"405 method not allowed, supported: [POST]",
+                [(b"Allow", b"POST")],
+                content_type=b"text/plain",
+            )
+        if media is None:
+            return Response(
+                415,
+                b"415 unsupported media type, supported: [application/json, application/x-protobuf]",
+                content_type=b"text/plain",
+            )
+        try:
+            body = compression.decompress(_DECODERS[encoding], request.body, self._limit)
+        except compression.BodyTooLarge as problem:
+            return _error(media, 413, str(problem))
+        except compression.CorruptBody as problem:
+            return _error(media, 400, f"{encoding} body does not decompress: {problem}")
+        try:
+            message = _decode(ingest.signal, media, body)
+        except ValueError as problem:
+            return _error(media, 400, str(problem))
+        del body
+        refusal = await ingest.export(message)
+        if refusal is not None:
+            return _refused(media, refusal)
+        return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
+
+    def _auth_headers(self, request: Request) -> dict[str, str]:
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in request.headers.items()
+        }
+        if self._request_params and request.query:
+            for name, value in parse_qsl(request.query):
+                if name in self._request_params:
+                    headers[name.lower()] = value
+        return headers
+
+
+def _media_type(content_type: bytes | None) -> str | None:
+    """PROTOBUF or JSON (parameters ignored), None for anything else."""
+    if content_type is None:
+        return None
+    media = content_type.split(b";", 1)[0].strip().lower().decode("latin-1")
+    return media if media in (PROTOBUF, JSON) else None
+
+
+def _decode(signal: Signal, media: str, body: bytes) -> Any:
+    if media == JSON:
+        return otlp_pbjson.from_json(signal, body)
+    try:
+        return pdata.parse(signal, body)
+    except Exception as problem:  # DecodeError: not an export request
+        raise ValueError(f"not a protobuf export request: {problem}") from None
+
+
+def _error(media: str | None, status: int, message: str) -> Response:
+    """An HTTP-level error as a Status in the request's format."""
+    if media is None:
+        return Response(500, _FALLBACK, content_type=JSON.encode())
+    return Response(
+        status, status_body(media, code_for_http(status), message), content_type=media.encode()
+    )
+
+
+def _refused(media: str, refusal: Refusal) -> Response:
+    headers: Headers = []
+    if refusal.retry_after is not None and refusal.code is Code.UNAVAILABLE:
+        seconds = max(1, math.ceil(refusal.retry_after))
+        headers.append((b"Retry-After", str(seconds).encode()))
+    return Response(
+        refusal.http_status,
+        status_body(media, refusal.code, refusal.message),
+        headers,
+        content_type=media.encode(),
+    )

@@ -1,0 +1,934 @@
+"""The ``otlp`` receiver over real sockets: the OpenTelemetry SDK's OTLP
+exporters (HTTP and gRPC), raw HTTP requests and a gRPC client, against a
+receiver made by its factory and running on a uvloop loop in a background
+thread, feeding capturing consumers."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import http.client
+import json
+import socket
+import ssl
+import threading
+import time
+import zlib
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import uvloop
+import yaml
+import zstandard
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
+    OTLPLogExporter as GrpcLogExporter,
+)
+from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
+    OTLPMetricExporter as GrpcMetricExporter,
+)
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+    OTLPSpanExporter as GrpcSpanExporter,
+)
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import (
+    InMemoryLogRecordExporter,
+    LogRecordExportResult,
+    SimpleLogRecordProcessor,
+)
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from sluice.collector import pdata
+from sluice.collector.component import (
+    Component,
+    ComponentID,
+    Consumer,
+    Host,
+    Kind,
+    Settings,
+    permanent,
+    refused,
+)
+from sluice.collector.components.receivers.otlp import FACTORY
+from sluice.collector.components.receivers.otlp.config import OtlpReceiverConfig
+from sluice.collector.components.receivers.otlp.receiver import OtlpReceiver
+from sluice.collector.configauth import AuthenticationError
+from sluice.collector.configtls import TLSClientConfig, TLSServerConfig
+from sluice.collector.confmap.decode import Problems, decode
+from sluice.collector.telemetry import ServiceTelemetry
+from sluice.policy import Signal
+from sluice.telemetry.otlp_raw import LeanLogsRequest
+from tests.providers.test_tls import self_signed as providers_self_signed
+
+TESTDATA = Path(__file__).parent / "testdata" / "otlp"
+RESOURCE = Resource.create({"service.name": "checkout"})
+TRACE_SERVICE = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+LOGS_SERVICE = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+
+
+def load(name: str) -> OtlpReceiverConfig:
+    """A testdata config, decoded as the service decodes it (no problems)."""
+    problems = Problems()
+    raw = yaml.safe_load((TESTDATA / name).read_text())
+    config = decode(OtlpReceiverConfig, raw, "receivers::otlp", problems)
+    assert not problems.lines
+    return config
+
+
+def problems_of(name: str) -> list[str]:
+    problems = Problems()
+    raw = yaml.safe_load((TESTDATA / name).read_text())
+    config = decode(OtlpReceiverConfig, raw, "receivers::otlp", problems)
+    return problems.lines + [f"{path}: {message}" for path, message in config.validate()]
+
+
+# -- config ----------------------------------------------------------------------------------
+
+
+def test_default_config_has_no_protocol() -> None:
+    config = FACTORY.default_config()
+    assert config.protocols.grpc is None and config.protocols.http is None
+    assert FACTORY.stability == {"logs": "beta", "metrics": "stable", "traces": "stable"}
+    assert FACTORY.module == "go.opentelemetry.io/collector/receiver/otlpreceiver"
+
+
+def test_null_protocols_listen_with_upstream_defaults() -> None:
+    config = load("config_default.yaml")
+    grpc_config, http_config = config.protocols.grpc, config.protocols.http
+    assert grpc_config is not None and http_config is not None
+    assert grpc_config.endpoint == "localhost:4317"
+    assert grpc_config.max_message_bytes == 4 << 20
+    assert http_config.endpoint == "localhost:4318"
+    assert http_config.max_body_bytes == 20 << 20
+    assert (http_config.traces_url_path, http_config.metrics_url_path) == (
+        "/v1/traces",
+        "/v1/metrics",
+    )
+    assert http_config.logs_url_path == "/v1/logs"
+    assert list(config.validate()) == []
+
+
+def test_no_protocol_is_an_error() -> None:
+    assert problems_of("config_no_protocols.yaml") == [
+        ": must specify at least one protocol when using the OTLP receiver"
+    ]
+
+
+def test_only_the_configured_protocol() -> None:
+    assert load("config_only_grpc.yaml").protocols.http is None
+    assert load("config_only_http.yaml").protocols.grpc is None
+
+
+def test_every_upstream_key_is_accepted() -> None:
+    config = load("config_full.yaml")
+    assert list(config.validate()) == []
+    assert config.protocols.grpc is not None and config.protocols.grpc.keepalive is not None
+    assert config.protocols.grpc.max_message_bytes == 16 << 20
+    assert config.protocols.http is not None and config.protocols.http.read_header_timeout == 10.0
+
+
+def test_bad_values_are_reported_under_their_keys() -> None:
+    assert problems_of("config_bad_values.yaml") == [
+        "protocols::grpc::endpoint: address localhost: missing port in address",
+        "protocols::grpc::max_recv_msg_size_mib: invalid max_recv_msg_size_mib value, "
+        "must be between 1 and 8796093022207: -1",
+        'protocols::grpc::tls::min_version: invalid TLS min_version: unsupported TLS version: "1.4"',
+        'protocols::http::endpoint: address localhost:http: invalid port "http"',
+        'protocols::http::compression_algorithms: unsupported compression algorithm "brotli"',
+        "protocols::http::auth::authenticator: id must not be empty",
+    ]
+    assert problems_of("config_invalid_url_path.yaml") == [
+        'protocols::http::logs_url_path: invalid HTTP URL path set for signal: parse "/v1/%zzlogs": '
+        'invalid URL escape "%zz"'
+    ]
+
+
+def test_unknown_protocol_key() -> None:
+    assert problems_of("config_typo.yaml") == [
+        "receivers::otlp::protocols: has invalid keys: htttp",
+        ": must specify at least one protocol when using the OTLP receiver",
+    ]
+
+
+# -- harness ---------------------------------------------------------------------------------
+
+
+class Capture(Consumer):
+    """Keeps what it is given, or raises `error` instead."""
+
+    def __init__(self) -> None:
+        self.received: list[Any] = []
+        self.error: Exception | None = None
+
+    async def consume(self, data: Any) -> None:
+        if self.error is not None:
+            raise self.error
+        self.received.append(data)
+
+
+class Running:
+    """A receiver made by the factory, started on a uvloop loop in a thread."""
+
+    def __init__(self, config: OtlpReceiverConfig, signals: frozenset[Signal], host: Host):
+        self.telemetry = ServiceTelemetry()
+        self.consumers = {signal: Capture() for signal in signals}
+        settings = Settings(ComponentID("otlp"), Kind.RECEIVER, self.telemetry)
+        receiver = FACTORY.create(settings, config, self.consumers)
+        assert isinstance(receiver, OtlpReceiver)
+        self.receiver = receiver
+        self.loop = uvloop.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        try:
+            self.call(receiver.start(host))
+        except BaseException:
+            self.stop()
+            raise
+
+    def call(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(10)
+
+    def stop(self) -> None:
+        self.call(self.receiver.shutdown())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+    def received(self, signal: Signal) -> list[Any]:
+        return self.consumers[signal].received
+
+    def count(self, kind: str, items: str, transport: str) -> float:
+        value = self.telemetry.registry.get_sample_value(
+            f"otelcol_receiver_{kind}_{items}_total",
+            {"receiver": "otlp", "transport": transport},
+        )
+        return value or 0.0
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.receiver.http_port}"
+
+    @property
+    def grpc_target(self) -> str:
+        return f"127.0.0.1:{self.receiver.grpc_port}"
+
+
+Start = Callable[..., Running]
+
+
+@pytest.fixture
+def start() -> Iterator[Start]:
+    """``start(protocols, signals=..., host=...)``: a running receiver on free
+    ports; stopped at teardown."""
+    running: list[Running] = []
+
+    def make(
+        protocols: Mapping[str, Any] | None = None,
+        signals: frozenset[Signal] = frozenset(Signal),
+        host: Host | None = None,
+    ) -> Running:
+        problems = Problems()
+        if protocols is None:
+            protocols = {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}}
+        raw = {"protocols": protocols}
+        config = decode(OtlpReceiverConfig, raw, "receivers::otlp", problems)
+        assert not problems.lines and not list(config.validate())
+        receiver = Running(config, signals, host or Host())
+        running.append(receiver)
+        return receiver
+
+    yield make
+    for receiver in running:
+        receiver.stop()
+
+
+def post(
+    url: str,
+    body: bytes,
+    content_type: str | None = "application/x-protobuf",
+    *,
+    method: str = "POST",
+    headers: Mapping[str, str] | None = None,
+    context: ssl.SSLContext | None = None,
+) -> tuple[int, dict[str, str], bytes]:
+    """One request on a fresh connection: (status, headers lowercased, body)."""
+    scheme, _, rest = url.partition("://")
+    address, _, path = rest.partition("/")
+    host, _, port = address.rpartition(":")
+    connection: http.client.HTTPConnection
+    if scheme == "https":
+        connection = http.client.HTTPSConnection(host, int(port), timeout=5, context=context)
+    else:
+        connection = http.client.HTTPConnection(host, int(port), timeout=5)
+    sent = dict(headers or {})
+    if content_type is not None:
+        sent["Content-Type"] = content_type
+    try:
+        connection.request(method, "/" + path, body=body, headers=sent)
+        response = connection.getresponse()
+        return (
+            response.status,
+            {k.lower(): v for k, v in response.getheaders()},
+            response.read(),
+        )
+    finally:
+        connection.close()
+
+
+def traces_request(spans: int = 2) -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    for i in range(spans):
+        span = scope.spans.add(name=f"GET /{i}", kind=2)
+        span.trace_id = bytes(range(16))
+        span.span_id = (i + 1).to_bytes(8, "big")
+    return request
+
+
+TRACES_JSON = {
+    "resourceSpans": [
+        {
+            "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "web"}}]},
+            "scopeSpans": [
+                {
+                    "spans": [
+                        {
+                            "traceId": "5b8efff798038103d269b633813fc60c",
+                            "spanId": "eee19b7ec3c1b174",
+                            "name": "GET /pay",
+                            "kind": 2,
+                            "startTimeUnixNano": "1544712660000000000",
+                        }
+                    ]
+                }
+            ],
+        }
+    ]
+}
+
+
+# -- SDK exporters ---------------------------------------------------------------------------
+
+
+def sdk_spans() -> list[Any]:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=RESOURCE)
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("checkout")
+    for name in ("GET /pay", "GET /refund", "SELECT orders"):
+        with tracer.start_as_current_span(name):
+            pass
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+def sdk_logs() -> list[Any]:
+    memory = InMemoryLogRecordExporter()
+    provider = LoggerProvider(resource=RESOURCE)
+    provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
+    logger = provider.get_logger("checkout")
+    for i, body in enumerate(["payment accepted", "refund issued"]):
+        logger.emit(body=body, severity_text="INFO", attributes={"i": i})
+    provider.shutdown()
+    return list(memory.get_finished_logs())
+
+
+def sdk_metrics() -> Any:
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(resource=RESOURCE, metric_readers=[reader])
+    counter = provider.get_meter("checkout").create_counter("payments")
+    counter.add(1, {"currency": "EUR"})
+    counter.add(2, {"currency": "USD"})
+    data = reader.get_metrics_data()
+    provider.shutdown()
+    return data
+
+
+def span_names(requests: list[Any]) -> list[str]:
+    return [
+        span.name
+        for request in requests
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+
+
+def export_sdk_data(spans: Any, logs: Any, metrics: Any) -> None:
+    """Three spans, two log records and two metric points through the exporters."""
+    try:
+        assert spans.export(sdk_spans()) == SpanExportResult.SUCCESS
+        assert logs.export(sdk_logs()) == LogRecordExportResult.SUCCESS
+        assert metrics.export(sdk_metrics()) == MetricExportResult.SUCCESS
+    finally:
+        for exporter in (spans, logs, metrics):
+            exporter.shutdown()
+
+
+def assert_sdk_data_received(receiver: Running, transport: str) -> None:
+    assert span_names(receiver.received(Signal.TRACE)) == [
+        "GET /pay",
+        "GET /refund",
+        "SELECT orders",
+    ]
+    [lean] = receiver.received(Signal.LOG)
+    assert isinstance(lean, LeanLogsRequest)
+    bodies = [
+        r.body.string_value
+        for rl in pdata.full_logs(lean).resource_logs
+        for sl in rl.scope_logs
+        for r in sl.log_records
+    ]
+    assert bodies == ["payment accepted", "refund issued"]
+    [metrics_request] = receiver.received(Signal.METRIC)
+    assert pdata.item_count(Signal.METRIC, metrics_request) == 2
+    assert receiver.count("accepted", "spans", transport) == 3
+    assert receiver.count("accepted", "log_records", transport) == 2
+    assert receiver.count("accepted", "metric_points", transport) == 2
+    other = "grpc" if transport == "http" else "http"
+    assert receiver.count("accepted", "spans", other) == 0
+
+
+@pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
+def test_sdk_http_exporters(start: Start, compression: Compression) -> None:
+    receiver = start()
+    export_sdk_data(
+        OTLPSpanExporter(f"{receiver.http}/v1/traces", compression=compression, timeout=5),
+        OTLPLogExporter(f"{receiver.http}/v1/logs", compression=compression, timeout=5),
+        OTLPMetricExporter(f"{receiver.http}/v1/metrics", compression=compression, timeout=5),
+    )
+    assert_sdk_data_received(receiver, "http")
+
+
+def test_sdk_grpc_exporters(start: Start) -> None:
+    receiver = start()
+    target = receiver.grpc_target
+    export_sdk_data(
+        GrpcSpanExporter(target, insecure=True, timeout=5),
+        GrpcLogExporter(target, insecure=True, timeout=5),
+        GrpcMetricExporter(target, insecure=True, timeout=5, compression=grpc.Compression.Gzip),
+    )
+    assert_sdk_data_received(receiver, "grpc")
+
+
+# -- OTLP/HTTP, raw --------------------------------------------------------------------------
+
+
+def test_json_in_json_out(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces",
+        json.dumps(TRACES_JSON).encode(),
+        "application/json; charset=utf-8",
+    )
+    assert (status, headers["content-type"], body) == (
+        200,
+        "application/json",
+        b'{"partialSuccess":{}}',
+    )
+    [request] = receiver.received(Signal.TRACE)
+    assert isinstance(request, ExportTraceServiceRequest)
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    assert span.trace_id.hex() == "5b8efff798038103d269b633813fc60c"
+    assert (span.span_id.hex(), span.kind, span.start_time_unix_nano) == (
+        "eee19b7ec3c1b174",
+        2,
+        1544712660000000000,
+    )
+
+
+def test_protobuf_answer_is_an_export_response(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, headers, body = post(f"{receiver.http}/v1/traces", traces_request().SerializeToString())
+    assert (status, headers["content-type"]) == (200, "application/x-protobuf")
+    assert ExportTraceServiceResponse.FromString(body).HasField("partial_success")
+    assert span_names(receiver.received(Signal.TRACE)) == ["GET /0", "GET /1"]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "compress"),
+    [
+        ("gzip", gzip.compress),
+        ("zstd", zstandard.ZstdCompressor().compress),
+        ("deflate", zlib.compress),
+        ("zlib", zlib.compress),
+    ],
+)
+def test_compressed_bodies(start: Start, encoding: str, compress: Callable[[bytes], bytes]) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    body = compress(traces_request(5).SerializeToString())
+    status, _, _ = post(f"{receiver.http}/v1/traces", body, headers={"Content-Encoding": encoding})
+    assert status == 200
+    assert len(span_names(receiver.received(Signal.TRACE))) == 5
+
+
+def status_of(body: bytes, content_type: str) -> dict[str, Any]:
+    """A google.rpc.Status body as {code, message}."""
+    if content_type == "application/json":
+        document: dict[str, Any] = json.loads(body)
+        return document
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    schema = descriptor_pb2.FileDescriptorProto(name="test_status.proto", package="test.rpc")
+    message = schema.message_type.add(name="Status")
+    message.field.add(name="code", number=1, type=5, label=1)
+    message.field.add(name="message", number=2, type=9, label=1)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(schema)
+    status = message_factory.GetMessageClass(pool.FindMessageTypeByName("test.rpc.Status"))()
+    status.ParseFromString(body)
+    return {"code": status.code, "message": status.message}
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/x-protobuf"])
+def test_bad_data_is_400_with_a_status(start: Start, content_type: str) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, headers, body = post(f"{receiver.http}/v1/logs", b"\xff{not otlp", content_type)
+    assert (status, headers["content-type"]) == (400, content_type)
+    problem = status_of(body, content_type)
+    assert problem["code"] == 3
+    assert problem["message"]
+    assert receiver.received(Signal.LOG) == []
+
+
+def test_corrupt_compression_is_400(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, _, body = post(
+        f"{receiver.http}/v1/traces",
+        b"not gzip",
+        "application/json",
+        headers={"Content-Encoding": "gzip"},
+    )
+    assert status == 400 and json.loads(body)["code"] == 3
+
+
+def test_unsupported_encoding(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, _, body = post(
+        f"{receiver.http}/v1/traces", b"{}", "application/json", headers={"Content-Encoding": "br"}
+    )
+    assert (status, json.loads(body)) == (
+        400,
+        {"code": 3, "message": "unsupported Content-Encoding: br"},
+    )
+    # Upstream's literal answer when the error cannot be written in the request's format.
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces", b"x", "text/plain", headers={"Content-Encoding": "snappy"}
+    )
+    assert (status, headers["content-type"]) == (500, "application/json")
+    assert json.loads(body) == {"code": 13, "message": "failed to marshal error message"}
+
+
+def test_unknown_media_type_is_415(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, headers, body = post(f"{receiver.http}/v1/traces", b"{}", "text/plain")
+    assert (status, headers["content-type"]) == (415, "text/plain")
+    assert (
+        body == b"415 unsupported media type, supported: [application/json, application/x-protobuf]"
+    )
+    assert post(f"{receiver.http}/v1/traces", b"{}", None)[0] == 415
+
+
+def test_only_post_is_allowed(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, headers, body = post(f"{receiver.http}/v1/traces", b"", method="GET")
+    assert (status, headers["allow"], body) == (
+        405,
+        "POST",
+        b"405 method not allowed, supported: [POST]",
+    )
+
+
+def test_unknown_path_and_unused_signal_are_404(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}}, signals=frozenset({Signal.TRACE}))
+    for path in ("/v1/logs", "/v1/other"):
+        status, _, body = post(f"{receiver.http}{path}", b"")
+        assert (status, body) == (404, b"404 page not found\n")
+
+
+def test_decompressed_body_past_the_limit_is_413(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0", "max_request_body_size": 4096}})
+    body = gzip.compress(traces_request(400).SerializeToString())
+    assert len(body) < 4096
+    status, _, answer = post(
+        f"{receiver.http}/v1/traces", body, headers={"Content-Encoding": "gzip"}
+    )
+    assert status == 413
+    assert "4096" in status_of(answer, "application/x-protobuf")["message"]
+    raw = traces_request(400).SerializeToString()
+    assert post(f"{receiver.http}/v1/traces", raw)[0] == 413
+    assert receiver.received(Signal.TRACE) == []
+
+
+def test_custom_url_paths(start: Start) -> None:
+    receiver = start(yaml.safe_load((TESTDATA / "config_url_paths.yaml").read_text())["protocols"])
+    body = traces_request().SerializeToString()
+    assert post(f"{receiver.http}/custom/traces", body)[0] == 200
+    assert (
+        post(f"{receiver.http}/custom/metrics", ExportMetricsServiceRequest().SerializeToString())[
+            0
+        ]
+        == 200
+    )
+    assert (
+        post(f"{receiver.http}/custom/logs", ExportLogsServiceRequest().SerializeToString())[0]
+        == 200
+    )
+    assert post(f"{receiver.http}/v1/traces", body)[0] == 404
+    assert len(receiver.received(Signal.TRACE)) == 1
+
+
+def test_response_headers(start: Start) -> None:
+    receiver = start(
+        {"http": {"endpoint": "127.0.0.1:0", "response_headers": {"X-Served-By": "sluice"}}}
+    )
+    _, headers, _ = post(f"{receiver.http}/v1/traces", traces_request().SerializeToString())
+    assert headers["x-served-by"] == "sluice"
+
+
+# -- CORS ------------------------------------------------------------------------------------
+
+
+def test_cors_preflight_and_actual_request(start: Start) -> None:
+    cors = yaml.safe_load((TESTDATA / "config_cors.yaml").read_text())["protocols"]
+    receiver = start(cors)
+    preflight = {
+        "Origin": "https://a.test.example.com",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,x-custom",
+    }
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces", b"", None, method="OPTIONS", headers=preflight
+    )
+    assert (status, body) == (204, b"")
+    assert headers["access-control-allow-origin"] == "https://a.test.example.com"
+    assert headers["access-control-allow-methods"] == "POST"
+    assert headers["access-control-allow-headers"] == "content-type,x-custom"
+    assert headers["access-control-allow-credentials"] == "true"
+    assert headers["access-control-max-age"] == "7200"
+    assert (
+        headers["vary"] == "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
+    )
+
+    refused_origin = dict(preflight, Origin="https://evil.example.com")
+    status, headers, _ = post(
+        f"{receiver.http}/v1/traces", b"", None, method="OPTIONS", headers=refused_origin
+    )
+    assert status == 204 and "access-control-allow-origin" not in headers
+    refused_header = dict(preflight, **{"Access-Control-Request-Headers": "x-other"})
+    status, headers, _ = post(
+        f"{receiver.http}/v1/traces", b"", None, method="OPTIONS", headers=refused_header
+    )
+    assert status == 204 and "access-control-allow-origin" not in headers
+
+    status, headers, _ = post(
+        f"{receiver.http}/v1/traces",
+        json.dumps(TRACES_JSON).encode(),
+        "application/json",
+        headers={"Origin": "https://app.example.com"},
+    )
+    assert status == 200
+    assert headers["access-control-allow-origin"] == "https://app.example.com"
+    assert headers["vary"] == "Origin"
+
+
+def test_without_cors_options_is_405(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    preflight = {"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST"}
+    status, headers, _ = post(
+        f"{receiver.http}/v1/traces", b"", None, method="OPTIONS", headers=preflight
+    )
+    assert status == 405 and "access-control-allow-origin" not in headers
+
+
+# -- back-pressure ---------------------------------------------------------------------------
+
+
+def test_retryable_refusal_is_503_with_retry_after(start: Start) -> None:
+    receiver = start()
+    receiver.consumers[Signal.TRACE].error = refused("sending queue is full", retry_after=2.5)
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces", json.dumps(TRACES_JSON).encode(), "application/json"
+    )
+    assert (status, headers["retry-after"]) == (503, "3")
+    assert json.loads(body) == {"code": 14, "message": "sending queue is full"}
+    assert receiver.count("refused", "spans", "http") == 1
+    assert receiver.count("accepted", "spans", "http") == 0
+
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(traces_request(3).SerializeToString(), timeout=5)
+    assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert raised.value.details() == "sending queue is full"
+    assert receiver.count("refused", "spans", "grpc") == 3
+
+
+def test_permanent_refusal_is_400(start: Start) -> None:
+    receiver = start()
+    receiver.consumers[Signal.TRACE].error = permanent("span names are not allowed")
+    status, headers, body = post(f"{receiver.http}/v1/traces", traces_request().SerializeToString())
+    assert status == 400 and "retry-after" not in headers
+    assert status_of(body, "application/x-protobuf") == {
+        "code": 3,
+        "message": "span names are not allowed",
+    }
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(traces_request().SerializeToString(), timeout=5)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert receiver.count("refused", "spans", "grpc") == 2
+
+
+def test_a_failing_consumer_is_a_retryable_refusal(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    receiver.consumers[Signal.TRACE].error = RuntimeError("bug")
+    status, _, body = post(f"{receiver.http}/v1/traces", traces_request().SerializeToString())
+    assert status == 503
+    assert status_of(body, "application/x-protobuf") == {"code": 14, "message": "bug"}
+
+
+def test_empty_request_is_accepted_without_the_pipeline(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    receiver.consumers[Signal.TRACE].error = refused("never called")
+    assert post(f"{receiver.http}/v1/traces", b"")[0] == 200
+    assert receiver.count("refused", "spans", "http") == 0
+
+
+# -- gRPC ------------------------------------------------------------------------------------
+
+
+def test_grpc_unused_signal_is_unimplemented(start: Start) -> None:
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0"}}, signals=frozenset({Signal.TRACE}))
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(LOGS_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(b"", timeout=5)
+    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_grpc_malformed_request_is_invalid_argument(start: Start) -> None:
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0"}})
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(b"\xff\xff\xff", timeout=5)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert receiver.received(Signal.TRACE) == []
+
+
+def test_grpc_max_message_size(start: Start) -> None:
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0", "max_recv_msg_size_mib": 1}})
+    big = ExportTraceServiceRequest()
+    big.resource_spans.add().scope_spans.add().spans.add(name="x" * (1 << 20))
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(big.SerializeToString(), timeout=5)
+        assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert export(traces_request().SerializeToString(), timeout=5) == b"\x0a\x00"
+    assert receiver.count("accepted", "spans", "grpc") == 2
+
+
+def test_http_only_does_not_listen_on_grpc(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    assert receiver.receiver.grpc_port == 0 and receiver.receiver.http_port > 0
+
+
+def test_a_port_in_use_fails_start_and_closes_the_other_protocol() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        problems = Problems()
+        raw = {
+            "protocols": {
+                "grpc": {"endpoint": "127.0.0.1:0"},
+                "http": {"endpoint": f"127.0.0.1:{port}"},
+            }
+        }
+        config = decode(OtlpReceiverConfig, raw, "receivers::otlp", problems)
+        with pytest.raises(OSError):
+            Running(config, frozenset(Signal), Host())
+
+
+# -- auth ------------------------------------------------------------------------------------
+
+
+class TokenAuth(Component):
+    """A server authenticator extension accepting one bearer token."""
+
+    async def authenticate(self, headers: Mapping[str, str]) -> None:
+        if headers.get("authorization") != "Bearer s3cret":
+            raise AuthenticationError("missing or wrong bearer token")
+
+
+def test_authenticator(start: Start) -> None:
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+    auth = {"authenticator": "bearertokenauth"}
+    receiver = start(
+        {
+            "http": {"endpoint": "127.0.0.1:0", "auth": auth},
+            "grpc": {"endpoint": "127.0.0.1:0", "auth": auth},
+        },
+        host=host,
+    )
+    body = traces_request().SerializeToString()
+    status, _, answer = post(f"{receiver.http}/v1/traces", body)
+    assert (status, answer) == (401, b"Unauthorized\n")
+    assert (
+        post(f"{receiver.http}/v1/traces", body, headers={"Authorization": "Bearer s3cret"})[0]
+        == 200
+    )
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(body, timeout=5)
+        assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        export(body, timeout=5, metadata=[("authorization", "Bearer s3cret")])
+    assert len(receiver.received(Signal.TRACE)) == 2
+
+
+def test_missing_authenticator_fails_start(start: Start) -> None:
+    with pytest.raises(
+        ValueError, match='failed to resolve authenticator "basicauth": authenticator not found'
+    ):
+        start({"http": {"endpoint": "127.0.0.1:0", "auth": {"authenticator": "basicauth"}}})
+
+
+# -- TLS -------------------------------------------------------------------------------------
+
+
+def self_signed(directory: Path, name: str) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1, and its key, in `directory`/`name`."""
+    folder = directory / name
+    folder.mkdir()
+    return providers_self_signed(folder)
+
+
+def test_tls_on_both_protocols(start: Start, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path, "server")
+    tls = {"cert_file": str(cert), "key_file": str(key)}
+    receiver = start(
+        {
+            "http": {"endpoint": "127.0.0.1:0", "tls": tls},
+            "grpc": {"endpoint": "127.0.0.1:0", "tls": tls},
+        }
+    )
+    context = TLSClientConfig(ca_file=str(cert)).ssl_context()
+    url = f"https://127.0.0.1:{receiver.receiver.http_port}/v1/traces"
+    assert post(url, traces_request().SerializeToString(), context=context)[0] == 200
+    with pytest.raises(ssl.SSLError):
+        post(url, b"", context=ssl.create_default_context())  # not trusted
+
+    credentials = grpc.ssl_channel_credentials(cert.read_bytes())
+    spans = GrpcSpanExporter(receiver.grpc_target, credentials=credentials, timeout=5)
+    try:
+        assert spans.export(sdk_spans()) == SpanExportResult.SUCCESS
+    finally:
+        spans.shutdown()
+    assert receiver.count("accepted", "spans", "http") == 2
+    assert receiver.count("accepted", "spans", "grpc") == 3
+
+
+def test_client_certificates_required_with_client_ca(start: Start, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path, "server")
+    client_cert, client_key = self_signed(tmp_path, "client")
+    tls = {"cert_file": str(cert), "key_file": str(key), "client_ca_file": str(client_cert)}
+    receiver = start({"http": {"endpoint": "127.0.0.1:0", "tls": tls}})
+    url = f"https://127.0.0.1:{receiver.receiver.http_port}/v1/traces"
+    context = ssl.create_default_context(cafile=str(cert))
+    context.load_cert_chain(client_cert, client_key)
+    assert post(url, traces_request().SerializeToString(), context=context)[0] == 200
+    without = ssl.create_default_context(cafile=str(cert))
+    with pytest.raises((ssl.SSLError, ConnectionError)):
+        post(url, traces_request().SerializeToString(), context=without)
+
+
+def test_missing_certificate_fails_start(start: Start, tmp_path: Path) -> None:
+    tls = {"cert_file": str(tmp_path / "none.crt"), "key_file": str(tmp_path / "none.key")}
+    with pytest.raises(ValueError, match="failed to load TLS cert and key"):
+        start({"http": {"endpoint": "127.0.0.1:0", "tls": tls}})
+
+
+def test_tls_settings_are_validated() -> None:
+    problems = Problems()
+    raw = {"min_version": "1.3", "max_version": "1.2", "cipher_suites": ["TLS_FAST"]}
+    tls = decode(TLSServerConfig, raw, "tls", problems)
+    assert list(tls.validate()) == [
+        ("", "invalid TLS configuration: min_version cannot be greater than max_version"),
+        ("cipher_suites", 'invalid TLS cipher suite: "TLS_FAST"'),
+        ("", "a server needs a certificate: set cert_file and key_file"),
+    ]
+    assert TLSClientConfig(insecure=True).ssl_context() is None
+
+
+def replace_certificate(cert: Path, key: Path, name: str) -> Path:
+    """Write a new certificate over `cert` and `key`; returns a copy of it."""
+    new_cert, new_key = self_signed(cert.parent, name)
+    cert.write_bytes(new_cert.read_bytes())
+    key.write_bytes(new_key.read_bytes())
+    return new_cert
+
+
+def test_certificate_reload(start: Start, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path, "server")
+    first = tmp_path / "first.crt"
+    first.write_bytes(cert.read_bytes())
+    tls = {"cert_file": str(cert), "key_file": str(key), "reload_interval": "50ms"}
+    receiver = start(
+        {
+            "http": {"endpoint": "127.0.0.1:0", "tls": tls},
+            "grpc": {"endpoint": "127.0.0.1:0", "tls": tls},
+        }
+    )
+    url = f"https://127.0.0.1:{receiver.receiver.http_port}/v1/traces"
+    body = traces_request().SerializeToString()
+
+    def trusting(certificate: Path) -> ssl.SSLContext:
+        context = TLSClientConfig(ca_file=str(certificate)).ssl_context()
+        assert context is not None
+        return context
+
+    def grpc_export(certificate: Path) -> bytes:
+        credentials = grpc.ssl_channel_credentials(certificate.read_bytes())
+        with grpc.secure_channel(receiver.grpc_target, credentials) as channel:
+            answer: bytes = channel.unary_unary(TRACE_SERVICE)(body, timeout=5)
+            return answer
+
+    assert post(url, body, context=trusting(first))[0] == 200
+    assert grpc_export(first) == b"\x0a\x00"
+    second = replace_certificate(cert, key, "renewed")
+    deadline = time.monotonic() + 3
+    while True:
+        try:
+            assert post(url, body, context=trusting(second))[0] == 200
+            assert grpc_export(second) == b"\x0a\x00"
+            break
+        except (ssl.SSLError, grpc.RpcError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    with pytest.raises(ssl.SSLError):
+        post(url, body, context=trusting(first))

@@ -1,0 +1,265 @@
+"""OTLP JSON <-> protobuf export requests: what the OTLP specification and
+upstream's decoder accept, read into the same messages the protobuf path
+gives, and written back as OTLP JSON."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from sluice.policy import Signal
+from sluice.telemetry.otlp_pbjson import from_json, to_json
+from sluice.telemetry.otlp_raw import LeanLogsRequest
+from tests.telemetry.otlp_convert import to_proto
+
+TRACE_ID = "5b8efff798038103d269b633813fc60c"
+SPAN_ID = "eee19b7ec3c1b174"
+
+
+def traces() -> ExportTraceServiceRequest:
+    request = ExportTraceServiceRequest()
+    resource = request.resource_spans.add(schema_url="https://opentelemetry.io/schemas/1.21.0")
+    resource.resource.attributes.add(key="service.name").value.string_value = "checkout"
+    scope = resource.scope_spans.add()
+    scope.scope.name, scope.scope.version = "lib", "1.0"
+    span = scope.spans.add(name="GET /pay", kind=2, trace_state="k=v", flags=1)
+    span.trace_id, span.span_id = bytes.fromhex(TRACE_ID), bytes.fromhex(SPAN_ID)
+    span.parent_span_id = bytes(range(8))
+    span.start_time_unix_nano, span.end_time_unix_nano = 1544712660000000000, 1544712661000000000
+    attributes = span.attributes
+    attributes.add(key="int").value.int_value = -(2**63)
+    attributes.add(key="double").value.double_value = 0.5
+    attributes.add(key="bool").value.bool_value = True
+    attributes.add(key="bytes").value.bytes_value = b"\x00\xff\xfe"
+    attributes.add(key="empty").value.string_value = ""
+    nested = attributes.add(key="nested").value.kvlist_value.values.add(key="list")
+    nested.value.array_value.values.add().string_value = "a"
+    nested.value.array_value.values.add().int_value = 7
+    event = span.events.add(name="exception", time_unix_nano=1544712660500000000)
+    event.attributes.add(key="exception.type").value.string_value = "ValueError"
+    link = span.links.add(trace_state="x=1")
+    link.trace_id, link.span_id = bytes(16), bytes(8)
+    span.status.code, span.status.message = 2, "boom"
+    return request
+
+
+def logs() -> ExportLogsServiceRequest:
+    request = ExportLogsServiceRequest()
+    scope = request.resource_logs.add().scope_logs.add()
+    for i in range(3):
+        record = scope.log_records.add(
+            time_unix_nano=1544712660000000000 + i,
+            severity_number=9 + i,
+            severity_text="INFO",
+            event_name="login" if i else "",
+        )
+        record.body.string_value = f"user {i} logged in"
+        record.attributes.add(key="i").value.int_value = i
+        record.trace_id, record.span_id = bytes.fromhex(TRACE_ID), bytes.fromhex(SPAN_ID)
+    return request
+
+
+def metrics() -> ExportMetricsServiceRequest:
+    request = ExportMetricsServiceRequest()
+    scope = request.resource_metrics.add().scope_metrics.add()
+    gauge = scope.metrics.add(name="temperature", unit="Cel").gauge.data_points.add(
+        as_double=math.inf, time_unix_nano=1
+    )
+    gauge.attributes.add(key="room").value.string_value = "kitchen"
+    total = scope.metrics.add(name="requests").sum
+    total.aggregation_temporality, total.is_monotonic = 2, True
+    point = total.data_points.add(as_int=2**63 - 1, start_time_unix_nano=1, time_unix_nano=2)
+    exemplar = point.exemplars.add(as_int=5, time_unix_nano=2)
+    exemplar.trace_id, exemplar.span_id = bytes.fromhex(TRACE_ID), bytes.fromhex(SPAN_ID)
+    histogram = scope.metrics.add(name="latency").histogram
+    histogram.aggregation_temporality = 1
+    histogram.data_points.add(
+        count=3, sum=1.5, bucket_counts=[1, 2], explicit_bounds=[0.1], min=0.1, max=1.0
+    )
+    exponential = scope.metrics.add(name="size").exponential_histogram.data_points.add(
+        scale=-2, zero_count=1, count=4
+    )
+    exponential.positive.offset, exponential.positive.bucket_counts[:] = -3, [1, 2]
+    summary = scope.metrics.add(name="duration").summary.data_points.add(count=2, sum=3.0)
+    summary.quantile_values.add(quantile=0.99, value=math.nan)
+    return request
+
+
+SAMPLES = [(Signal.TRACE, traces()), (Signal.LOG, logs()), (Signal.METRIC, metrics())]
+
+
+@pytest.mark.parametrize(("signal", "message"), SAMPLES, ids=["traces", "logs", "metrics"])
+def test_round_trip(signal: Signal, message: Any) -> None:
+    body = to_json(signal, message)
+    read = from_json(signal, body)
+    assert read.SerializeToString() == message.SerializeToString()
+    assert to_json(signal, read) == body
+
+
+@pytest.mark.parametrize(("signal", "message"), SAMPLES, ids=["traces", "logs", "metrics"])
+def test_reads_what_the_protobuf_json_mapping_reads(signal: Signal, message: Any) -> None:
+    """The reference: json_format with hex ids turned into base64."""
+    document = json.loads(to_json(signal, message))
+    expected = to_proto(document, signal)
+    assert from_json(signal, json.dumps(document).encode()).SerializeToString() == (
+        expected.SerializeToString()
+    )
+
+
+def test_logs_are_read_as_lean_logs() -> None:
+    lean = from_json(Signal.LOG, to_json(Signal.LOG, logs()))
+    assert isinstance(lean, LeanLogsRequest)
+    assert len(lean.resource_logs[0].scope_logs[0].log_records) == 3
+    assert to_json(Signal.LOG, lean) == to_json(Signal.LOG, logs())
+
+
+def test_writes_otlp_json() -> None:
+    document = json.loads(to_json(Signal.TRACE, traces()))
+    span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert (span["traceId"], span["spanId"], span["parentSpanId"]) == (
+        TRACE_ID,
+        SPAN_ID,
+        "0001020304050607",
+    )
+    assert span["kind"] == 2 and span["status"] == {"code": 2, "message": "boom"}
+    assert span["startTimeUnixNano"] == "1544712660000000000"
+    values = {a["key"]: a["value"] for a in span["attributes"]}
+    assert values["int"] == {"intValue": str(-(2**63))}
+    assert values["bytes"] == {"bytesValue": base64.b64encode(b"\x00\xff\xfe").decode()}
+    assert values["empty"] == {"stringValue": ""}
+    assert span["links"][0]["traceId"] == "0" * 32
+    metric = json.loads(to_json(Signal.METRIC, metrics()))["resourceMetrics"][0]["scopeMetrics"][0]
+    assert metric["metrics"][0]["gauge"]["dataPoints"][0]["asDouble"] == "Infinity"
+    quantile = metric["metrics"][4]["summary"]["dataPoints"][0]["quantileValues"][0]
+    assert quantile == {"quantile": 0.99, "value": "NaN"}
+
+
+def span_of(document: dict[str, Any]) -> Any:
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [document]}]}]}).encode()
+    return from_json(Signal.TRACE, body).resource_spans[0].scope_spans[0].spans[0]
+
+
+def test_reads_every_spelling_upstream_accepts() -> None:
+    span = span_of(
+        {
+            "trace_id": TRACE_ID.upper(),
+            "spanId": SPAN_ID,
+            "name": "x",
+            "kind": "SPAN_KIND_CLIENT",
+            "start_time_unix_nano": 12,
+            "endTimeUnixNano": "13",
+            "status": {"code": "STATUS_CODE_ERROR"},
+            "droppedAttributesCount": 2.0,
+            "attributes": [
+                {"key": "b64", "value": {"bytesValue": "AP_-"}},
+                {"key": "d", "value": {"doubleValue": "-Infinity"}},
+                {"key": "n", "value": None},
+            ],
+            "unknownField": {"anything": [1, 2]},
+            "parentSpanId": "",
+        }
+    )
+    assert (span.trace_id.hex(), span.span_id.hex(), span.kind) == (TRACE_ID, SPAN_ID, 3)
+    assert (span.start_time_unix_nano, span.end_time_unix_nano) == (12, 13)
+    assert span.status.code == 2 and span.dropped_attributes_count == 2
+    assert span.attributes[0].value.bytes_value == b"\x00\xff\xfe"
+    assert span.attributes[1].value.double_value == -math.inf
+    assert not span.attributes[2].HasField("value") and span.parent_span_id == b""
+
+
+def test_text_that_is_not_utf8_reads_as_replacement_characters() -> None:
+    body = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a\\ud800b\xffc"}]}]}]}'
+    span = from_json(Signal.TRACE, body).resource_spans[0].scope_spans[0].spans[0]
+    assert span.name == "a\ufffdb\ufffdc"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"", "not JSON"),
+        (b"[]", "expected a JSON object"),
+        (b'{"resourceSpans": {}}', "resourceSpans: expected a JSON array"),
+        (b'{"resourceSpans": [1]}', "expected a JSON object, got 1"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"00"}]}]}]}', "invalid length"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"zzzzzzzzzzzzzzzz"}]}]}]}', "ID"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"NOPE"}]}]}]}', "unknown enum"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":5}]}]}]}', "expected a string"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"-1"}]}]}]}', "range"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":1.5}]}]}]}', "integer"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":true}]}]}]}', "integer"),
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"*"}}]}}]}',
+            "base64",
+        ),
+    ],
+)
+def test_what_is_not_an_export_request(body: bytes, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        from_json(Signal.TRACE, body)
+
+
+def nested_log_body(depth: int) -> bytes:
+    """A log whose body nests `depth` key-value lists (four JSON levels each)."""
+    opening = b'{"kvlistValue":{"values":[{"key":"k","value":' * depth
+    value = opening + b'{"stringValue":"leaf"}' + b"}]}}" * depth
+    return b'{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":' + value + b"}]}]}]}"
+
+
+def test_nesting_is_bounded_by_what_protobuf_parses() -> None:
+    # The request, resource, scope, record and body are depths 0 to 4; each
+    # list adds a KeyValueList, a KeyValue and an AnyValue: 32 lists reach 100.
+    deepest = from_json(Signal.LOG, nested_log_body(32))
+    assert b"leaf" in deepest.resource_logs[0].scope_logs[0].log_records[0]
+    assert b"leaf" in to_json(Signal.LOG, deepest)
+    for depth in (33, 240, 400):
+        with pytest.raises(ValueError, match="nested too deeply"):
+            from_json(Signal.LOG, nested_log_body(depth))
+
+
+_KEYS = st.sampled_from(
+    [
+        "resourceSpans",
+        "scopeSpans",
+        "spans",
+        "name",
+        "traceId",
+        "kind",
+        "attributes",
+        "key",
+        "value",
+        "stringValue",
+        "intValue",
+        "kvlistValue",
+        "values",
+        "events",
+        "status",
+        "code",
+    ]
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEYS, _JSON, max_size=3))
+def test_any_document_is_read_or_refused_with_value_error(document: dict[str, Any]) -> None:
+    body = json.dumps(document).encode()
+    try:
+        message = from_json(Signal.TRACE, body)
+    except ValueError:
+        return
+    assert from_json(Signal.TRACE, to_json(Signal.TRACE, message)) == message
