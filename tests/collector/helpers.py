@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -29,7 +30,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from tests.edge.helpers import free_port, http_request
 
-__all__ = ["CollectorProcess", "GrpcSink", "free_port", "metric_value", "run_cli"]
+__all__ = ["CollectorProcess", "GrpcSink", "free_port", "free_ports", "metric_value", "run_cli"]
 
 BIN = Path(sys.executable).parent
 READY = "Everything is ready"
@@ -52,6 +53,19 @@ SERVICES = {
         trace_service_pb2.ExportTraceServiceResponse,
     ),
 }
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports (all held open while choosing, so that no
+    port is handed out twice)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 class GrpcSink:

@@ -134,7 +134,7 @@ def test_a_default_from_the_environment_applies(tmp_path: Path) -> None:
 
 
 def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
-    text = _config().replace("timeout: 1s", "timeout: 1x\n    send_batch_size: -")
+    text = _config().replace("timeout: 1s", "timeout: 1x\n    send_batch_size: many")
     result = run_cli("validate", "--config", str(_write(tmp_path, text)))
     assert result.returncode == 1
     assert "timeout: time: invalid duration" in result.stderr

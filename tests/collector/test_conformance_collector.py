@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.collector.helpers import CollectorProcess, free_port
+from tests.collector.helpers import CollectorProcess, free_ports
 from tests.conformance.normalize import normalize
 from tests.edge.helpers import Upstream, http_request
 from tests.edge.test_conformance_edge import CASES, route
@@ -63,7 +63,7 @@ def _config(upstream: Upstream, ports: dict[str, int]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
     upstream = Upstream()
-    ports = {case.name: free_port() for case in CASES}
+    ports = dict(zip((case.name for case in CASES), free_ports(len(CASES)), strict=True))
     collector = CollectorProcess(
         tmp_path_factory.mktemp("conformance-collector"), _config(upstream, ports)
     )

@@ -24,7 +24,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from tests.collector.helpers import CollectorProcess, GrpcSink, free_port, metric_value
+from tests.collector.helpers import CollectorProcess, GrpcSink, free_ports, metric_value
 from tests.edge.helpers import EdgeProcess, Reply, Upstream, http_request, policies, write_json
 
 POLICIES = policies(
@@ -36,7 +36,10 @@ POLICIES = policies(
     {
         "id": "drop-health-spans",
         "name": "drop health spans",
-        "trace": {"match": [{"trace_field": "name", "regex": "^GET /health"}], "keep": "none"},
+        "trace": {
+            "match": [{"trace_field": "name", "regex": "^GET /health"}],
+            "keep": {"percentage": 0},
+        },
     },
 )
 RESOURCE = Resource.create({"service.name": "checkout"})
@@ -57,6 +60,7 @@ def grpc_sink() -> Iterator[GrpcSink]:
 
 
 def _policy_file(tmp_path: Path) -> str:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "policies.json"
     write_json(path, POLICIES)
     return str(path)
@@ -69,7 +73,7 @@ def collector_config(
     batch: dict[str, Any] | None = None,
     extra_processors: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], int, int, int]:
-    grpc_port, http_port, metrics_port = free_port(), free_port(), free_port()
+    grpc_port, http_port, metrics_port = free_ports(3)
     chain = processors if processors is not None else ["policy", "batch"]
     config = {
         "receivers": {

@@ -12,7 +12,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
-from tests.collector.helpers import CollectorProcess, free_port, run_cli
+from tests.collector.helpers import CollectorProcess, free_ports, run_cli
 from tests.edge.helpers import EdgeProcess, Upstream
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples" / "collector"
@@ -38,7 +38,7 @@ def test_collector_in_front_of_edge_runs_as_written(tmp_path: Path) -> None:
     folder = tmp_path / "example"
     shutil.copytree(EXAMPLES / "in-front-of-edge", folder)
     backend = Upstream()
-    edge_port, otlp_port, metrics_port = free_port(), free_port(), free_port()
+    edge_port, otlp_port, metrics_port = free_ports(3)
     replacements = {
         "8080": str(edge_port),
         "4318": str(otlp_port),
