@@ -13,6 +13,7 @@ from typing import Any
 from setuptools import setup
 
 COMPILED = [
+    "collector/pdata.py",
     "edge/filtering.py",
     "edge/metrics.py",
     "edge/routes.py",
@@ -28,6 +29,7 @@ COMPILED = [
     "telemetry/otlp_codec.py",
     "telemetry/otlp_json.py",
     "telemetry/otlp_lean.py",
+    "telemetry/otlp_pbjson.py",
     "telemetry/otlp_proto.py",
     "telemetry/otlp_raw.py",
     "telemetry/reading.py",

@@ -4,7 +4,9 @@ collector-in-front-of-Edge example runs as written (on free ports)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -12,7 +14,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
-from tests.collector.helpers import CollectorProcess, free_ports, run_cli
+from tests.collector.helpers import BIN, CollectorProcess, free_ports, run_cli
 from tests.edge.helpers import EdgeProcess, Upstream
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples" / "collector"
@@ -81,3 +83,27 @@ def test_collector_in_front_of_edge_runs_as_written(tmp_path: Path) -> None:
     finally:
         edge.terminate()
         backend.stop()
+
+
+def test_the_readme_run_and_demo_commands(tmp_path: Path) -> None:
+    """``./scripts/run`` starts the default config on its fixed localhost ports;
+    ``sluice demo --endpoint`` sends the bundled telemetry and reports what
+    the policies did; the records that passed are printed by the collector."""
+    collector = CollectorProcess(tmp_path, None).wait_ready()
+    try:
+        demo = subprocess.run(
+            [str(BIN / "sluice"), "demo", "--endpoint", "http://localhost:4318"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert demo.returncode == 0, demo.stdout + demo.stderr
+        for name in ("logs.json", "metrics.json", "traces.json"):
+            assert f"sent {name}" in demo.stdout and "HTTP 200" in demo.stdout
+        assert re.search(r"logs\s+dropped\s+\d+", demo.stdout), demo.stdout
+        assert re.search(r"traces\s+sampled\s+\d+", demo.stdout), demo.stdout
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+    printed = collector.stdout_path.read_text()
+    assert "sluice.redacted=true" in printed  # a transformed record passed
+    assert "4111-****-****" in printed and "GET /healthz" not in printed

@@ -27,6 +27,7 @@ processors:
 exporters:
   debug:
     verbosity: normal
+    use_internal_logger: false   # records as plain lines on stdout
 extensions:
   health_check:
     endpoint: localhost:13133
