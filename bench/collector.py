@@ -33,44 +33,12 @@ if not __package__:
 
 import yaml
 
-from bench.edge import PROTOBUF, RULES, _free_port, _wait_port, start_nginx, wrk
+from bench.edge import PROTOBUF, RULES, _free_port, _wait_port, otlp_body, start_nginx, wrk
 from bench.workload import DeadVocabulary, make_dataset, make_policies, policy_document
 
 COLLECTOR = Path(sys.executable).parent / "sluice-collector"
 GRPC_STREAMS = 8
 EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
-
-
-def big_request(rng: random.Random) -> tuple[bytes, int]:
-    """About 1 MiB of OTLP protobuf logs, ~1,600 records (shorter bodies than
-    Edge's bench, as collectors usually see)."""
-    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-
-    from bench.edge import LEVELS, SERVICES, _message
-
-    request = ExportLogsServiceRequest()
-    records = 0
-    while request.ByteSize() < (1 << 20) - 2048:
-        resource = request.resource_logs.add()
-        service = rng.choice(SERVICES)
-        resource.resource.attributes.add(key="service.name").value.string_value = service
-        scope = resource.scope_logs.add()
-        scope.scope.name = "app"
-        for _ in range(100):
-            record = scope.log_records.add()
-            record.time_unix_nano = 1763726400000000000 + rng.randint(0, 10**9)
-            record.severity_text = rng.choice(LEVELS)
-            record.body.string_value = _message(rng) + " " + "x" * rng.randint(300, 400)
-            for key, value in (
-                ("service", service),
-                ("version", f"1.{rng.randint(0, 9)}.0"),
-                ("trace", f"{rng.getrandbits(64):016x}"),
-            ):
-                record.attributes.add(key=key).value.string_value = value
-            record.trace_id = rng.getrandbits(128).to_bytes(16, "big")
-            record.span_id = rng.getrandbits(64).to_bytes(8, "big")
-            records += 1
-    return request.SerializeToString(), records
 
 
 def collector_config(folder: Path, processors: bool, sink: int) -> tuple[dict[str, Any], int, int]:
@@ -206,7 +174,7 @@ def main() -> int:
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found: apt-get install wrk nginx-light")
     rng = random.Random(20261124)
-    body, records = big_request(rng)
+    body, records = otlp_body(rng)
     data = make_dataset(20251121, 2)
     thousand = policy_document(make_policies(1000, 20251121, DeadVocabulary.build(data.corpus)))
     rules = [{"name": r["id"], **r} for r in RULES]

@@ -2,9 +2,8 @@
 
 * :class:`CollectorProcess`: ``sluice-collector --config FILE.yaml`` as a
   subprocess, ready when it logs "Everything is ready", stopped with SIGTERM.
-* :class:`GrpcSink`: an OTLP/gRPC server (the three Export services) that
-  records every request it receives and answers as scripted.
-* The OTLP/HTTP sink is the Edge suite's recording :class:`Upstream`.
+* The sinks: the Edge suite's recording :class:`Upstream` (OTLP/HTTP) and
+  the exporter tests' :class:`GrpcSink` (OTLP/gRPC).
 """
 
 from __future__ import annotations
@@ -15,44 +14,19 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
-from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-import grpc
 import yaml
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
-from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from tests.edge.helpers import free_port, http_request
 
-__all__ = ["CollectorProcess", "GrpcSink", "free_port", "free_ports", "metric_value", "run_cli"]
+__all__ = ["CollectorProcess", "free_port", "free_ports", "metric_value", "run_cli"]
 
 BIN = Path(sys.executable).parent
 READY = "Everything is ready"
 START_TIMEOUT = 30.0
-
-SERVICES = {
-    "logs": (
-        "opentelemetry.proto.collector.logs.v1.LogsService",
-        logs_service_pb2.ExportLogsServiceRequest,
-        logs_service_pb2.ExportLogsServiceResponse,
-    ),
-    "metrics": (
-        "opentelemetry.proto.collector.metrics.v1.MetricsService",
-        metrics_service_pb2.ExportMetricsServiceRequest,
-        metrics_service_pb2.ExportMetricsServiceResponse,
-    ),
-    "traces": (
-        "opentelemetry.proto.collector.trace.v1.TraceService",
-        trace_service_pb2.ExportTraceServiceRequest,
-        trace_service_pb2.ExportTraceServiceResponse,
-    ),
-}
 
 
 def free_ports(count: int) -> list[int]:
@@ -66,63 +40,6 @@ def free_ports(count: int) -> list[int]:
     finally:
         for sock in sockets:
             sock.close()
-
-
-class GrpcSink:
-    """OTLP/gRPC on 127.0.0.1:<free port>; `fail` may return a status code to
-    refuse a request with (None: accept)."""
-
-    def __init__(self) -> None:
-        self.received: dict[str, list[Any]] = {"logs": [], "metrics": [], "traces": []}
-        self.metadata: list[dict[str, str]] = []
-        self.fail: Callable[[str], grpc.StatusCode | None] = lambda signal: None
-        self._changed = threading.Condition()
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        handlers = {}
-        for signal_name, (service, request_type, response_type) in SERVICES.items():
-            handlers[service] = grpc.method_handlers_generic_handler(
-                service,
-                {
-                    "Export": grpc.unary_unary_rpc_method_handler(
-                        self._export(signal_name, response_type),
-                        request_deserializer=request_type.FromString,
-                        response_serializer=response_type.SerializeToString,
-                    )
-                },
-            )
-        self.server.add_generic_rpc_handlers(tuple(handlers.values()))
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
-        self.endpoint = f"127.0.0.1:{self.port}"
-        self.server.start()
-
-    def _export(self, signal_name: str, response_type: Any) -> Callable[[Any, Any], Any]:
-        def export(request: Any, context: Any) -> Any:
-            code = self.fail(signal_name)
-            if code is not None:
-                context.abort(code, "refused by the test sink")
-            with self._changed:
-                self.received[signal_name].append(request)
-                self.metadata.append(dict(context.invocation_metadata()))
-                self._changed.notify_all()
-            return response_type()
-
-        return export
-
-    def wait_for(self, signal_name: str, count: int, timeout: float = 15.0) -> list[Any]:
-        """The requests of a signal once at least `count` arrived."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while len(self.received[signal_name]) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"{len(self.received[signal_name])} {signal_name} requests, wanted {count}"
-                    )
-                self._changed.wait(left)
-            return list(self.received[signal_name])
-
-    def stop(self) -> None:
-        self.server.stop(0)
 
 
 class CollectorProcess:

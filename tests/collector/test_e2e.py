@@ -24,7 +24,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from tests.collector.helpers import CollectorProcess, GrpcSink, free_ports, metric_value
+from tests.collector.components.grpc_sink import GrpcSink
+from tests.collector.helpers import CollectorProcess, free_ports, metric_value
 from tests.edge.helpers import EdgeProcess, Reply, Upstream, http_request, policies, write_json
 
 POLICIES = policies(
@@ -46,17 +47,9 @@ RESOURCE = Resource.create({"service.name": "checkout"})
 
 
 @pytest.fixture
-def upstream() -> Iterator[Upstream]:
-    server = Upstream()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def grpc_sink() -> Iterator[GrpcSink]:
-    sink = GrpcSink()
-    yield sink
-    sink.stop()
+    with GrpcSink() as sink:
+        yield sink
 
 
 def _policy_file(tmp_path: Path) -> str:
@@ -283,17 +276,16 @@ def test_sdk_spans_over_grpc_to_a_grpc_sink(tmp_path: Path, grpc_sink: GrpcSink)
         deadline = time.monotonic() + 15
         names: list[str] = []
         while len(names) < 2 and time.monotonic() < deadline:
-            requests: list[ExportTraceServiceRequest] = grpc_sink.received["traces"]
+            calls = grpc_sink.wait_for(len(grpc_sink.calls) + 1, timeout=0.5)
             names = [
                 span.name
-                for r in list(requests)
-                for rs in r.resource_spans
+                for call in calls
+                for rs in ExportTraceServiceRequest.FromString(call.body).resource_spans
                 for ss in rs.scope_spans
                 for span in ss.spans
             ]
-            time.sleep(0.02)
         assert sorted(names) == ["GET /cart", "POST /checkout"]
-        assert grpc_sink.metadata[0].get("x-tenant") == "blue"
+        assert calls[0].metadata.get("x-tenant") == "blue"
     finally:
         assert collector.terminate() == 0, collector.stderr()
 

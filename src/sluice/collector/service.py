@@ -47,6 +47,7 @@ class Service:
         self.graph = Graph()
         self.extensions: list[tuple[str, Component]] = []
         self.started: list[tuple[str, Component]] = []
+        self._names: dict[int, str] = {}
         self.metrics_server: Any = None
         self.metrics_port: int | None = None
 
@@ -112,39 +113,47 @@ class Service:
         for pid in self.graph.pipelines:
             self.host.report_status(f"pipeline:{pid}", Status.OK)
 
+    async def _stop(self, component: Component, deadline: float) -> None:
+        name = self._names.get(id(component))
+        if name is None:
+            return  # never started
+        self.host.report_status(name, Status.STOPPING)
+        try:
+            await asyncio.wait_for(component.shutdown(), max(deadline - time.monotonic(), 0.1))
+        except TimeoutError:
+            log.error("%s did not stop within the shutdown timeout", name)
+        except Exception:
+            log.exception("%s failed while stopping", name)
+        self.host.report_status(name, Status.STOPPED)
+
     async def shutdown(self, timeout: float = SHUTDOWN_SECS) -> None:
-        """Stop in order; each step gets what is left of `timeout`."""
+        """Stop in order within `timeout` in all.
+
+        Receivers stop taking requests at once, but the requests they still
+        answer may wait on a batch, so processors flush (in pipeline order)
+        while receivers finish; exporters stop once no receiver can send them
+        anything more, extensions last."""
         self.host.report_status("collector", Status.STOPPING)
         deadline = time.monotonic() + timeout
-        started = dict((id(c), name) for name, c in self.started)
-        order: list[Component] = [
-            *self.graph.receivers.values(),
-            *(p for _, _, p in self.graph.processors),
-            *(c for _, c in self.graph.connectors),
-            *self.graph.exporters.values(),
+        self._names = {id(c): name for name, c in self.started}
+        receivers = [
+            asyncio.ensure_future(self._stop(r, deadline)) for r in self.graph.receivers.values()
         ]
-        for component in order:
-            name = started.get(id(component))
-            if name is None:
-                continue
-            self.host.report_status(name, Status.STOPPING)
-            remaining = max(deadline - time.monotonic(), 0.1)
-            try:
-                await asyncio.wait_for(component.shutdown(), remaining)
-            except TimeoutError:
-                log.error("%s did not stop within the shutdown timeout", name)
-            except Exception:
-                log.exception("%s failed while stopping", name)
-            self.host.report_status(name, Status.STOPPED)
+        # A few loop turns for every receiver to close its listeners (a request
+        # arriving meanwhile is still handled: processors pass data on after
+        # they stopped).
+        await asyncio.sleep(0.01)
+        for _, _, processor in self.graph.processors:
+            await self._stop(processor, deadline)
+        await asyncio.gather(*receivers)
+        for _, connector in self.graph.connectors:
+            await self._stop(connector, deadline)
+        for exporter in self.graph.exporters.values():
+            await self._stop(exporter, deadline)
         for pid in self.graph.pipelines:
             self.host.report_status(f"pipeline:{pid}", Status.STOPPED)
-        for name, extension in reversed(self.extensions):
-            if id(extension) not in started:
-                continue
-            try:
-                await asyncio.wait_for(extension.shutdown(), max(deadline - time.monotonic(), 0.1))
-            except (TimeoutError, Exception):
-                log.exception("%s failed while stopping", name)
+        for _, extension in reversed(self.extensions):
+            await self._stop(extension, deadline)
         self.started.clear()
         if self.metrics_server is not None:
             await self.metrics_server.stop()
