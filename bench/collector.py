@@ -64,7 +64,7 @@ def collector_config(folder: Path, processors: bool, sink: int) -> tuple[dict[st
         },
         "exporters": {"otlphttp": {"endpoint": f"http://127.0.0.1:{sink}"}},
         "service": {
-            "telemetry": {"logs": {"level": "warn"}, "metrics": {"level": "none"}},
+            "telemetry": {"metrics": {"level": "none"}},
             "pipelines": {
                 "logs": {"receivers": ["otlp"], "processors": chain, "exporters": ["otlphttp"]}
             },
@@ -79,15 +79,16 @@ class Collector:
         path = folder / ("policy.yaml" if processors else "none.yaml")
         path.write_text(yaml.safe_dump(config))
         env = {**os.environ, "SLUICE_CACHE_DIR": str(folder / "cache")}
-        self.process = subprocess.Popen(
-            [str(COLLECTOR), "--config", str(path)], env=env, stderr=subprocess.PIPE, text=True
-        )
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            if "Everything is ready" in line:
-                break
-        else:
-            raise SystemExit(f"collector exited {self.process.wait()}")
+        self.log = folder / ("policy.log" if processors else "none.log")
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [str(COLLECTOR), "--config", str(path)], env=env, stderr=log
+            )
+        deadline = time.monotonic() + 60
+        while "Everything is ready" not in self.log.read_text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"collector did not start: {self.log.read_text()}")
+            time.sleep(0.05)
         _wait_port(self.http_port)
         if processors:
             time.sleep(2.0)  # the policy file provider's first load and compile

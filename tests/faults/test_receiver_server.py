@@ -1,0 +1,146 @@
+"""The transport fault battery against the collector's OTLP/HTTP receiver,
+which stands on Edge's HTTP server: the same limits, deadlines, body budget,
+readable 413s and half-close handling, through ``sluice-collector``'s own
+config keys (``read_header_timeout``, ``read_timeout``,
+``max_request_body_size``)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+from tests.collector.helpers import CollectorProcess, free_ports
+from tests.edge.helpers import Upstream
+from tests.faults.hostile import (
+    MiB,
+    connect,
+    http_bytes,
+    read_answer,
+    send_naively,
+    trickle,
+    wait_closed,
+)
+from tests.faults.test_http_server import OVER_LIMITS, chunked, pieces
+
+Start = Callable[..., int]
+PROTOBUF = [("Content-Type", "application/x-protobuf")]
+
+
+@pytest.fixture
+def start_receiver(tmp_path: Path, upstream: Upstream) -> Iterator[Start]:
+    """``start_receiver(**http_settings)``: a collector whose OTLP/HTTP
+    receiver has `http_settings`, exporting logs to `upstream`; its port."""
+    collectors: list[CollectorProcess] = []
+
+    def start(**http: Any) -> int:
+        port, metrics = free_ports(2)
+        config = {
+            "receivers": {
+                "otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{port}", **http}}}
+            },
+            "exporters": {"otlphttp": {"endpoint": upstream.url, "compression": "none"}},
+            "service": {
+                "telemetry": {"metrics": {"address": f"127.0.0.1:{metrics}"}},
+                "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["otlphttp"]}},
+            },
+        }
+        collector = CollectorProcess(tmp_path / f"c{len(collectors)}", config).wait_ready()
+        collectors.append(collector)
+        return port
+
+    yield start
+    for collector in collectors:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def one_log(body: str = "hello") -> bytes:
+    request = ExportLogsServiceRequest()
+    request.resource_logs.add().scope_logs.add().log_records.add().body.string_value = body
+    return bytes(request.SerializeToString())
+
+
+@pytest.mark.parametrize("limit", [k for k in OVER_LIMITS if k.endswith("default")])
+def test_requests_over_the_default_header_and_url_limits_are_refused(
+    start_receiver: Start, upstream: Upstream, limit: str
+) -> None:
+    _, request, status = OVER_LIMITS[limit]
+    with connect(start_receiver()) as sock:
+        sock.sendall(request.replace(b"GET /x", b"POST /v1/logs"))
+        outcome = read_answer(sock, timeout=5)
+        assert outcome.status == status, outcome
+        assert wait_closed(sock, timeout=5).ended in ("eof", "reset")
+    assert upstream.received() == []
+
+
+def test_slowloris_headers_get_408_after_read_header_timeout(start_receiver: Start) -> None:
+    port = start_receiver(read_header_timeout="500ms")
+    slow = b"POST /v1/logs HTTP/1.1\r\nHost: c\r\nX-Slow: " + b"s" * 200
+    with connect(port) as sock:
+        outcome = trickle(sock, slow, interval=0.1, timeout=3)
+        assert outcome.status == 408, outcome
+        assert wait_closed(sock, timeout=5).ended in ("eof", "reset")
+
+
+def test_a_body_shorter_than_content_length_gets_408_after_read_timeout(
+    start_receiver: Start,
+) -> None:
+    port = start_receiver(read_timeout="500ms")
+    with connect(port) as sock:
+        head = http_bytes("POST", "/v1/logs", headers=[*PROTOBUF, ("Content-Length", "1000")])
+        sock.sendall(head + b"x" * 10)
+        outcome = read_answer(sock, timeout=3)
+        assert outcome.status == 408, outcome
+
+
+def test_stalled_bodies_do_not_block_other_senders(
+    start_receiver: Start, upstream: Upstream
+) -> None:
+    port = start_receiver(read_timeout="1s", max_request_body_size=4 * MiB)
+    declared = http_bytes("POST", "/v1/logs", headers=[*PROTOBUF, ("Content-Length", str(MiB))])
+    stalled = [connect(port) for _ in range(2)]
+    try:
+        for sock in stalled:
+            sock.sendall(declared)
+        time.sleep(0.2)
+        with connect(port, timeout=5) as sock:
+            send_naively(sock, [http_bytes("POST", "/v1/logs", one_log("x" * MiB), PROTOBUF)])
+            outcome = read_answer(sock, timeout=5)
+        assert outcome.status == 200, outcome
+        assert len(upstream.wait_for(1, timeout=5)) == 1
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_413_reaches_a_sender_that_keeps_sending(start_receiver: Start, framing: str) -> None:
+    port = start_receiver(max_request_body_size=MiB)
+    body = b"b" * 5_000_000
+    if framing == "chunked":
+        request = http_bytes(
+            "POST", "/v1/logs", headers=[*PROTOBUF, ("Transfer-Encoding", "chunked")]
+        )
+        request += chunked(body) + b"0\r\n\r\n"
+    else:
+        request = http_bytes("POST", "/v1/logs", body, PROTOBUF)
+    with connect(port) as sock:
+        error = send_naively(sock, pieces(request))
+        outcome = read_answer(sock, timeout=5)
+    assert error is None and outcome.status == 413, outcome
+
+
+def test_a_half_closed_sender_still_gets_its_answer(
+    start_receiver: Start, upstream: Upstream
+) -> None:
+    with connect(start_receiver()) as sock:
+        sock.sendall(http_bytes("POST", "/v1/logs", one_log(), PROTOBUF))
+        sock.shutdown(socket.SHUT_WR)
+        outcome = read_answer(sock, timeout=5)
+    assert outcome.status == 200, outcome
+    assert len(upstream.wait_for(1, timeout=5)) == 1
