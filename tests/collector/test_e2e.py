@@ -290,11 +290,13 @@ def test_sdk_spans_over_grpc_to_a_grpc_sink(tmp_path: Path, grpc_sink: GrpcSink)
         assert collector.terminate() == 0, collector.stderr()
 
 
+@pytest.mark.parametrize("processors", [[], ["batch"]], ids=["no-batch", "batch"])
 def test_a_full_queue_refuses_and_the_sdk_retries_until_every_record_arrives(
-    tmp_path: Path, upstream: Upstream
+    tmp_path: Path, upstream: Upstream, processors: list[str]
 ) -> None:
     """The sink holds its answers; the queue (1 batch, 1 consumer) fills; the
-    receiver answers 503 and the SDK retries until the sink lets go."""
+    receiver answers 503 (the queue refuses, or the batch processor holds a
+    refused batch) and the SDK retries until the sink lets go."""
     release = time.monotonic() + 2.0
 
     def slow(record: Any) -> Reply:
@@ -308,7 +310,9 @@ def test_a_full_queue_refuses_and_the_sdk_retries_until_every_record_arrives(
             "retry_on_failure": {"initial_interval": "50ms"},
         }
     }
-    config, _, http_port, metrics_port = collector_config(tmp_path, exporters, processors=[])
+    config, _, http_port, metrics_port = collector_config(
+        tmp_path, exporters, processors=processors, batch={"timeout": "0s"}
+    )
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
         bodies = [f"record {i}" for i in range(6)]

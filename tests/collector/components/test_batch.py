@@ -1,6 +1,6 @@
 """The ``batch`` processor: upstream's size, timeout and max-size semantics,
-back-pressure to every contributing request, shutdown flush; and
-``pdata.split``, which cuts batches."""
+refused batches held (and new data refused) until accepted, shutdown flush;
+and ``pdata.split``, which cuts batches."""
 
 from __future__ import annotations
 
@@ -89,15 +89,14 @@ async def started(processor: Any) -> Any:
 def test_a_batch_leaves_when_it_reaches_send_batch_size() -> None:
     sink = Sink()
 
-    async def scenario() -> float:
+    async def scenario() -> None:
         processor = await started(batcher(sink, send_batch_size=10, timeout=5))
-        begun = time.monotonic()
-        await asyncio.gather(*(processor.consume(numbered_logs(3)) for _ in range(4)))
-        return time.monotonic() - begun
+        for _ in range(4):
+            await processor.consume(numbered_logs(3))
+        await asyncio.sleep(0.01)  # the send runs on its own
 
-    elapsed = asyncio.run(scenario())
-    assert sink.items(Signal.LOG) == [12]  # one request: 4 x 3 items, merged
-    assert elapsed < 1  # not the 5 s timeout
+    asyncio.run(scenario())
+    assert sink.items(Signal.LOG) == [12]  # one request: 4 x 3 items, merged; not the 5 s timeout
 
 
 def test_a_batch_leaves_timeout_after_its_first_item() -> None:
@@ -107,6 +106,9 @@ def test_a_batch_leaves_timeout_after_its_first_item() -> None:
         processor = await started(batcher(sink, send_batch_size=100, timeout=0.05))
         begun = time.monotonic()
         await processor.consume(numbered_logs(3))
+        assert sink.received == []  # accepted at once, held for the batch
+        while not sink.received:
+            await asyncio.sleep(0.005)
         return time.monotonic() - begun
 
     elapsed = asyncio.run(scenario())
@@ -121,6 +123,7 @@ def test_without_a_timeout_every_request_leaves_at_once() -> None:
         processor = await started(batcher(sink, send_batch_size=100, timeout=0))
         await processor.consume(numbered_logs(3))
         await processor.consume(numbered_logs(2))
+        await asyncio.sleep(0.01)
 
     asyncio.run(scenario())
     assert sink.items(Signal.LOG) == [3, 2]
@@ -134,6 +137,7 @@ def test_send_batch_max_size_splits_large_batches() -> None:
             batcher(sink, send_batch_size=5, send_batch_max_size=7, timeout=5)
         )
         await processor.consume(numbered_logs(10, resources=2))
+        await asyncio.sleep(0.01)
 
     asyncio.run(scenario())
     assert sink.items(Signal.LOG) == [7, 7, 6]  # 6 >= send_batch_size: sent too
@@ -154,11 +158,10 @@ def test_a_remainder_below_send_batch_size_waits_for_the_timeout() -> None:
         processor = await started(
             batcher(sink, send_batch_size=5, send_batch_max_size=7, timeout=0.05)
         )
-        task = asyncio.ensure_future(processor.consume(numbered_logs(17)))
+        await processor.consume(numbered_logs(17))
         await asyncio.sleep(0.01)
         early = sink.items(Signal.LOG)
-        assert not task.done()  # its last 3 items are not accepted yet
-        await task
+        await asyncio.sleep(0.1)
         return early
 
     early = asyncio.run(scenario())
@@ -178,6 +181,7 @@ def test_metrics_split_between_data_points_and_traces_between_spans() -> None:
         )
         await metric_batcher.consume(metrics("a", "b", "c", points=4))
         await trace_batcher.consume(traces("x", "y", "z"))
+        await asyncio.sleep(0.01)
 
     asyncio.run(scenario())
     assert metric_sink.items(Signal.METRIC) == [5, 5, 2]
@@ -200,52 +204,82 @@ def test_split_returns_the_request_itself_when_it_fits() -> None:
 # -- back-pressure -------------------------------------------------------------
 
 
-def test_a_refusal_downstream_reaches_every_contributing_request() -> None:
-    sink = Sink(refused("sending queue is full"))
+class _Refuses(Sink):
+    """Refuses (retryably, asking for a 10 ms wait) its first `times` requests."""
 
-    async def scenario() -> list[Any]:
-        processor = await started(batcher(sink, send_batch_size=6, timeout=5))
-        return await asyncio.gather(
-            processor.consume(numbered_logs(3)),
-            processor.consume(numbered_logs(3)),
-            return_exceptions=True,
-        )
-
-    outcomes = asyncio.run(scenario())
-    for outcome in outcomes:
-        assert isinstance(outcome, ConsumerError)
-        assert outcome.retryable and str(outcome) == "sending queue is full"
-
-
-class _FailsSecondRequest(Sink):
-    def __init__(self) -> None:
+    def __init__(self, times: int, permanent: bool = False) -> None:
         super().__init__()
+        self.times = times
+        self.permanent = permanent
         self.calls = 0
 
     async def consume(self, data: Any) -> None:
         self.calls += 1
-        if self.calls == 2:
-            raise refused("sending queue is full")
+        if self.calls <= self.times:
+            if self.permanent:
+                raise ConsumerError("400 Bad Request", retryable=False)
+            raise refused("sending queue is full", retry_after=0.01)
         await super().consume(data)
 
 
-def test_a_request_fails_when_any_batch_holding_its_items_fails() -> None:
-    sink = _FailsSecondRequest()
+def test_a_refused_batch_is_held_new_data_refused_then_everything_delivered() -> None:
+    sink = _Refuses(times=2)
 
     async def scenario() -> list[Any]:
-        processor = await started(
-            batcher(sink, send_batch_size=5, send_batch_max_size=6, timeout=5)
-        )
-        first = asyncio.ensure_future(processor.consume(numbered_logs(4)))
-        await asyncio.sleep(0)
-        # 4 + 8 items: sent as 6 (4 of the first, 2 of the second) and 6.
-        second = asyncio.ensure_future(processor.consume(numbered_logs(8)))
-        return await asyncio.gather(first, second, return_exceptions=True)
+        processor = await started(batcher(sink, send_batch_size=3, timeout=5))
+        await processor.consume(numbered_logs(3))  # leaves at once, is refused
+        await asyncio.sleep(0.001)
+        outcomes: list[Any] = []
+        try:
+            await processor.consume(numbered_logs(2))
+            outcomes.append(None)
+        except ConsumerError as refusal:
+            outcomes.append(refusal)
+        deadline = time.monotonic() + 2
+        while not sink.received and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        await processor.consume(numbered_logs(3))  # accepted again
+        await processor.shutdown()
+        return outcomes
 
-    first, second = asyncio.run(scenario())
-    assert first is None
-    assert isinstance(second, ConsumerError) and second.retryable
-    assert sink.items(Signal.LOG) == [6]
+    [refusal] = asyncio.run(scenario())
+    assert isinstance(refusal, ConsumerError) and refusal.retryable
+    assert "sending queue is full" in str(refusal)
+    assert refusal.retry_after == 0.01
+    assert sink.calls == 4  # refused twice, then the held batch, then the new one
+    assert sink.items(Signal.LOG) == [3, 3]
+
+
+def test_a_permanent_refusal_is_logged_not_held(caplog: pytest.LogCaptureFixture) -> None:
+    sink = _Refuses(times=1, permanent=True)
+
+    async def scenario() -> None:
+        processor = await started(batcher(sink, send_batch_size=3, timeout=5))
+        await processor.consume(numbered_logs(3))
+        await asyncio.sleep(0.01)
+        await processor.consume(numbered_logs(3))  # not refused: nothing is held
+        await processor.shutdown()
+
+    asyncio.run(scenario())
+    assert sink.items(Signal.LOG) == [3]
+    assert "dropping a batch of 3 items the next component refused: 400 Bad Request" in caplog.text
+
+
+def test_a_batch_still_refused_at_shutdown_is_logged_as_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sink = Sink(refused("sending queue is full", retry_after=10))
+
+    async def scenario() -> None:
+        processor = await started(batcher(sink, send_batch_size=3, timeout=5))
+        await processor.consume(numbered_logs(3))
+        await asyncio.sleep(0.01)
+        await asyncio.wait_for(processor.shutdown(), 1)
+
+    asyncio.run(scenario())
+    assert (
+        "dropping a batch of 3 items" in caplog.text and "still refused at shutdown" in caplog.text
+    )
 
 
 # -- lifecycle -----------------------------------------------------------------
@@ -256,27 +290,10 @@ def test_shutdown_sends_what_is_pending() -> None:
 
     async def scenario() -> None:
         processor = await started(batcher(sink, send_batch_size=100, timeout=10))
-        task = asyncio.ensure_future(processor.consume(numbered_logs(3)))
+        await processor.consume(numbered_logs(3))
         await asyncio.sleep(0.01)
-        assert not task.done() and sink.received == []
+        assert sink.received == []
         await processor.shutdown()
-        await asyncio.wait_for(task, 1)
-
-    asyncio.run(scenario())
-    assert sink.items(Signal.LOG) == [3]
-
-
-def test_items_of_a_caller_that_gave_up_are_still_sent() -> None:
-    sink = Sink()
-
-    async def scenario() -> None:
-        processor = await started(batcher(sink, send_batch_size=100, timeout=0.02))
-        task = asyncio.ensure_future(processor.consume(numbered_logs(3)))
-        await asyncio.sleep(0)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        await asyncio.sleep(0.05)
 
     asyncio.run(scenario())
     assert sink.items(Signal.LOG) == [3]

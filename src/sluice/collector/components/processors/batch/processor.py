@@ -1,16 +1,19 @@
-"""The ``batch`` processor: upstream's batching, with back-pressure.
+"""The ``batch`` processor: upstream's batching, with back-pressure that
+loses nothing.
 
-As upstream: items are added to one pending batch; it leaves when it holds
-``send_batch_size`` items, or ``timeout`` after it got its first item, cut into
-requests of at most ``send_batch_max_size`` items; shutdown sends what is
-pending.
+As upstream: ``consume`` adds a request's items to one pending batch and
+returns; the batch leaves when it holds ``send_batch_size`` items, or
+``timeout`` after it got its first item, cut into requests of at most
+``send_batch_max_size`` items; shutdown sends what is pending.
 
-Unlike upstream, which accepts every request at once and only logs what the
-next consumer refuses, :meth:`BatchProcessor.consume` returns once the batches
-holding its items were accepted downstream, and raises the downstream
-:class:`~sluice.collector.component.ConsumerError` to every request that
-contributed to a refused batch: a full exporter queue reaches the sender as a
-retryable error instead of data lost in the collector.
+Unlike upstream, which logs and drops a batch the next consumer refuses, a
+batch refused with a retryable error (a full exporter queue, a memory
+limiter) is held and offered again after the refusal's ``retry_after``; while
+any batch is held, ``consume`` refuses new requests with a retryable error,
+so the pressure reaches the senders (HTTP 503, gRPC ``UNAVAILABLE``) instead
+of the collector growing or losing data. Only a permanent refusal, or a held
+batch still refused when the collector stops, is given up on: logged with
+its item count.
 """
 
 from __future__ import annotations
@@ -21,34 +24,12 @@ from collections import deque
 from typing import Any
 
 from sluice.collector import pdata
-from sluice.collector.component import Consumer, Processor, refused
+from sluice.collector.component import Consumer, ConsumerError, Processor, refused
 from sluice.collector.components.processors.batch.config import BatchConfig
 from sluice.policy import Signal
 
-
-class _Contribution:
-    """One ``consume`` call's items on their way out."""
-
-    __slots__ = ("done", "error", "sending", "unsent")
-
-    def __init__(self, done: asyncio.Future[None], items: int):
-        self.done = done
-        self.unsent = items
-        """Items still in the pending batch."""
-        self.sending = 0
-        """Sends in flight that hold some of its items."""
-        self.error: BaseException | None = None
-
-    def sent(self, error: BaseException | None) -> None:
-        self.sending -= 1
-        if error is not None and self.error is None:
-            self.error = error
-        if self.unsent or self.sending or self.done.done():
-            return  # more to go, or its caller gave up waiting
-        if self.error is None:
-            self.done.set_result(None)
-        else:
-            self.done.set_exception(self.error)
+RETRY_SECS = 1.0
+"""How soon a held batch is offered again when its refusal names no delay."""
 
 
 class BatchProcessor(Processor):
@@ -67,17 +48,24 @@ class BatchProcessor(Processor):
         self.logger = logger
         self.pending: Any = None
         self.pending_items = 0
-        self.contributions: deque[_Contribution] = deque()
-        """Contributions with items in the pending batch, in item order."""
         self.timer: asyncio.TimerHandle | None = None
         self.sends: set[asyncio.Task[None]] = set()
+        self.held: deque[tuple[Any, int]] = deque()
+        """Batches the next consumer refused (retryably), oldest first, with their item counts."""
+        self.refusal: ConsumerError | None = None
+        self.retrying: asyncio.Task[None] | None = None
 
     async def consume(self, data: Any) -> None:
         items = pdata.item_count(self.signal, data)
         if not items:
             return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.contributions.append(_Contribution(done, items))
+        if self.held:
+            refusal = self.refusal
+            raise refused(
+                f"the batch processor holds {sum(n for _, n in self.held)} items the next "
+                f"component refused ({refusal}); retry later",
+                refusal.retry_after or RETRY_SECS if refusal is not None else RETRY_SECS,
+            )
         if self.pending is None:
             self.pending = data  # ours now: the caller never touches it again
         else:
@@ -90,7 +78,6 @@ class BatchProcessor(Processor):
             self._stop_timer()  # a remainder waits a whole timeout, as upstream
         if self.pending is not None and self.timer is None and self.timed:
             self.timer = asyncio.get_running_loop().call_later(self.timeout, self._on_timeout)
-        await done
 
     def _on_timeout(self) -> None:
         self.timer = None
@@ -116,43 +103,79 @@ class BatchProcessor(Processor):
             items = (
                 last_items if index == len(parts) - 1 and self.pending is None else self.max_size
             )
-            task = asyncio.ensure_future(self._send(part, self._take(items)))
+            task = asyncio.ensure_future(self._send(part, items))
             self.sends.add(task)
             task.add_done_callback(self.sends.discard)
 
-    def _take(self, items: int) -> list[_Contribution]:
-        """The contributions the next `items` pending items belong to."""
-        taken = []
-        while items:
-            contribution = self.contributions[0]
-            count = min(items, contribution.unsent)
-            contribution.unsent -= count
-            contribution.sending += 1
-            items -= count
-            taken.append(contribution)
-            if not contribution.unsent:
-                self.contributions.popleft()
-        return taken
-
-    async def _send(self, part: Any, contributions: list[_Contribution]) -> None:
-        error: BaseException | None = None
+    async def _send(self, part: Any, items: int) -> None:
         try:
             await self.next.consume(part)
+        except ConsumerError as refusal:
+            if refusal.retryable:
+                self._hold(part, items, refusal)
+            else:
+                self._give_up(items, str(refusal))
         except Exception as failure:
-            error = failure
-            self.logger.debug("Sender failed: %s", failure)
-        except asyncio.CancelledError:
-            error = refused("the batch was not sent: the collector is stopping")
-            raise
+            self.logger.exception("the next component failed on a batch")
+            self._give_up(items, str(failure) or type(failure).__name__)
+
+    def _hold(self, part: Any, items: int, refusal: ConsumerError) -> None:
+        if not self.held:
+            self.logger.warning(
+                "a batch of %d items was refused (%s); holding it and refusing new data "
+                "until it is accepted",
+                items,
+                refusal,
+            )
+        self.held.append((part, items))
+        self.refusal = refusal
+        if self.retrying is None:
+            self.retrying = asyncio.ensure_future(self._offer_held())
+
+    async def _offer_held(self) -> None:
+        """Offer held batches again, oldest first, each after its refusal's delay."""
+        try:
+            while self.held:
+                refusal = self.refusal
+                delay = refusal.retry_after if refusal and refusal.retry_after else RETRY_SECS
+                await asyncio.sleep(delay)
+                await self._offer_once()
+            self.logger.info("the next component accepts data again")
         finally:
-            for contribution in contributions:
-                contribution.sent(error)
+            self.retrying = None
+
+    async def _offer_once(self) -> None:
+        while self.held:
+            part, items = self.held[0]
+            try:
+                await self.next.consume(part)
+            except ConsumerError as refusal:
+                if refusal.retryable:
+                    self.refusal = refusal
+                    return
+                self._give_up(items, str(refusal))
+            except Exception as failure:
+                self.logger.exception("the next component failed on a batch")
+                self._give_up(items, str(failure) or type(failure).__name__)
+            self.held.popleft()
+
+    def _give_up(self, items: int, reason: str) -> None:
+        self.logger.error(
+            "dropping a batch of %d items the next component refused: %s", items, reason
+        )
 
     async def shutdown(self) -> None:
-        """Send what is pending and wait for every send in flight."""
+        """Send what is pending, wait for every send in flight, and offer held
+        batches once more (what is still refused is logged as dropped)."""
         self._stop_timer()
         self.timed = False  # anything consumed from now on leaves at once
         if self.pending is not None:
             self._flush(everything=True)
         if self.sends:
             await asyncio.gather(*self.sends, return_exceptions=True)
+        if self.retrying is not None:
+            self.retrying.cancel()
+        await self._offer_once()
+        while self.held:
+            _, items = self.held.popleft()
+            self._give_up(items, f"still refused at shutdown ({self.refusal})")
