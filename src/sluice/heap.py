@@ -14,24 +14,41 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import os
 from collections.abc import Callable
 
 TRIM_EVERY_SECS = 5.0
 """After traffic, how often (at most) the event loop trims the heap."""
 
 
-def _load_malloc_trim() -> Callable[[int], int] | None:
+M_ARENA_MAX = -8
+"""glibc's mallopt parameter for the number of malloc arenas."""
+ARENAS = 2
+"""Malloc arenas for the process: the event loop's and one for every worker
+thread (compression, provider polls) to share. glibc's default (8 per core)
+gives each worker thread its own arena, whose freed pages stay resident."""
+
+
+def _libc_function(symbol: str) -> Callable[..., int] | None:
     name = ctypes.util.find_library("c")
     if name is None:
         return None
     try:
-        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+        function: Callable[..., int] = getattr(ctypes.CDLL(name), symbol)
     except (OSError, AttributeError):  # not glibc
         return None
-    return trim
+    return function
 
 
-_MALLOC_TRIM = _load_malloc_trim()
+_MALLOC_TRIM = _libc_function("malloc_trim")
+_MALLOPT = _libc_function("mallopt")
+
+
+def limit_arenas() -> None:
+    """Cap malloc arenas at :data:`ARENAS` (call before starting threads;
+    does nothing where ``MALLOC_ARENA_MAX`` is set or glibc is absent)."""
+    if _MALLOPT is not None and "MALLOC_ARENA_MAX" not in os.environ:
+        _MALLOPT(M_ARENA_MAX, ARENAS)
 
 
 def release_free_memory() -> None:

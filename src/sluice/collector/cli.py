@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import uvloop
 import yaml
 
-from sluice import __version__
+from sluice import __version__, heap
 from sluice.collector import config as collector_config
 from sluice.collector.component import SIGNAL_NAMES, ConnectorFactory, Kind
 from sluice.collector.confmap import expand, sources
@@ -137,6 +137,7 @@ def main(argv: Sequence[str] | None = None, packages: Sequence[str] = BUILTIN) -
         return 0
     logs = config.telemetry.logs
     configure_logging(logs.level.lower(), logs.encoding)
+    heap.limit_arenas()
     from sluice.collector.service import run
 
     return uvloop.run(run(config))

@@ -17,6 +17,7 @@ import signal
 import time
 from typing import Any
 
+from sluice import heap
 from sluice.collector.component import (
     Component,
     ComponentID,
@@ -175,6 +176,7 @@ async def run(config: Config, ready: Any = None) -> int:
             _shown(config.metrics_endpoint, service.metrics_port),
         )
     log.info("Everything is ready. Begin running and processing data.")
+    trimmer = loop.create_task(heap.trim_after_traffic(service.telemetry.items_received))
     if ready is not None:
         ready(service)
     stopping = asyncio.Event()
@@ -182,6 +184,7 @@ async def run(config: Config, ready: Any = None) -> int:
         loop.add_signal_handler(signum, stopping.set)
     await stopping.wait()
     log.info("Received signal from OS; shutting down")
+    trimmer.cancel()
     await service.shutdown()
     log.info("Shutdown complete.")
     return 0

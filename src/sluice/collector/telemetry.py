@@ -104,6 +104,17 @@ class ServiceTelemetry:
             registry=r,
         )
 
+    def items_received(self) -> int:
+        """Items every receiver took or refused so far (the heap trimmer
+        watches it for traffic)."""
+        total = 0.0
+        for family in self._receiver.values():
+            for metric in family.collect():
+                total += sum(
+                    sample.value for sample in metric.samples if sample.name.endswith("_total")
+                )
+        return int(total)
+
     def receiver(self, receiver_id: str, transport: str) -> ReceiverMetrics:
         def series(kind: str) -> dict[Signal, Counter]:
             return {s: self._receiver[kind, s].labels(receiver_id, transport) for s in Signal}

@@ -113,6 +113,7 @@ def _within_descriptor_limit(limits: ServerLimits) -> ServerLimits:
 
 def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None:
     configure_logging(config.log_level)
+    heap.limit_arenas()
     try:
         sock = _listen_socket(config, reuse_port)
     except OSError as problem:

@@ -116,7 +116,7 @@ class SignalExporter(Consumer):
             raise refused(f"exporter {self.exporter_id} is shutting down")
         items = pdata.item_count(self.signal, data)
         if self.queue is None:
-            failure = await self._deliver(data, items, queued=False)
+            failure = await self._deliver([data], items, queued=False)
             if failure is not None:
                 raise ConsumerError(
                     str(failure), retryable=failure.retryable, retry_after=failure.retry_after
@@ -165,10 +165,13 @@ class SignalExporter(Consumer):
         self._rejection_logged_at = now
         self._rejected_batches = self._rejected_items = 0
 
-    async def _deliver(self, data: Any, items: int, queued: bool) -> ExportError | None:
-        """Send with retries; count and log the outcome. The failure, if any."""
+    async def _deliver(self, held: list[Any], items: int, queued: bool) -> ExportError | None:
+        """Send the one message in `held` with retries; count and log the
+        outcome. The failure, if any. The message is let go once encoded
+        (`held` emptied), so a batch waiting on its upstream or on retries
+        holds only its encoded bytes."""
         try:
-            attempt = await self.sender.prepare(self.signal, data)
+            attempt = await self.sender.prepare(self.signal, held.pop())
             await self.retry.run(attempt)
         except ExportError as failure:
             self._lost(items, str(failure), queued)
@@ -197,7 +200,8 @@ class SignalExporter(Consumer):
             batch = await self.queue.take()
             self._sending += 1
             try:
-                failure = await self._deliver(batch.data, batch.items, queued=True)
+                held, batch.data = [batch.data], None
+                failure = await self._deliver(held, batch.items, queued=True)
             except asyncio.CancelledError:
                 self._lost(batch.items, "shutdown deadline passed while sending", True)
                 _settle(batch, ExportError("exporter shut down", retryable=True))

@@ -98,7 +98,9 @@ class OtlpHttpSender(Sender):
             encoded = body.encode(signal, data, self.config.encoding)
         except (ValueError, TypeError) as unencodable:
             raise ExportError(f"cannot encode the batch: {unencodable}", retryable=False) from None
+        del data  # only the bytes are needed from here on: free the message
         payload = await body.compress(self.config.compression, encoded)
+        del encoded
         route = self.routes[signal]
 
         async def attempt() -> None:

@@ -120,7 +120,10 @@ def server_limits(config: HttpConfig) -> ServerLimits:
     return replace(
         defaults,
         max_body_size=body,
-        body_budget=max(defaults.body_budget, 2 * body),
+        # The bodies held at once stay bounded whatever the per-request
+        # limit: one request may go over the budget when nothing else is
+        # being handled (see ConnectionTracker), so one largest body always fits.
+        body_budget=defaults.body_budget,
         header_timeout=config.read_header_timeout or defaults.header_timeout,
         body_timeout=config.read_timeout or defaults.body_timeout,
         idle_timeout=config.idle_timeout or defaults.idle_timeout,
