@@ -3,10 +3,12 @@ real HTTP as the service reports the collector's lifecycle."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -30,9 +32,11 @@ from sluice.collector.components.extensions.healthcheck.gotext import (
     go_json,
     go_time,
 )
+from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
 from tests.collector.testdata_configs import load_config
+from tests.providers.test_tls import self_signed
 
 TESTDATA = Path(__file__).parent / "testdata" / "health_check"
 NOT_AVAILABLE = b'{"status":"Server not available","upSince":"0001-01-01T00:00:00Z","uptime":""}'
@@ -316,4 +320,37 @@ def test_go_json_is_compact_with_html_safe_escapes() -> None:
     )
     assert go_json({"b": 1, "a": {"d": None, "c": True}}, sort_keys=True) == (
         b'{"a":{"c":true,"d":null},"b":1}'
+    )
+
+
+# -- TLS ----------------------------------------------------------------------------
+
+
+def test_tls_without_a_certificate_is_a_config_error() -> None:
+    assert load("config_tls_no_certificate.yaml")[1] == [
+        "tls: a server needs a certificate: set cert_file and key_file"
+    ]
+
+
+def test_https_with_the_configured_certificate(start: Any, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    hc = start(tls=TLSServerConfig(cert_file=str(cert), key_file=str(key)))
+    hc.report("collector", Status.OK)
+    client = ssl.create_default_context(cafile=str(cert))
+    connection = http.client.HTTPSConnection("127.0.0.1", hc.port, context=client, timeout=5)
+    try:
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        assert (response.status, json.loads(response.read())["status"]) == (200, "Server available")
+    finally:
+        connection.close()
+    with pytest.raises(OSError):
+        hc.get()  # plain HTTP is not answered
+
+
+def test_tls_keys_decode() -> None:
+    config, problems = load("config_tls.yaml")
+    assert problems == []
+    assert config.tls == TLSServerConfig(
+        ca_file="/path/to/ca", cert_file="/path/to/cert", key_file="/path/to/key"
     )

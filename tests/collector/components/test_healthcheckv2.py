@@ -3,8 +3,10 @@ component reports and answered over real HTTP and gRPC as upstream does."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
+import ssl
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,10 +43,12 @@ from sluice.collector.components.extensions.healthcheckv2.grpc_health import (
     HealthCheckRequest,
     HealthCheckResponse,
 )
+from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
 from tests.collector.testdata_configs import load_config
+from tests.providers.test_tls import self_signed
 
 TESTDATA = Path(__file__).parent / "testdata" / "healthcheckv2"
 PIPELINES = {
@@ -588,3 +592,44 @@ def _seconds(go_time: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(go_time).timestamp()
+
+
+# -- TLS ----------------------------------------------------------------------------
+
+
+def test_tls_problems_are_named_under_their_section() -> None:
+    assert load("config_tls_no_certificate.yaml")[1] == [
+        "http::tls: a server needs a certificate: set cert_file and key_file",
+        "grpc::tls: a server needs a certificate: set cert_file and key_file",
+    ]
+
+
+def test_https_status_and_grpc_over_tls(start: Any, tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    tls = TLSServerConfig(cert_file=str(cert), key_file=str(key))
+    hc = start(
+        v2(
+            http=HttpSettings("127.0.0.1:0", tls=tls),
+            grpc=GrpcSettings("127.0.0.1:0", tls=tls),
+        )
+    )
+    hc.start_collector()
+    client = ssl.create_default_context(cafile=str(cert))
+    connection = http.client.HTTPSConnection("127.0.0.1", hc.port, context=client, timeout=5)
+    try:
+        connection.request("GET", "/status")
+        assert connection.getresponse().status == 200
+    finally:
+        connection.close()
+    assert hc.extension.grpc is not None
+    credentials = grpc.ssl_channel_credentials(cert.read_bytes())
+    channel = grpc.secure_channel(f"localhost:{hc.extension.grpc.port}", credentials)
+    try:
+        check = channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=HealthCheckRequest.SerializeToString,
+            response_deserializer=HealthCheckResponse.FromString,
+        )
+        assert check(HealthCheckRequest(service=""), timeout=5).status == SERVING
+    finally:
+        channel.close()

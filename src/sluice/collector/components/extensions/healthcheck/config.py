@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import parse_duration
 from sluice.transport.listener import parse_endpoint
 
@@ -36,6 +37,8 @@ class HealthCheckConfig(ComponentConfig):
     path: str = "/"
     response_body: ResponseBody | None = None
     check_collector_pipeline: CheckCollectorPipeline = field(default_factory=CheckCollectorPipeline)
+    tls: TLSServerConfig | None = None
+    """Serve HTTPS (a ``client_ca_file`` requires client certificates)."""
 
     def validate(self) -> Iterator[Problem]:
         # Upstream's checks and wording, in upstream's order.
@@ -44,6 +47,7 @@ class HealthCheckConfig(ComponentConfig):
         except ValueError as bad:
             yield "check_collector_pipeline::interval", str(bad)
         yield from endpoint_problems("endpoint", self.endpoint)
+        yield from tls_problems("tls", self.tls)
         if self.check_collector_pipeline.exporter_failure_threshold <= 0:
             yield (
                 "check_collector_pipeline::exporter_failure_threshold",
@@ -62,3 +66,10 @@ def endpoint_problems(key: str, endpoint: str) -> Iterator[Problem]:
         parse_endpoint(endpoint)
     except ValueError as bad:
         yield key, str(bad)
+
+
+def tls_problems(key: str, tls: TLSServerConfig | None) -> Iterator[Problem]:
+    """A ``tls`` section's problems, under `key`."""
+    if tls is not None:
+        for below, message in tls.validate():
+            yield (f"{key}::{below}" if below else key), message

@@ -10,6 +10,7 @@ reports do not change the answer, as upstream's v1 ignores them.
 from __future__ import annotations
 
 import logging
+import ssl
 import time
 
 from sluice.collector.component import Component, Host, Status
@@ -20,6 +21,7 @@ from sluice.collector.components.extensions.healthcheck.responses import (
     server_status,
     static_status,
 )
+from sluice.collector.configtls import TLSServerConfig
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener
 
@@ -49,7 +51,8 @@ class HealthCheckExtension(Component):
                 "check_collector_pipeline is deprecated upstream and not supported: "
                 "the health check reports whether the collector is running"
             )
-        self.listener = await HttpListener.start(self.handle, self.config.endpoint)
+        tls = server_tls(self.config.tls, self.logger)
+        self.listener = await HttpListener.start(self.handle, self.config.endpoint, tls=tls)
         self._host = host
         host.status_listeners.append(self.on_status)
         self.logger.info(
@@ -83,3 +86,14 @@ class HealthCheckExtension(Component):
             return static_status(self.ready, self.config.response_body)
         uptime = time.monotonic_ns() - self._up_since_monotonic
         return server_status(self.ready, self._up_since_ns, uptime)
+
+
+def server_tls(tls: TLSServerConfig | None, logger: logging.Logger) -> ssl.SSLContext | None:
+    """The HTTPS context of a ``tls`` section (raises ``TLSError``)."""
+    if tls is None:
+        return None
+    if tls.reload_interval > 0:
+        logger.warning(
+            "tls::reload_interval is not applied: the certificate is read once, at start"
+        )
+    return tls.ssl_context()

@@ -12,7 +12,9 @@ from sluice.collector.components.extensions.healthcheck.config import (
     CheckCollectorPipeline,
     ResponseBody,
     endpoint_problems,
+    tls_problems,
 )
+from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 
 
@@ -29,6 +31,7 @@ class HttpSettings:
     """Collector and pipeline status as JSON."""
     config: PathSettings = field(default_factory=lambda: PathSettings(False, "/config"))
     """The collector's effective config as JSON (unredacted: off by default)."""
+    tls: TLSServerConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class GrpcSettings:
     endpoint: str = "localhost:13132"
     transport: str = "tcp"
     """``tcp`` (``endpoint`` is ``host:port``) or ``unix`` (a socket path)."""
+    tls: TLSServerConfig | None = None
 
 
 IMMEDIATE = Duration(0)
@@ -57,6 +61,7 @@ class ComponentHealthSettings:
 class HealthCheckV2Config(ComponentConfig):
     endpoint: str = "localhost:13133"
     path: str = "/"
+    tls: TLSServerConfig | None = None
     response_body: ResponseBody | None = None
     check_collector_pipeline: CheckCollectorPipeline | None = None
     """Deprecated and ignored, as upstream."""
@@ -68,6 +73,7 @@ class HealthCheckV2Config(ComponentConfig):
     def validate(self) -> Iterator[Problem]:
         if not self.use_v2:
             yield from _named("endpoint", self.endpoint, "http endpoint required")
+            yield from tls_problems("tls", self.tls)
             if not self.path.startswith("/"):
                 yield "path", "path must start with /"
             return
@@ -75,10 +81,12 @@ class HealthCheckV2Config(ComponentConfig):
             yield "", "must specify at least one protocol"
         if self.http is not None:
             yield from _named("http::endpoint", self.http.endpoint, "http endpoint required")
+            yield from tls_problems("http::tls", self.http.tls)
             for key, paths in (("status", self.http.status), ("config", self.http.config)):
                 if paths.enabled and not paths.path.startswith("/"):
                     yield f"http::{key}::path", "path must start with /"
         if self.grpc is not None:
+            yield from tls_problems("grpc::tls", self.grpc.tls)
             if self.grpc.transport not in ("tcp", "unix"):
                 yield (
                     "grpc::transport",

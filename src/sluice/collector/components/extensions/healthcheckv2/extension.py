@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from sluice.collector.component import Component, Host, Status
-from sluice.collector.components.extensions.healthcheck.extension import COLLECTOR
+from sluice.collector.components.extensions.healthcheck.extension import COLLECTOR, server_tls
 from sluice.collector.components.extensions.healthcheck.gotext import go_json
 from sluice.collector.components.extensions.healthcheck.responses import (
     page_not_found,
@@ -63,6 +63,7 @@ class HealthCheckV2Extension(Component):
         self.routes: list[tuple[str, str]] = []
         """(path pattern, "status" or "config"), most specific first."""
         self.endpoint: str | None = None
+        self.tls = config.tls
         if not config.use_v2:
             self.responder = LegacyResponder(self.start_ns, config.response_body)
             self.endpoint = config.endpoint
@@ -70,7 +71,7 @@ class HealthCheckV2Extension(Component):
         else:
             self.responder = StatusResponder(self.start_ns, health)
             if config.http is not None:
-                self.endpoint = config.http.endpoint
+                self.endpoint, self.tls = config.http.endpoint, config.http.tls
                 for route, paths in (
                     ("status", config.http.status),
                     ("config", config.http.config),
@@ -94,7 +95,8 @@ class HealthCheckV2Extension(Component):
         host.status_listeners.append(self.on_status)
         try:
             if self.endpoint is not None:
-                self.listener = await HttpListener.start(self.handle, self.endpoint)
+                tls = server_tls(self.tls, self.logger)
+                self.listener = await HttpListener.start(self.handle, self.endpoint, tls=tls)
             if self.grpc is not None:
                 await self.grpc.start()
         except BaseException:

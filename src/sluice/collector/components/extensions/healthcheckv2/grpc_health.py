@@ -102,7 +102,17 @@ class GrpcHealthServer:
             address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         server = grpc.aio.server()
         server.add_generic_rpc_handlers((self._handlers(),))
-        self.port = server.add_insecure_port(address)
+        tls = self.settings.tls
+        if tls is None:
+            self.port = server.add_insecure_port(address)
+        else:
+            client_ca = tls.client_ca_pem()
+            credentials = grpc.ssl_server_credentials(
+                [tuple(reversed(tls.certificate_pem()))],
+                root_certificates=client_ca,
+                require_client_auth=client_ca is not None,
+            )
+            self.port = server.add_secure_port(address, credentials)
         await server.start()
         self.server = server
 
