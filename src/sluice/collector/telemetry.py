@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
 
 from sluice.policy import Signal
 
@@ -48,6 +48,7 @@ class ServiceTelemetry:
     """The service's metric registry and the families every component shares."""
 
     def __init__(self) -> None:
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # upstream has no *_created series
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self._receiver = {
