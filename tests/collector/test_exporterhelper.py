@@ -13,7 +13,7 @@ from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import Attempt, ExportError, RetrySettings
 from sluice.collector.exporterhelper.queue import QueuedBatch, SendingQueue
 from sluice.collector.exporterhelper.retry import Backoff, RetryPolicy
-from sluice.collector.exporterhelper.rpc_status import encode_status, parse_status
+from sluice.collector.rpc_status import encode_status, parse_status
 
 LOGGER = logging.getLogger("test")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import grpc
 
-from sluice.collector.exporterhelper.rpc_status import encode_status
+from sluice.collector.rpc_status import encode_status
 
 SERVICES = {
     "opentelemetry.proto.collector.logs.v1.LogsService": "logs",

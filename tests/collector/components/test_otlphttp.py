@@ -32,7 +32,7 @@ from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.components.exporters.otlphttp.response import retry_after
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import AuthSettings, QueueSettings, RetrySettings
-from sluice.collector.exporterhelper.rpc_status import encode_status
+from sluice.collector.rpc_status import encode_status
 from sluice.policy import Signal
 from tests.collector.components.batches import (
     TESTDATA,

@@ -28,7 +28,7 @@ from sluice.collector.exporterhelper import (
     resolve_authenticator,
 )
 from sluice.collector.exporterhelper.exporter import USER_AGENT
-from sluice.collector.exporterhelper.rpc_status import parse_status
+from sluice.collector.rpc_status import parse_status
 from sluice.policy import Signal
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from google.protobuf.message import DecodeError
 
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
 from sluice.collector.exporterhelper import ExportError, partial_success
-from sluice.collector.exporterhelper.rpc_status import parse_status
+from sluice.collector.rpc_status import parse_status
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamResponse
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from sluice.telemetry.otlp_raw import varint
+from sluice.collector.rpc_status import encode_status
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -99,10 +99,6 @@ def status_body(media: str, code: Code, message: str) -> bytes:
         if message:
             document["message"] = message
         return orjson.dumps(document)
-    text = message.encode("utf-8", "replace")
-    out = bytearray()
-    if code:
-        out += b"\x08" + varint(code)  # field 1, int32
-    if text:
-        out += b"\x12" + varint(len(text)) + text  # field 2, string
-    return bytes(out)
+    # A message may hold text that is not valid UTF-8 (a lone surrogate from
+    # a request): replaced, as the protobuf runtime only takes valid text.
+    return encode_status(int(code), message.encode("utf-8", "replace").decode("utf-8"))

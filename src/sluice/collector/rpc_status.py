@@ -1,6 +1,7 @@
-"""Reading the ``google.rpc.Status`` a server answers with (the body of an
-OTLP/HTTP error, the ``grpc-status-details-bin`` trailer of a gRPC error) and
-the ``google.rpc.RetryInfo`` detail in it.
+"""The ``google.rpc.Status`` of OTLP errors, both ways: the receiver writes
+it (the body of an OTLP/HTTP error), the exporters read what a server
+answered (that body, or a gRPC error's ``grpc-status-details-bin`` trailer)
+and the ``google.rpc.RetryInfo`` detail in it.
 
 The messages are declared here, wire-compatible with googleapis' (which
 only a dev dependency installs), in a private descriptor pool so they never
@@ -94,7 +95,7 @@ def parse_status(wire: bytes) -> RpcStatus | None:
 
 def encode_status(code: int, message: str, retry_delay: float | None = None) -> bytes:
     """A status (with a RetryInfo detail when `retry_delay` is given), as a
-    server writes it; tests and servers use it."""
+    server writes it."""
     status = StatusMessage(code=code, message=message)
     if retry_delay is not None:
         info = RetryInfoMessage()
