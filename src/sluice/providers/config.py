@@ -77,18 +77,20 @@ def _number(raw: Any, where: str, minimum: float) -> float:
     return float(raw)
 
 
-def _string(raw: Any, where: str) -> str:
+def _string(raw: Any, where: str, expand: bool) -> str:
     if not isinstance(raw, str):
         raise ConfigError(f"{where}: expected a string, got {raw!r}")
-    return expand_env(raw, where)
+    return expand_env(raw, where) if expand else raw
 
 
 def parse_provider(
-    raw: Any, where: str, index: int, base_dir: Path | None = None
+    raw: Any, where: str, index: int, base_dir: Path | None = None, expand: bool = True
 ) -> ProviderConfig:
     """Validate one provider entry; `where` prefixes error messages
     (e.g. ``config.json: policy_providers[0]``). A relative file `path` is
-    taken relative to `base_dir` (the config file's folder) when given."""
+    taken relative to `base_dir` (the config file's folder) when given.
+    `expand`: replace ``${NAME}`` in string values (False when the caller's
+    config format has expanded them already, as the collector's does)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected an object, got {raw!r}")
     kind = raw.get("type")
@@ -97,19 +99,19 @@ def parse_provider(
             f"{where}.type: unknown provider type {kind!r} (expected file, http or grpc)"
         )
     pid = raw.get("id", f"{kind}-{index}")
-    pid = _string(pid, f"{where}.id")
+    pid = _string(pid, f"{where}.id", expand)
     values: dict[str, Any] = {"type": kind, "id": pid}
     if kind == "file":
         if "path" not in raw:
             raise ConfigError(f"{where}: 'path' is required for a file provider")
-        path = _string(raw["path"], f"{where}.path")
+        path = _string(raw["path"], f"{where}.path", expand)
         if base_dir is not None and not Path(path).is_absolute():
             path = str(base_dir / path)
         values["path"] = path
     else:
         if "url" not in raw:
             raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
-        url = _string(raw["url"], f"{where}.url")
+        url = _string(raw["url"], f"{where}.url", expand)
         if kind == "http" and not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
         values["url"] = url
@@ -125,7 +127,10 @@ def parse_provider(
         if not isinstance(header, Mapping) or "name" not in header or "value" not in header:
             raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
         parsed.append(
-            (_string(header["name"], f"{at}.name"), _string(header["value"], f"{at}.value"))
+            (
+                _string(header["name"], f"{at}.name", expand),
+                _string(header["value"], f"{at}.value", expand),
+            )
         )
     values["headers"] = tuple(parsed)
     encoding = raw.get("encoding", "json")
@@ -142,7 +147,7 @@ def parse_provider(
         raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
     values["tls"] = tls
     if "ca_file" in raw:
-        values["ca_file"] = _string(raw["ca_file"], f"{where}.ca_file")
+        values["ca_file"] = _string(raw["ca_file"], f"{where}.ca_file", expand)
     known = {
         "type",
         "id",
@@ -162,13 +167,18 @@ def parse_provider(
     return ProviderConfig(**values)
 
 
-def parse_providers(raw: Any, where: str, base_dir: Path | None = None) -> list[ProviderConfig]:
-    """A ``policy_providers`` list; provider ids must be unique."""
+def parse_providers(
+    raw: Any, where: str, base_dir: Path | None = None, expand: bool = True
+) -> list[ProviderConfig]:
+    """A ``policy_providers`` list; provider ids must be unique. `expand`: as
+    in :func:`parse_provider`."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: expected a list of providers")
-    providers = [parse_provider(item, f"{where}[{i}]", i, base_dir) for i, item in enumerate(raw)]
+    providers = [
+        parse_provider(item, f"{where}[{i}]", i, base_dir, expand) for i, item in enumerate(raw)
+    ]
     seen: set[str] = set()
     for i, provider in enumerate(providers):
         if provider.id in seen:

@@ -19,6 +19,7 @@ from sluice.collector.component import Host
 from sluice.collector.components.processors.policy import FACTORY
 from sluice.collector.components.processors.policy.config import PolicyConfig
 from sluice.collector.components.processors.policy.registries import PolicyRegistries
+from sluice.collector.confmap import expand
 from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
@@ -109,6 +110,36 @@ def test_a_file_provider_path_is_relative_to_the_current_directory(
     (provider,) = config.provider_configs()
     assert (provider.type, provider.id, provider.poll_interval_secs) == ("file", "local", 5.0)
     assert provider.path == str(tmp_path / "policies.json")
+
+
+def test_provider_values_are_expanded_once_with_the_rest_of_the_config(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collector expands ${env:...} in the whole config; the providers do
+    not expand again, so a $$-escaped ${X} stays literal text."""
+    monkeypatch.setenv("SLUICE_TEST_TOKEN", "s3cret")
+    raw = {
+        "providers": [
+            {
+                "type": "http",
+                "id": "control-plane",
+                "url": "https://policies.example.com/sync",
+                "headers": [
+                    {"name": "Authorization", "value": "Bearer ${env:SLUICE_TEST_TOKEN}"},
+                    {"name": "X-Template", "value": "$${SLUICE_TEST_TOKEN}"},
+                ],
+            }
+        ]
+    }
+    problems = Problems()
+    expanded = expand.expand(raw, "processors::policy", problems)
+    config = decode(PolicyConfig, expanded, "processors::policy", problems)
+    assert problems.lines == []
+    (provider,) = config.provider_configs()
+    assert provider.headers == (
+        ("Authorization", "Bearer s3cret"),
+        ("X-Template", "${SLUICE_TEST_TOKEN}"),
+    )
 
 
 def test_config_problems_name_the_provider_key() -> None:

@@ -23,7 +23,9 @@ class PolicyConfig(ComponentConfig):
 
     def provider_configs(self) -> tuple[ProviderConfig, ...]:
         """The validated provider list (raises :class:`ConfigError`)."""
-        return tuple(parse_providers(self.providers, KEY, Path.cwd()))
+        # ${env:...} was expanded with the rest of the collector config:
+        # expanding again would undo $$ escapes.
+        return tuple(parse_providers(self.providers, KEY, Path.cwd(), expand=False))
 
     def validate(self) -> Iterator[Problem]:
         if not self.providers:
