@@ -22,22 +22,11 @@ from sluice.logs import configure_logging
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import PolicyRegistry, make_providers, stop_all
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
+from sluice.transport.listener import bind
 
 log = logging.getLogger("sluice.edge")
 
 DRAIN_SECS = 10.0
-
-
-def _listen_socket(config: EdgeConfig, reuse_port: bool) -> socket.socket:
-    family = socket.AF_INET6 if ":" in config.listen_address else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((config.listen_address, config.listen_port))
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
 
 
 async def serve(
@@ -115,7 +104,7 @@ def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None
     configure_logging(config.log_level)
     heap.limit_arenas()
     try:
-        sock = _listen_socket(config, reuse_port)
+        sock = bind(config.listen_address, config.listen_port, reuse_port=reuse_port)
     except OSError as problem:
         log.error(
             "cannot listen on %s:%d: %s",

@@ -34,12 +34,15 @@ def parse_endpoint(endpoint: str) -> tuple[str, int]:
     return host or "0.0.0.0", port
 
 
-def bind(host: str, port: int, backlog: int = 1024) -> socket.socket:
-    """A listening, non-blocking TCP socket (raises OSError)."""
+def bind(host: str, port: int, backlog: int = 1024, reuse_port: bool = False) -> socket.socket:
+    """A listening, non-blocking TCP socket (raises OSError); `reuse_port`
+    lets several processes share the port (Edge's workers)."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind(address)
         sock.listen(backlog)
