@@ -79,16 +79,16 @@ def _policy_counts(metrics_url: str) -> dict[tuple[str, str], float]:
     """``(telemetry_type, result) -> count`` from the collector's metrics."""
     import urllib.request
 
+    from prometheus_client.parser import text_string_to_metric_families
+
     counts: dict[tuple[str, str], float] = {}
     with urllib.request.urlopen(metrics_url, timeout=5) as answer:
         text = answer.read().decode()
-    for line in text.splitlines():
-        if not line.startswith(POLICY_COUNTER + "{"):
-            continue
-        labels, _, value = line.rpartition(" ")
-        found = dict(part.split("=", 1) for part in labels[labels.index("{") + 1 : -1].split(","))
-        key = (found.get("telemetry_type", "").strip('"'), found.get("result", "").strip('"'))
-        counts[key] = counts.get(key, 0.0) + float(value)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == POLICY_COUNTER:
+                key = (sample.labels.get("telemetry_type", ""), sample.labels.get("result", ""))
+                counts[key] = counts.get(key, 0.0) + sample.value
     return counts
 
 

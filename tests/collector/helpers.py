@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.edge.helpers import free_port, http_request
 
@@ -114,15 +115,13 @@ class CollectorProcess:
 
 
 def metric_value(exposition: str, name: str, **labels: str) -> float:
-    """The sum of a metric's series whose labels include `labels`."""
-    total = 0.0
-    for line in exposition.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        series, _, value = line.rpartition(" ")
-        if all(f'{k}="{v}"' in series for k, v in labels.items()):
-            total += float(value)
-    return total
+    """The sum of a metric's samples whose labels include `labels`."""
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(exposition)
+        for sample in family.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    )
 
 
 def run_cli(
