@@ -16,19 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceRequest,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sluice.policy import Signal
+from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 from sluice.telemetry.otlp_raw import LeanLogsRequest
 
-MESSAGE_TYPES: dict[Signal, Any] = {
-    Signal.LOG: LeanLogsRequest,
-    Signal.METRIC: ExportMetricsServiceRequest,
-    Signal.TRACE: ExportTraceServiceRequest,
-}
+MESSAGE_TYPES: dict[Signal, Any] = {signal: form[0] for signal, form in PROTOBUF_FORMS.items()}
+"""The request class of each signal's data (Edge decodes the same)."""
 RESOURCES = {
     Signal.LOG: "resource_logs",
     Signal.METRIC: "resource_metrics",

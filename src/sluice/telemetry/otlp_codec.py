@@ -21,13 +21,14 @@ from sluice.telemetry.otlp_raw import LeanLogsRequest
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-_DECODING: dict[Signal, tuple[Any, RecordView]] = {
+PROTOBUF_FORMS: dict[Signal, tuple[Any, RecordView]] = {
     # Log records stay wire bytes (see otlp_lean).
     Signal.LOG: (LeanLogsRequest, LEAN_LOG_VIEW),
     Signal.METRIC: (ExportMetricsServiceRequest, proto_view(Signal.METRIC)),
     Signal.TRACE: (ExportTraceServiceRequest, proto_view(Signal.TRACE)),
 }
-"""Per signal: the request class protobuf bodies are decoded into, and its view."""
+"""Per signal: the request class protobuf bodies are decoded into, and its
+view (Edge's bodies and the collector's pipeline data)."""
 _TOP_KEYS = {
     Signal.LOG: "resourceLogs",
     Signal.METRIC: "resourceMetrics",
@@ -42,7 +43,7 @@ class UndecodableBody(ValueError):
 def decode(signal: Signal, media: str, body: bytes) -> tuple[Any, RecordView]:
     """The decoded request and the view that reads it."""
     if media == PROTOBUF:
-        request_class, view = _DECODING[signal]
+        request_class, view = PROTOBUF_FORMS[signal]
         message = request_class()
         try:
             message.ParseFromString(body)

@@ -19,13 +19,7 @@ from sluice.collector.components.processors.policy.registries import (
 )
 from sluice.policy import RecordView, Signal
 from sluice.providers import PolicyRegistry, ProviderConfig
-from sluice.telemetry.otlp_lean import LEAN_LOG_VIEW
-from sluice.telemetry.otlp_proto import proto_view
-
-
-def view_of(signal: Signal) -> RecordView:
-    """The view of the signal's pipeline data (lean records for logs)."""
-    return LEAN_LOG_VIEW if signal is Signal.LOG else proto_view(signal)
+from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 
 
 class PolicyProcessor(Processor):
@@ -46,7 +40,7 @@ class PolicyProcessor(Processor):
         self.registries = registries
         self.counter = counter
         self.logger = logger
-        self.view = view_of(signal)
+        self.view: RecordView = PROTOBUF_FORMS[signal][1]  # lean records for logs
         self.registry: PolicyRegistry | None = None
         self.running = False
 
