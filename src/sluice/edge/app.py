@@ -102,7 +102,6 @@ def _within_descriptor_limit(limits: ServerLimits) -> ServerLimits:
 
 def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None:
     configure_logging(config.log_level)
-    heap.limit_arenas()
     try:
         sock = bind(config.listen_address, config.listen_port, reuse_port=reuse_port)
     except OSError as problem:
