@@ -180,6 +180,10 @@ class ComponentConfig:
 
 C = TypeVar("C", bound=ComponentConfig)
 
+CORE_VERSION = "0.115.0"
+"""The OpenTelemetry Collector release whose config format and component
+behaviour Sluice's core follows (what a builder manifest's versions name)."""
+
 
 class Factory(Generic[C]):
     """Makes one component type from its config.
@@ -187,7 +191,8 @@ class Factory(Generic[C]):
     `stability` maps a signal name (``logs``, ``metrics``, ``traces``; for
     connectors ``logs_to_logs``...; for extensions ``extension``) to
     upstream's stability level (``development``, ``alpha``, ``beta``,
-    ``stable``). `module` is the upstream module path the builder maps.
+    ``stable``). `module` is the upstream module path the builder maps, and
+    `version` the release of it whose behaviour the component follows.
     """
 
     kind: ClassVar[Kind]
@@ -196,7 +201,9 @@ class Factory(Generic[C]):
     stability: ClassVar[Mapping[str, str]]
     config_type: ClassVar[type[Any]]
     needs_native: ClassVar[bool] = False
-    """Needs a native library (the builder's ``cgo_enabled``)."""
+    """Needs a native regex library, Hyperscan/Vectorscan or RE2 (the
+    builder's ``cgo_enabled``)."""
+    version: ClassVar[str] = CORE_VERSION
 
     def default_config(self) -> C:
         config: C = self.config_type()
