@@ -17,6 +17,7 @@ COMPILED = [
     "edge/filtering.py",
     "edge/metrics.py",
     "edge/routes.py",
+    "policy/outcomes.py",
     "policy/patterns.py",
     "policy/ratelimit.py",
     "policy/sampling.py",
