@@ -14,6 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from sluice.edge.config import parse_config
 
 ROOT = Path(__file__).parent.parent
@@ -27,7 +29,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_every_edge_example_config_validates() -> None:
+def test_every_edge_example_config_validates(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_API_KEY", "k")  # the remote providers' headers need it
     configs = sorted(EDGE_EXAMPLES.glob("*/config.json"))
     assert len(configs) == 3
     for path in configs:
@@ -40,6 +43,8 @@ def test_every_edge_example_config_validates() -> None:
     assert config.listen_address == "0.0.0.0" and len(config.policy_providers) == 2
     assert "limits: { cpu: 200m, memory: 64Mi }" in manifest
     assert "secretKeyRef: { name: sluice-edge, key: api-key }" in manifest
+    probes = dict(re.findall(r"(\w+Probe):\n\s+httpGet: \{ path: (\S+),", manifest))
+    assert probes == {"livenessProbe": "/_health", "readinessProbe": "/_ready"}
 
 
 def test_the_quickstart_runs(tmp_path: Path) -> None:
