@@ -52,7 +52,9 @@ class EdgeMetrics:
 
     def __init__(self) -> None:
         self._requests: dict[tuple[str, int], int] = {item: 0 for item in ROUTES.items()}
-        self._tallies: dict[Signal, OutcomeTally] = {s: OutcomeTally() for s in TELEMETRY_TYPES}
+        self._tallies: dict[str, OutcomeTally] = {
+            kind: OutcomeTally() for kind in TELEMETRY_TYPES.values()
+        }
         self._fail_open: dict[str, int] = dict.fromkeys(FILTERED_ROUTES, 0)
         self._upstream_errors: dict[str, int] = dict.fromkeys(UPSTREAM_ERRORS, 0)
         self._latency = [0] * len(BUCKET_LABELS)
@@ -66,8 +68,8 @@ class EdgeMetrics:
         self._latency[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         self._latency_sum += seconds
 
-    def outcome(self, signal: Signal, outcome: BatchOutcome) -> None:
-        self._tallies[signal].add(outcome)
+    def outcome(self, telemetry_type: str, outcome: BatchOutcome) -> None:
+        self._tallies[telemetry_type].add(outcome)
 
     def fail_open(self, route: str) -> None:
         self._fail_open[route] = self._fail_open.get(route, 0) + 1
@@ -84,8 +86,7 @@ class EdgeMetrics:
         """Every counter as labelled series."""
         records: dict[Labels, float] = {}
         results: dict[Labels, float] = {}
-        for signal, tally in self._tallies.items():
-            kind = TELEMETRY_TYPES[signal]
+        for kind, tally in self._tallies.items():
             records[(kind,)] = tally.records
             for result, count in tally.results():
                 results[(kind, result)] = count

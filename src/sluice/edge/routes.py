@@ -16,7 +16,7 @@ from typing import Any
 from sluice.edge.config import EdgeConfig
 from sluice.edge.filtering import Decoder, Verdict, datadog_decoder, filter_body, otlp_decoder
 from sluice.edge.group import WorkerGroup
-from sluice.edge.metrics import EdgeMetrics
+from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics
 from sluice.edge.status import EdgeStatus
 from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
@@ -181,6 +181,7 @@ class Edge:
         request: Request,
         signal: Signal,
         pool: UpstreamPool,
+        telemetry_type: str,
         decode: Decoder,
         all_dropped: Response,
         exchange: Exchange,
@@ -212,7 +213,7 @@ class Edge:
             return await self.forward(pool, request, request.body, exchange, extra)
         outcome = filtered.outcome
         assert outcome is not None
-        self.metrics.outcome(signal, outcome)
+        self.metrics.outcome(telemetry_type, outcome)
         exchange.records_in = outcome.records
         exchange.records_out = outcome.records - outcome.dropped
         if verdict is Verdict.DROPPED:
@@ -230,7 +231,10 @@ class Edge:
         media = _media(request)
         decode = otlp_decoder(signal, media)
         all_dropped = _OTLP_EMPTY[media or otlp_codec.JSON]
-        return await self._filter(request, signal, self.upstream, decode, all_dropped, exchange)
+        telemetry_type = TELEMETRY_TYPES[signal]
+        return await self._filter(
+            request, signal, self.upstream, telemetry_type, decode, all_dropped, exchange
+        )
 
     # -- Datadog -------------------------------------------------------------------
 
@@ -239,8 +243,11 @@ class Edge:
         extra = b""
         if self.dd_api_key and request.header(b"dd-api-key") is None:
             extra = b"DD-API-KEY: " + self.dd_api_key + b"\r\n"
+        telemetry_type = TELEMETRY_TYPES[signal]
         decode = datadog_decoder(signal)
-        return await self._filter(request, signal, pool, decode, DATADOG_ACCEPTED, exchange, extra)
+        return await self._filter(
+            request, signal, pool, telemetry_type, decode, DATADOG_ACCEPTED, exchange, extra
+        )
 
     def close(self) -> None:
         for pool in self.pools:
