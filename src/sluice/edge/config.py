@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,7 +114,7 @@ def _log_format(raw: Any, where: str) -> str:
     return str(raw)
 
 
-def _check_keys(raw: Mapping[str, Any], known: Mapping[str, Any], where: str) -> None:
+def _check_keys(raw: Mapping[str, Any], known: Collection[str], where: str) -> None:
     for key in raw:
         if key not in known:
             raise ConfigError(f"{where}.{key}: {unknown_key(str(key), known)}")
@@ -134,7 +134,7 @@ def _pairs(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
         at = f"{where}[{i}]"
         if not isinstance(item, Mapping) or not {"key", "value"} <= item.keys():
             raise ConfigError(f"{at}: expected an object with 'key' and 'value', got {item!r}")
-        _check_keys(item, {"key": 0, "value": 0}, at)
+        _check_keys(item, ("key", "value"), at)
         if not isinstance(item["key"], str) or not isinstance(item["value"], str):
             raise ConfigError(f"{at}: 'key' and 'value' must be strings, got {item!r}")
         pairs.append((item["key"], item["value"]))
@@ -147,7 +147,7 @@ _IDENTITY_TEXT = {
     "version": "service_version",
     "instance_id": "instance_id",
 }
-_IDENTITY_KEYS = {**_IDENTITY_TEXT, "resource_attributes": 0, "labels": 0}
+_IDENTITY_KEYS = (*_IDENTITY_TEXT, "resource_attributes", "labels")
 
 
 def _identity(raw: Any, where: str) -> ClientIdentity:

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from sluice.edge.config import EdgeConfig
-from sluice.policy import Policy, Signal
+from sluice.edge.metrics import TELEMETRY_TYPES
+from sluice.policy import Policy
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import PolicyRegistry, Provider, RemoteProvider, make_providers
-
-_NAMES = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "traces"}
 
 
 def _where(provider: Provider) -> str:
@@ -24,7 +23,9 @@ def _where(provider: Provider) -> str:
 
 def _summary(policies: Sequence[Policy]) -> list[str]:
     active = [p for p in policies if p.enabled and p.valid and p.signal is not None]
-    counts = ", ".join(f"{sum(p.signal is s for p in active)} {name}" for s, name in _NAMES.items())
+    counts = ", ".join(
+        f"{sum(p.signal is s for p in active)} {name}" for s, name in TELEMETRY_TYPES.items()
+    )
     disabled = sum(not p.enabled for p in policies)
     broken = [p for p in policies if p.enabled and not p.valid]
     lines = [
