@@ -559,6 +559,9 @@ def decompress(encoding: str, data: bytes) -> bytes:
     return data
 
 
+POLICY_RECORDS = "sluice_processor_policy_records_total"
+
+
 @dataclass
 class Prometheus:
     """Parsed Prometheus text (by prometheus_client's parser, which also checks
@@ -579,6 +582,14 @@ class Prometheus:
 
     def has(self, name: str, **labels: str) -> bool:
         return (name, frozenset(labels.items())) in self.samples
+
+    def results(self, telemetry_type: str) -> dict[str, float]:
+        """``sluice_processor_policy_records_total`` of a telemetry type, by result."""
+        return {
+            dict(labels)["result"]: value
+            for (name, labels), value in self.samples.items()
+            if name == POLICY_RECORDS and ("telemetry_type", telemetry_type) in labels
+        }
 
 
 def otlp_metrics_json(names: Sequence[str]) -> dict[str, Any]:

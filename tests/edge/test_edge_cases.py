@@ -760,19 +760,8 @@ def test_a_broken_protobuf_log_record_is_forwarded_as_it_came(
         records[2],
         broken,
     ]
-    metrics = Prometheus.parse(edge.metrics())
-    assert (
-        metrics.get(
-            "sluice_processor_policy_records_total", telemetry_type="logs", result="malformed"
-        )
-        == 1
-    )
-    assert (
-        metrics.get(
-            "sluice_processor_policy_records_total", telemetry_type="logs", result="dropped"
-        )
-        == 1
-    )
+    results = Prometheus.parse(edge.metrics()).results("logs")
+    assert (results["malformed"], results["dropped"]) == (1, 1)
 
 
 def test_upstream_closing_idle_keep_alive_connections_is_harmless(
@@ -983,10 +972,7 @@ def test_health_is_local(edge: EdgeProcess, up: Upstream) -> None:
 def test_metrics_count_dropped_records(start_edge: EdgeLauncher, upstream: Upstream) -> None:
     edge = start_edge(POLICIES)
     before = Prometheus.parse(edge.metrics())
-    assert (
-        before.get("sluice_processor_policy_records_total", telemetry_type="logs", result="dropped")
-        == 0
-    )
+    assert before.results("logs")["dropped"] == 0
     for i in range(3):
         bodies = ["drop-me"] * (i + 1) + ["keep"]
         assert (
@@ -999,20 +985,6 @@ def test_metrics_count_dropped_records(start_edge: EdgeLauncher, upstream: Upstr
     assert answer.status == 200
     assert (answer.header("Content-Type") or "").startswith("text/plain")
     after = Prometheus.parse(answer.body.decode())
-    assert (
-        after.get("sluice_processor_policy_records_total", telemetry_type="logs", result="dropped")
-        == 10
-    )
-    assert (
-        after.get(
-            "sluice_processor_policy_records_total", telemetry_type="metrics", result="dropped"
-        )
-        == 1
-    )
-    assert (
-        after.get(
-            "sluice_processor_policy_records_total", telemetry_type="traces", result="dropped"
-        )
-        == 0
-    )
+    dropped = [after.results(kind)["dropped"] for kind in ("logs", "metrics", "traces")]
+    assert dropped == [10, 1, 0]
     assert len(upstream.received()) == 4
