@@ -63,18 +63,13 @@ def test_the_quickstart_runs(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 30
-        while True:
+        while True:  # as the README's block waits: until /_ready answers 200
             try:
-                health = json.loads(
-                    urllib.request.urlopen(
-                        f"http://127.0.0.1:{edge_port}/_health", timeout=2
-                    ).read()
-                )
-                if health["policies"]["logs"]:
+                if urllib.request.urlopen(f"http://127.0.0.1:{edge_port}/_ready").status == 200:
                     break
-            except OSError:
+            except OSError:  # not listening yet, or 503 (HTTPError) until policies load
                 pass
-            assert time.monotonic() < deadline, "Edge did not become healthy"
+            assert time.monotonic() < deadline, "Edge did not become ready"
             time.sleep(0.1)
         logs = (ROOT / "src" / "sluice" / "examples" / "logs.json").read_bytes()
         request = urllib.request.Request(
@@ -92,3 +87,20 @@ def test_the_quickstart_runs(tmp_path: Path) -> None:
     assert "upstream received POST /v1/logs" in printed
     assert "GET /healthz" not in printed  # the health checks were dropped by Edge
     assert "4111-****-****-" in printed  # the card number was masked
+
+
+def test_the_quickstart_config_validates_as_documented() -> None:
+    path = EDGE_EXAMPLES / "quickstart" / "config.json"
+    proc = subprocess.run(
+        [str(BIN / "sluice-edge"), "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "would listen on 127.0.0.1:8080 (1 worker, log_level info, log_format logfmt)" in (
+        proc.stdout
+    )
+    assert "8 active policies (5 logs, 1 metrics, 2 traces), 0 disabled, 0 with errors" in (
+        proc.stdout
+    )

@@ -25,6 +25,7 @@ log = logging.getLogger("sluice.edge")
 def _parser(program: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program,
+        usage="%(prog)s [validate] CONFIG.json [--dry-run]",
         description="Sluice Edge: a policy proxy for OTLP/HTTP and Datadog intake. Filters "
         "telemetry with policies and forwards the rest to upstream_url.",
         epilog="validate: check the config, load every policy provider once and print what "
