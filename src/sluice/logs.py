@@ -124,15 +124,23 @@ def hold_early_records() -> None:
     root.setLevel(logging.DEBUG)
 
 
+def level_name(spelling: str) -> str | None:
+    """The level a spelling means (``debug``, ``info``, ``warn`` or ``error``;
+    any case, ``warning`` and ``err`` too), None when it is not one."""
+    level = LEVELS.get(spelling.strip().lower())
+    return None if level is None else _PRINTED.get(level) or logging.getLevelName(level).lower()
+
+
 def env_level() -> str | None:
-    """``SLUICE_LOG_LEVEL`` when set (lowercased); ValueError when it is not
-    a level."""
+    """The level ``SLUICE_LOG_LEVEL`` sets, None when it is unset or empty;
+    ValueError when it is not a level."""
     raw = os.environ.get(LEVEL_ENV, "").strip()
     if not raw:
         return None
-    if raw.lower() not in LEVELS:
+    level = level_name(raw)
+    if level is None:
         raise ValueError(f"{LEVEL_ENV}: expected one of debug, info, warn, error, got {raw!r}")
-    return raw.lower()
+    return level
 
 
 def configure_logging(level: str, encoding: str = "logfmt") -> None:

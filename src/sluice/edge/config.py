@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sluice.confexpand import expand_tree
+from sluice.logs import level_name
 from sluice.providers.config import ConfigError, ProviderConfig, parse_providers, unknown_key
 from sluice.providers.sync import ClientIdentity
 from sluice.transport.http_client import DEFAULT_MAX_RESPONSE
@@ -24,16 +25,6 @@ Reader = Callable[[Any, str], Any]
 """Validates one key's value: ``(value, where) -> parsed``; raises ConfigError
 naming `where` (``config.json: key.path``)."""
 
-LOG_LEVELS = {
-    "debug": "debug",
-    "info": "info",
-    "warn": "warn",
-    "warning": "warn",
-    "err": "error",
-    "error": "error",
-}
-"""Accepted ``log_level`` spellings (any case; ``err`` and ``warn`` as in the
-reference's configs) and the level each means."""
 LOG_FORMATS = ("logfmt", "json")
 
 
@@ -102,7 +93,9 @@ def _flag(raw: Any, where: str) -> bool:
 
 
 def _log_level(raw: Any, where: str) -> str:
-    level = LOG_LEVELS.get(raw.lower()) if isinstance(raw, str) else None
+    """debug, info, warn, error; any case, and ``warning`` and the reference's
+    ``err`` too."""
+    level = level_name(raw) if isinstance(raw, str) else None
     if level is None:
         raise ConfigError(f"{where}: expected one of debug, info, warn, error, got {raw!r}")
     return level
