@@ -19,8 +19,9 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from sluice.collector.component import ConsumerError, Exporter, Host, Settings
 from sluice.collector.components.exporters.otlp import FACTORY
 from sluice.collector.components.exporters.otlp.config import OtlpGrpcConfig
+from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
-from sluice.collector.exporterhelper import ClientTLSSettings, QueueSettings, RetrySettings
+from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.policy import Signal
 from tests.collector.components.batches import TESTDATA, batch, counter, load_config, logs, settings
 from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
@@ -28,7 +29,7 @@ from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
 FAST_RETRY = RetrySettings(
     initial_interval=Duration(0.01), max_interval=Duration(0.02), max_elapsed_time=Duration(2.0)
 )
-INSECURE = ClientTLSSettings(insecure=True)
+INSECURE = TLSClientConfig(insecure=True)
 SENT = "otelcol_exporter_sent_log_records_total"
 FAILED = "otelcol_exporter_send_failed_log_records_total"
 
@@ -225,7 +226,7 @@ def test_works_on_uvloop(sink: GrpcSink) -> None:
 
 def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
     with GrpcSink(cert_folder=tmp_path) as secure:
-        tls = ClientTLSSettings(ca_file=str(secure.ca_file))
+        tls = TLSClientConfig(ca_file=str(secure.ca_file))
         used = run(config(secure, endpoint=f"localhost:{secure.port}", tls=tls), consume_logs(1))
         (call,) = secure.wait_for(1)
         assert call.body == logs(1).SerializeToString()

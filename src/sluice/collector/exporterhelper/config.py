@@ -97,18 +97,6 @@ class RetrySettings:
                 yield key, "'max_elapsed_time' must not be less than 'max_interval'"
 
 
-@dataclass
-class AuthSettings:
-    """``auth``: the id of an authenticator extension (``bearertokenauth``,
-    ``basicauth``...) whose headers go with every request."""
-
-    authenticator: str = ""
-
-    def problems(self) -> Iterator[Problem]:
-        if not self.authenticator:
-            yield "auth::authenticator", "must name an authenticator extension"
-
-
 def header_problems(headers: dict[str, str]) -> Iterator[Problem]:
     """Header names must be tokens and values single lines (no request smuggling)."""
     for name, value in headers.items():
