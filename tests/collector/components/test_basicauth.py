@@ -29,6 +29,7 @@ from sluice.collector.configauth import AuthenticationError, ClientAuthenticator
 from sluice.collector.configauth import ServerAuthenticator as ServerAuth
 from sluice.collector.confmap.decode import Opaque
 from sluice.collector.telemetry import ServiceTelemetry
+from tests.collector.helpers import run_cli
 from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "basicauth"
@@ -398,3 +399,9 @@ def test_an_unusable_username_file_fails_the_start(
     with pytest.raises(ValueError) as failed:
         run(client.start(Host()))
     assert str(path) in str(failed.value) and reason in str(failed.value)
+
+
+def test_the_upstream_readme_example_validates() -> None:
+    env = {"BASIC_AUTH_USERNAME": "user", "BASIC_AUTH_PASSWORD": "pass"}
+    done = run_cli("validate", "--config", str(TESTDATA / "config_readme.yaml"), env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "config is valid\n", "")

@@ -22,6 +22,7 @@ from sluice.collector.components.extensions.bearertokenauth.extension import Bea
 from sluice.collector.configauth import AuthenticationError, ClientAuthenticator
 from sluice.collector.configauth import ServerAuthenticator as ServerAuth
 from sluice.collector.confmap.decode import Duration, Opaque
+from tests.collector.helpers import run_cli
 from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "bearertokenauth"
@@ -203,3 +204,29 @@ def test_file_retry_waits_for_the_file(tmp_path: Path) -> None:
         return headers
 
     assert run(scenario()) == {"Authorization": "Bearer late"}
+
+
+def test_the_upstream_readme_example_validates() -> None:
+    done = run_cli("validate", "--config", str(TESTDATA / "config_readme.yaml"))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "config is valid\n", "")
+
+
+def test_validate_never_prints_a_token(tmp_path: Path) -> None:
+    config = tmp_path / "collector.yaml"
+    config.write_text(
+        "extensions:\n"
+        "  bearertokenauth:\n"
+        '    tokens: [{nested: s3cret-one}, "s3cret-two\\n"]\n'
+        "  basicauth:\n"
+        "    client_auth: {username: u, password: [s3cret-three]}\n"
+        "receivers: {otlp: {protocols: {http:}}}\n"
+        "exporters: {debug:}\n"
+        "service:\n"
+        "  extensions: [bearertokenauth, basicauth]\n"
+        "  pipelines: {logs: {receivers: [otlp], exporters: [debug]}}\n"
+    )
+    done = run_cli("validate", "--config", str(config))
+    assert done.returncode == 1
+    assert "extensions::bearertokenauth::tokens[0]" in done.stderr
+    assert "extensions::basicauth::client_auth::password" in done.stderr
+    assert "[REDACTED]" in done.stderr and "s3cret" not in done.stderr + done.stdout
