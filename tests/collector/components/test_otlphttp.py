@@ -558,11 +558,15 @@ def test_items_sizer_counts_items(sink: Upstream) -> None:
     run(config(sink, sending_queue=queue), body)
 
 
-def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", ["ca_file", "ca_pem"])
+def test_tls_with_the_servers_ca(tmp_path: Path, given: str) -> None:
     from tests.collector.components.tls_sink import TlsUpstream
 
     with TlsUpstream(tmp_path) as secure:
-        tls = replace(OtlpHttpConfig().tls, ca_file=str(secure.ca_file))
+        if given == "ca_file":
+            tls = replace(OtlpHttpConfig().tls, ca_file=str(secure.ca_file))
+        else:
+            tls = replace(OtlpHttpConfig().tls, ca_pem=secure.ca_file.read_text())
 
         async def body(exporter: Exporter, _: Settings) -> None:
             await exporter.consumer(Signal.LOG).consume(logs(1))
