@@ -11,9 +11,9 @@ import enum
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from sluice.policy import Signal
 
@@ -168,6 +168,21 @@ class Settings:
 
 Problem = tuple[str, str]
 """(key path below the component, message); an empty path is the component itself."""
+
+
+class Validated(Protocol):
+    """A config section that checks itself."""
+
+    def validate(self) -> Iterable[Problem]: ...
+
+
+def section_problems(key: str, section: Validated | None) -> Iterator[Problem]:
+    """A nested section's problems with their keys below `key` (none when
+    the section is absent)."""
+    if section is None:
+        return
+    for below, message in section.validate():
+        yield (f"{key}::{below}" if below else key), message
 
 
 class ComponentConfig:

@@ -23,6 +23,8 @@ BUILTIN: tuple[str, ...] = tuple(
         "exporters.otlp",
         "exporters.otlphttp",
         "connectors.forward",
+        "extensions.basicauth",
+        "extensions.bearertokenauth",
         "extensions.healthcheck",
         "extensions.healthcheckv2",
     )

@@ -1,11 +1,12 @@
 """OTLP/HTTP: the handler the shared HTTP server runs for the receiver.
 
 Checks run in upstream's order, each with upstream's answer: CORS preflight,
-authentication (401), ``Content-Encoding`` (400), the path (404: only the
-signals some pipeline uses have one), the method (405), the media type (415),
-then the body is decompressed (within ``max_request_body_size``: 413 past it),
-decoded once into the pipeline's message (400 with a ``google.rpc.Status``
-when it is not an export request) and exported. The answer is an export
+authentication (401 with a Status holding the authenticator's reason),
+``Content-Encoding`` (400), the path (404: only the signals some pipeline uses
+have one), the method (405), the media type (415), then the body is
+decompressed (within ``max_request_body_size``: 413 past it), decoded once
+into the pipeline's message (400 with a ``google.rpc.Status`` when it is not
+an export request) and exported. The answer is an export
 response, or a Status, in the request's format.
 """
 
@@ -87,18 +88,21 @@ class OtlpHttpHandler:
         return response
 
     async def _answer(self, request: Request) -> Response:
+        content_type = request.header(b"content-type")
         if self._authenticator is not None:
             try:
                 await self._authenticator.authenticate(self._auth_headers(request))
             except AuthenticationError as refused:
                 self._log.debug("request refused by the authenticator: %s", refused)
-                return Response(401, b"Unauthorized\n", content_type=_TEXT)
-        media = _media_type(request.header(b"content-type"))
+                return _error(_error_media(content_type), 401, str(refused))
+        media = _media_type(content_type)
         encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip().lower()
         if encoding == "identity":
             encoding = ""
         if encoding not in self._encodings or encoding not in _DECODERS:
-            return _error(media, 400, f"unsupported Content-Encoding: {encoding}")
+            return _error(
+                _error_media(content_type), 400, f"unsupported Content-Encoding: {encoding}"
+            )
         path = request.path if "%" not in request.path else unquote(request.path)
         ingest = self._routes.get(path)
         if ingest is None:
@@ -150,6 +154,12 @@ def _media_type(content_type: bytes | None) -> str | None:
         return None
     media = content_type.split(b";", 1)[0].strip().lower().decode("latin-1")
     return media if media in (PROTOBUF, JSON) else None
+
+
+def _error_media(content_type: bytes | None) -> str | None:
+    """The format of an error answered before the media type is checked:
+    the request's, JSON when it names none (upstream's fallback)."""
+    return JSON if not content_type else _media_type(content_type)
 
 
 def _decode(signal: Signal, media: str, body: bytes) -> Any:

@@ -15,7 +15,7 @@ from sluice.collector.components.receivers.otlp.config import HttpConfig, OtlpRe
 from sluice.collector.components.receivers.otlp.grpc_service import OtlpGrpcServer
 from sluice.collector.components.receivers.otlp.http_handler import OtlpHttpHandler
 from sluice.collector.components.receivers.otlp.ingest import Ingest
-from sluice.collector.configauth import AuthConfig, ServerAuthenticator
+from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
 from sluice.transport.http_server import ServerLimits
@@ -57,7 +57,7 @@ class OtlpReceiver(Component):
         protocols = self._config.protocols
         try:
             if protocols.grpc is not None:
-                auth = _authenticator(protocols.grpc.auth, host)
+                auth = server_authenticator(protocols.grpc.auth, host)
                 self._log.info("Starting GRPC server on %s", protocols.grpc.endpoint)
                 self._grpc = await OtlpGrpcServer.start(
                     protocols.grpc, self._ingests("grpc"), auth, self._log
@@ -76,7 +76,7 @@ class OtlpReceiver(Component):
                 " and is therefore ignored."
             )
         handler = OtlpHttpHandler(
-            config, self._ingests("http"), _authenticator(config.auth, host), self._log
+            config, self._ingests("http"), server_authenticator(config.auth, host), self._log
         )
         tls = config.tls.ssl_context() if config.tls is not None else None
         self._log.info("Starting HTTP server on %s", config.endpoint)
@@ -128,7 +128,3 @@ def server_limits(config: HttpConfig) -> ServerLimits:
         body_timeout=config.read_timeout or defaults.body_timeout,
         idle_timeout=config.idle_timeout or defaults.idle_timeout,
     )
-
-
-def _authenticator(auth: AuthConfig | None, host: Host) -> ServerAuthenticator | None:
-    return None if auth is None else auth.server_authenticator(host)
