@@ -1,7 +1,9 @@
-"""Values written the way the Go collector writes them, so the debug exporter's
-output reads (and diffs) like upstream's: floats as Go's ``%v``, ``%f`` and
-pdata's ``AsString`` print them, attribute values with pdata's type names,
-timestamps as Go's ``time.Time.String()``, enums by pdata's names."""
+"""Values written the way the Go collector writes them, so that what Sluice
+prints or compares reads like upstream's (the debug exporter's output, the
+text the attributes processor matches and converts): floats as Go's ``%v``,
+``%f``, ``strconv.FormatFloat(x, 'f', -1, 64)`` and pdata's ``AsString`` print
+them, attribute values with pdata's type names, timestamps as Go's
+``time.Time.String()``, enums by pdata's names."""
 
 from __future__ import annotations
 
@@ -101,6 +103,19 @@ def float_f(x: float) -> str:
     return _special(x) or f"{x:f}"
 
 
+def float_fixed(x: float) -> str:
+    """Go's ``strconv.FormatFloat(x, 'f', -1, 64)``: the shortest digits that
+    read back, never in exponent form (``1e21`` is 22 digits)."""
+    special = _special(x)
+    if special is not None:
+        return special
+    negative = math.copysign(1.0, x) < 0
+    if x == 0:
+        return "-0" if negative else "0"
+    digits, point = _shortest(x)
+    return _fixed_form(digits, point, negative)
+
+
 def float_as_string(x: float) -> str:
     """pdata's ``AsString`` of a double (JSON's number form): exponent form
     only below 1e-6 or from 1e21, without a padded exponent (``1e-7``)."""
@@ -120,14 +135,15 @@ def value_type(value: Any) -> str:
     return VALUE_TYPES[value.WhichOneof("value")]
 
 
-def _raw(value: Any) -> Any:
+def raw(value: Any) -> Any:
+    """pdata's ``AsRaw`` of an ``AnyValue``: None, a scalar, bytes, a dict or a list."""
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "kvlist_value":
-        return {item.key: _raw(item.value) for item in value.kvlist_value.values}
+        return {item.key: raw(item.value) for item in value.kvlist_value.values}
     if kind == "array_value":
-        return [_raw(item) for item in value.array_value.values]
+        return [raw(item) for item in value.array_value.values]
     return getattr(value, kind)
 
 
@@ -186,7 +202,7 @@ def value_as_string(value: Any) -> str:
     if kind == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     try:
-        return _json(_raw(value))
+        return _json(raw(value))
     except _NotJson:
         return ""  # Go's json.Marshal fails on NaN or Inf; AsString ignores the error
 
