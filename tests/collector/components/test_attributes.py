@@ -5,8 +5,6 @@ wording), every action over spans, log records and data points, and
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,8 @@ from sluice.collector.internal.attraction import ActionConfig
 from sluice.collector.internal.filtermatch import MatchProperties
 from sluice.policy import Signal
 from tests.collector.components.attribute_data import (
+    ACTION_CASES,
+    SIGNALS,
     Item,
     Resource,
     Scope,
@@ -29,10 +29,10 @@ from tests.collector.components.attribute_data import (
     request,
 )
 from tests.collector.components.pipeline_data import Sink, settings
+from tests.collector.helpers import run_cli
 from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "attributes"
-SIGNALS = (Signal.LOG, Signal.METRIC, Signal.TRACE)
 
 
 def load(name: str) -> tuple[AttributesConfig, list[str]]:
@@ -289,195 +289,6 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
 # -- actions -----------------------------------------------------------------------
 
 
-def sha256(data: bytes) -> str:
-    return f"Str({hashlib.sha256(data).hexdigest()})"
-
-
-ACTION_CASES: list[
-    tuple[str, list[dict[str, Any]], list[tuple[str, Any]], list[tuple[str, str]]]
-] = [
-    (
-        "insert-only-new-keys",
-        [
-            {"key": "a", "value": "new", "action": "insert"},
-            {"key": "b", "value": 1, "action": "insert"},
-        ],
-        [("a", "old")],
-        [("a", "Str(old)"), ("b", "Int(1)")],
-    ),
-    (
-        "value-types",
-        [
-            {"key": "d", "value": 1.5, "action": "insert"},
-            {"key": "t", "value": True, "action": "insert"},
-            {"key": "l", "value": ["x", 2], "action": "insert"},
-            {"key": "m", "value": {"k": "v"}, "action": "insert"},
-        ],
-        [],
-        [
-            ("d", "Double(1.5)"),
-            ("t", "Bool(true)"),
-            ("l", 'Slice(["x",2])'),
-            ("m", 'Map({"k":"v"})'),
-        ],
-    ),
-    (
-        "update-only-existing-keys",
-        [
-            {"key": "a", "value": 2, "action": "update"},
-            {"key": "b", "value": 2, "action": "update"},
-        ],
-        [("a", "one")],
-        [("a", "Int(2)")],
-    ),
-    (
-        "upsert-both",
-        [
-            {"key": "a", "value": "x", "action": "UPSERT"},
-            {"key": "b", "value": "y", "action": "upsert"},
-        ],
-        [("a", 1)],
-        [("a", "Str(x)"), ("b", "Str(y)")],
-    ),
-    (
-        "from-attribute",
-        [
-            {"key": "copy", "from_attribute": "src", "action": "insert"},
-            {"key": "none", "from_attribute": "missing", "action": "upsert"},
-            {"key": "dflt", "from_attribute": "missing", "default_value": 7, "action": "upsert"},
-            {"key": "src", "from_attribute": "src", "action": "upsert"},
-        ],
-        [("src", {"n": 1})],
-        [("src", 'Map({"n":1})'), ("copy", 'Map({"n":1})'), ("dflt", "Int(7)")],
-    ),
-    (
-        "from-context-has-only-its-default",
-        [
-            {"key": "origin", "from_context": "metadata.origin", "action": "insert"},
-            {
-                "key": "region",
-                "from_context": "metadata.region",
-                "default_value": "eu",
-                "action": "upsert",
-            },
-            {"key": "env", "default_value": "dev", "action": "update"},
-        ],
-        [("env", "prod")],
-        [("env", "Str(dev)"), ("region", "Str(eu)")],
-    ),
-    (
-        "delete-moves-the-last-entry-into-the-gap",
-        [{"key": "a", "action": "delete"}, {"key": "nope", "action": "delete"}],
-        [("a", 1), ("b", 2), ("c", 3)],
-        [("c", "Int(3)"), ("b", "Int(2)")],
-    ),
-    (
-        "delete-by-pattern",
-        [{"pattern": "^tmp", "action": "delete"}],
-        [("tmp.a", 1), ("keep", 2), ("tmp.b", 3), ("x.tmp", 4)],
-        [("x.tmp", "Int(4)"), ("keep", "Int(2)")],
-    ),
-    (
-        "hash-every-type",
-        [{"key": k, "action": "hash"} for k in ("s", "i", "d", "t", "m", "missing")],
-        [("s", "a@b.c"), ("i", 1), ("d", 1.5), ("t", True), ("m", {"k": "v"})],
-        [
-            ("s", sha256(b"a@b.c")),
-            ("i", sha256(struct.pack("<q", 1))),
-            ("d", sha256(struct.pack("<d", 1.5))),
-            ("t", sha256(b"\x01")),
-            ("m", "Str()"),
-        ],
-    ),
-    (
-        "hash-key-then-pattern",
-        [{"key": "user.email", "pattern": "^user\\.", "action": "hash"}],
-        [("user.email", "x"), ("user.name", "y"), ("other", "z")],
-        [
-            ("user.email", sha256(hashlib.sha256(b"x").hexdigest().encode())),
-            ("user.name", sha256(b"y")),
-            ("other", "Str(z)"),
-        ],
-    ),
-    (
-        "extract-named-groups",
-        [
-            {
-                "key": "url",
-                "pattern": "^(?P<scheme>\\w+)://(?P<host>[^/:]+)(?::(?P<port>\\d+))?",
-                "action": "extract",
-            },
-            {"key": "n", "pattern": "(?P<digit>\\d)", "action": "extract"},
-            {"key": "missing", "pattern": "(?P<x>.)", "action": "extract"},
-        ],
-        [("url", "https://example.com/a"), ("host", "old"), ("n", 5)],
-        [
-            ("url", "Str(https://example.com/a)"),
-            ("host", "Str(example.com)"),
-            ("n", "Int(5)"),
-            ("scheme", "Str(https)"),
-            ("port", "Str()"),
-        ],
-    ),
-    (
-        "convert-to-int",
-        [{"key": k, "action": "convert", "converted_type": "int"} for k in "abcdefg"],
-        [
-            ("a", "200"),
-            ("b", "+5"),
-            ("c", " 12"),
-            ("d", -1.9),
-            ("e", True),
-            ("f", "1e3"),
-            ("g", [1]),
-        ],
-        [
-            ("a", "Int(200)"),
-            ("b", "Int(5)"),
-            ("c", "Str( 12)"),
-            ("d", "Int(-1)"),
-            ("e", "Int(1)"),
-            ("f", "Str(1e3)"),
-            ("g", "Slice([1])"),
-        ],
-    ),
-    (
-        "convert-to-double",
-        [{"key": k, "action": "convert", "converted_type": "double"} for k in "abcdef"],
-        [("a", "1.5e3"), ("b", "0x1p-2"), ("c", "1e400"), ("d", 3), ("e", False), ("f", "Inf")],
-        [
-            ("a", "Double(1500)"),
-            ("b", "Double(0.25)"),
-            ("c", "Str(1e400)"),
-            ("d", "Double(3)"),
-            ("e", "Double(0)"),
-            ("f", "Double(json: unsupported value: +Inf)"),
-        ],
-    ),
-    (
-        "convert-to-string",
-        [{"key": k, "action": "convert", "converted_type": "string"} for k in "abcd"],
-        [("a", 5), ("b", 1e21), ("c", True), ("d", {"z": 1, "a": [True]})],
-        [
-            ("a", "Str(5)"),
-            ("b", "Str(1e+21)"),
-            ("c", "Str(true)"),
-            ("d", 'Str({"a":[true],"z":1})'),
-        ],
-    ),
-    (
-        "upstreams-complex-example",
-        [
-            {"key": "operation", "value": "default", "action": "insert"},
-            {"key": "svc.operation", "from_attribute": "operation", "action": "upsert"},
-            {"key": "operation", "action": "delete"},
-        ],
-        [("operation", "subtract"), ("math_value", 123)],
-        [("svc.operation", "Str(subtract)"), ("math_value", "Int(123)")],
-    ),
-]
-
-
 @pytest.mark.parametrize(
     ("entries", "given", "expected"),
     [case[1:] for case in ACTION_CASES],
@@ -516,6 +327,31 @@ def test_unreadable_log_records_pass_on_unchanged(caplog: pytest.LogCaptureFixtu
     assert records[1] == b"\xff\xff"
     assert len(records) == 2
     assert "1 log records are not valid protobuf" in caplog.text
+
+
+def test_log_records_without_the_keys_actions_need_are_not_parsed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data = request(
+        Signal.LOG,
+        [Resource([Scope([Item([("secret", "s"), ("a", 1)]), Item([("a", 1)], body="secret")])])],
+    )
+    records = data.resource_logs[0].scope_logs[0].log_records
+    records.append(b"\xff\xff")  # not a record, and no key in it
+    run(actions({"key": "secret", "action": "delete"}), Signal.LOG, data)
+    assert records[2] == b"\xff\xff"
+    assert "not valid protobuf" not in caplog.text  # never parsed
+    assert item_attributes(Signal.LOG, _first_two(data)) == [
+        [("a", "Int(1)")],
+        [("a", "Int(1)")],
+    ]
+
+
+def _first_two(data: Any) -> Any:
+    copy = type(data)()
+    copy.CopyFrom(data)
+    del copy.resource_logs[0].scope_logs[0].log_records[2:]
+    return copy
 
 
 # -- include / exclude -----------------------------------------------------------
@@ -676,3 +512,31 @@ def test_metric_properties() -> None:
     assert selected({"exclude": both}, Signal.METRIC, data()) == ["b", "c"]
     cached = {**names, "regexp": {"cacheenabled": True, "cachemaxnumentries": 1}}
     assert selected({"include": cached}, Signal.METRIC, data()) == ["a", "c"]
+
+
+# -- sluice-collector validate -------------------------------------------------------
+
+
+def test_upstreams_examples_validate() -> None:
+    result = run_cli("validate", "--config", str(TESTDATA / "upstream_examples.yaml"))
+    assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+
+
+def test_validate_names_the_property_a_pipelines_signal_does_not_have(tmp_path: Path) -> None:
+    config = tmp_path / "collector.yaml"
+    config.write_text(
+        (TESTDATA / "upstream_examples.yaml")
+        .read_text()
+        .replace("        - attributes/log_body_regexp\n", "")
+        .replace(
+            "        - attributes/regexp2\n",
+            "        - attributes/regexp2\n        - attributes/log_body_regexp\n",
+            1,
+        )
+    )
+    result = run_cli("validate", "--config", str(config))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        f"{config}: processors::attributes/log_body_regexp::include: log_bodies should not be "
+        'specified for trace spans (creating it for pipeline "traces")'
+    )

@@ -1,15 +1,14 @@
 """Attribute actions compiled once and applied to one attribute list at a time
-(upstream's ``AttrProc``), on protobuf ``repeated KeyValue`` fields.
-
-The list is treated as pdata's ``Map``: reads find a key's first entry, a new
-key is appended, and removing an entry moves the last entry into its place
-(so attribute order after a delete is upstream's). Values from the config are
-``AnyValue`` messages made once; patterns are RE2, compiled once.
+(upstream's ``AttrProc``), through an
+:class:`~sluice.collector.internal.attrmap.AttributeMap` (pdata's ``Map``
+semantics). Values from the config become ``AnyValue`` messages once;
+patterns are RE2, compiled once.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,46 +16,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from sluice.collector.internal.attraction.config import ActionConfig, group_names
 from sluice.collector.internal.attraction.values import any_value, convert_value, hash_value
+from sluice.collector.internal.attrmap import AttributeMap
 from sluice.policy.regex_dialect import compile_re2
-
-
-class AttributeMap:
-    """A ``repeated KeyValue`` field and its keys (read once), edited in step."""
-
-    __slots__ = ("keys", "kvs")
-
-    def __init__(self, kvs: Any):
-        self.kvs = kvs
-        self.keys: list[str] = [kv.key for kv in kvs]
-
-    def find(self, key: str) -> int:
-        """The index of `key`'s first entry, or -1."""
-        return self.keys.index(key) if key in self.keys else -1
-
-    def get(self, key: str) -> Any:
-        """`key`'s value (an ``AnyValue``), or None."""
-        return self.kvs[self.keys.index(key)].value if key in self.keys else None
-
-    def put_str(self, key: str, text: str) -> None:
-        """Set `key` (its first entry, or a new last one) to a string."""
-        if key in self.keys:
-            self.kvs[self.keys.index(key)].value.string_value = text
-        else:
-            self.kvs.add(key=key).value.string_value = text
-            self.keys.append(key)
-
-    def remove(self, key: str) -> bool:
-        """Remove `key`'s first entry, moving the last entry into its place."""
-        if key not in self.keys:
-            return False
-        index = self.keys.index(key)
-        last = len(self.keys) - 1
-        if index != last:
-            self.kvs[index].CopyFrom(self.kvs[last])
-            self.keys[index] = self.keys[last]
-        del self.kvs[last]
-        self.keys.pop()
-        return True
 
 
 class _Action:
@@ -69,6 +30,10 @@ class _Action:
         raise NotImplementedError
 
 
+def _constant(raw: Any) -> AnyValue | None:
+    return None if raw is None else any_value(raw)
+
+
 class _Set(_Action):
     """insert, update and upsert: the value from the config, another attribute
     or (never, in Sluice) the request context, else ``default_value``."""
@@ -78,43 +43,29 @@ class _Set(_Action):
         kind = config.kind
         self.inserts = kind in ("insert", "upsert")
         self.updates = kind in ("update", "upsert")
-        self.constant: AnyValue | None = None
-        self.default = None if config.default_value is None else any_value(config.default_value)
+        self.default = _constant(config.default_value)
         self.from_attribute = ""
+        self.constant = self.default
         if config.value is not None:
-            self.constant = any_value(config.value)
-        elif config.from_context:
-            # Pipeline data carries no client context: the key is never found.
-            self.constant = self.default
+            self.constant = _constant(config.value)
         elif config.from_attribute:
             self.from_attribute = config.from_attribute
-        else:
-            self.constant = self.default
+        # from_context: pipeline data carries no client context, so the key
+        # is never found and only the default applies.
 
     def apply(self, attrs: AttributeMap) -> bool:
-        if self.from_attribute:
-            source = attrs.find(self.from_attribute)
-            if source < 0:
-                value: Any = self.default
-                if value is None:
-                    return False
-            else:
-                value = attrs.kvs[source].value
-        else:
-            source = -1
-            value = self.constant
-            if value is None:
-                return False
-        target = attrs.find(self.key)
-        if target < 0:
-            if not self.inserts:
-                return False
-            attrs.kvs.add(key=self.key).value.CopyFrom(value)
-            attrs.keys.append(self.key)
-            return True
-        if not self.updates or target == source:  # copying a value onto itself
+        source = attrs.index(self.from_attribute) if self.from_attribute else -1
+        constant = self.constant if source < 0 else None
+        if source < 0 and constant is None:
             return False
-        attrs.kvs[target].value.CopyFrom(value)
+        target = attrs.index(self.key)
+        if not (self.inserts if target < 0 else self.updates):
+            return False
+        if constant is None:
+            if target == source:  # copying a value onto itself
+                return False
+            constant = attrs.value(source)
+        attrs.put(target, self.key, constant)
         return True
 
 
@@ -141,12 +92,11 @@ class _Delete(_ByKeyOrPattern):
 
 class _Hash(_ByKeyOrPattern):
     def apply(self, attrs: AttributeMap) -> bool:
-        keys = [self.key, *self.matching(attrs)]
         changed = False
-        for key in keys:
-            value = attrs.get(key)
-            if value is not None:
-                hash_value(value)
+        for key in [self.key, *self.matching(attrs)]:
+            index = attrs.index(key)
+            if index >= 0:
+                hash_value(attrs.value(index))
                 changed = True
         return changed
 
@@ -161,8 +111,11 @@ class _Extract(_Action):
         self.names = group_names(config.pattern)
 
     def apply(self, attrs: AttributeMap) -> bool:
-        value = attrs.get(self.key)
-        if value is None or value.WhichOneof("value") != "string_value":
+        index = attrs.index(self.key)
+        if index < 0:
+            return False
+        value = attrs.value(index)
+        if value.WhichOneof("value") != "string_value":
             return False
         found = self.regex.search(value.string_value)
         if found is None:
@@ -178,8 +131,10 @@ class _Convert(_Action):
         self.to = config.converted_type
 
     def apply(self, attrs: AttributeMap) -> bool:
-        value = attrs.get(self.key)
-        return value is not None and convert_value(value, self.to)
+        index = attrs.index(self.key)
+        if index < 0:
+            return False
+        return convert_value(attrs.value(index), self.to)
 
 
 _KINDS: dict[str, type[_Action]] = {
@@ -199,17 +154,36 @@ class AttrProc:
 
     def __init__(self, actions: Sequence[ActionConfig]):
         self.actions = [_KINDS[action.kind](action) for action in actions]
+        needed = _needed_keys(actions)
+        self.holds_needed_key = (
+            re.compile(b"|".join(map(re.escape, needed))).search if needed else None
+        )
+        """Finds, in a serialized message, one of the keys an attribute list
+        must hold for any action to change it (a key is in the bytes as
+        written); None when an action can act without them."""
         self.context_keys = [a.from_context for a in actions if a.from_context]
         """The ``from_context`` keys: never found (see :func:`warn_about_context`)."""
 
-    def process(self, kvs: Any) -> bool:
-        """Apply every action to one ``repeated KeyValue``; True if it changed."""
-        attrs = AttributeMap(kvs)
+    def apply(self, attrs: AttributeMap) -> bool:
+        """Apply every action to one attribute list; True if it changed."""
         changed = False
         for action in self.actions:
             if action.apply(attrs):
                 changed = True
         return changed
+
+    def process(self, kvs: Any) -> bool:
+        """Apply every action to a ``repeated KeyValue`` field."""
+        return self.apply(AttributeMap(kvs))
+
+
+def _needed_keys(actions: Sequence[ActionConfig]) -> tuple[bytes, ...]:
+    needed = []
+    for action in actions:
+        if action.kind in ("insert", "upsert") or (action.pattern and action.kind != "extract"):
+            return ()
+        needed.append(action.key.encode())
+    return tuple(dict.fromkeys(needed))
 
 
 def warn_about_context(actions: AttrProc, logger: logging.Logger) -> None:

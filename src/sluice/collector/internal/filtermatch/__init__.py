@@ -11,17 +11,15 @@ from sluice.collector.internal.filtermatch.config import (
     SeverityNumberMatch,
 )
 from sluice.collector.internal.filtermatch.selection import (
-    EVERY,
-    ItemTest,
+    Chooser,
     Selection,
     selection_problems,
 )
 from sluice.collector.internal.filtermatch.sets import MatchConfigError, StringSet
 
 __all__ = [
-    "EVERY",
     "AttributeMatch",
-    "ItemTest",
+    "Chooser",
     "LibraryMatch",
     "MatchConfigError",
     "MatchProperties",

@@ -2,7 +2,10 @@
 ``filterlog`` and ``filtermetric`` skip expressions): an item is processed
 when it matches ``include`` (if given) and does not match ``exclude``.
 
-Items are spans, log records (parsed ``LogRecord`` messages) and metrics.
+Items are spans, log records and metrics. A selected item comes with the
+:class:`~sluice.collector.internal.attrmap.AttributeMap` of its attributes
+(the one the actions then edit), read before the item's tests only when they
+match attributes.
 Properties of the resource and scope (``services``, ``resources``,
 ``libraries``) are decided once per scope; only the item's own properties
 are tested per item, and a scope none of whose items is selected is not
@@ -16,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from sluice.collector.component import Problem
+from sluice.collector.internal.attrmap import EMPTY, AttributeMap
 from sluice.collector.internal.filtermatch.config import (
     SIGNAL_RULES,
     SPAN_KINDS,
@@ -29,13 +33,8 @@ from sluice.collector.internal.filtermatch.sets import (
 from sluice.collector.internal.go_text import value_as_string
 from sluice.policy import Signal
 
-ItemTest = Callable[[Any], bool]
-
-
-def EVERY(item: Any) -> bool:
-    """The test of a scope whose items are all selected (walkers check for it
-    by identity and skip the call)."""
-    return True
+ItemTest = Callable[[Any, AttributeMap], bool]
+"""Is an item (with its attributes' view) selected?"""
 
 
 def _built(prefix: str, build: Callable[[], Any]) -> Any:
@@ -65,7 +64,7 @@ class _Properties:
                     "error creating attribute filters",
                     lambda: AttributesMatcher(mp.attributes, mp.match_type, mp.regexp),
                 )
-                tests.append(lambda item: attributes.matches(item.attributes))
+                tests.append(lambda item, view: attributes.matches(view))
         if mp.resources:
             self.resources = _built(
                 "error creating resource filters",
@@ -78,6 +77,7 @@ class _Properties:
             )
         self.item_test = _all_of(tests)
         """None when the item's own properties are not matched."""
+        self.reads_attributes = signal is not Signal.METRIC and bool(mp.attributes)
 
     def _scope_properties(self, mp: MatchProperties) -> None:
         for library in mp.libraries:
@@ -102,14 +102,15 @@ class _Properties:
                 return False
             if version is not None and not version.matches(scope.version):
                 return False
-        return self.resources is None or self.resources.matches(resource.attributes)
+        resources = self.resources
+        return resources is None or resources.matches(AttributeMap(resource.attributes))
 
 
 def _metric_tests(mp: MatchProperties) -> list[ItemTest]:
     if not mp.metric_names:
         return []
     names = StringSet(mp.metric_names, mp.match_type, mp.regexp)
-    return [lambda metric: names.matches(metric.name)]
+    return [lambda metric, view: names.matches(metric.name)]
 
 
 def _span_tests(mp: MatchProperties) -> list[ItemTest]:
@@ -119,13 +120,13 @@ def _span_tests(mp: MatchProperties) -> list[ItemTest]:
             "error creating span name filters",
             lambda: StringSet(mp.span_names, mp.match_type, mp.regexp),
         )
-        tests.append(lambda span: names.matches(span.name))
+        tests.append(lambda span, view: names.matches(span.name))
     if mp.span_kinds:
         kinds = _built(
             "error creating span kind filters",
             lambda: StringSet(mp.span_kinds, mp.match_type, mp.regexp),
         )
-        tests.append(lambda span: kinds.matches(_kind(span.kind)))
+        tests.append(lambda span, view: kinds.matches(_kind(span.kind)))
     return tests
 
 
@@ -136,18 +137,18 @@ def _log_tests(mp: MatchProperties) -> list[ItemTest]:
             "error creating log record body filters",
             lambda: StringSet(mp.log_bodies, mp.match_type, mp.regexp),
         )
-        tests.append(lambda record: bodies.matches(value_as_string(record.body)))
+        tests.append(lambda record, view: bodies.matches(value_as_string(record.body)))
     if mp.log_severity_texts:
         texts = _built(
             "error creating log record severity text filters",
             lambda: StringSet(mp.log_severity_texts, mp.match_type, mp.regexp),
         )
-        tests.append(lambda record: texts.matches(record.severity_text))
+        tests.append(lambda record, view: texts.matches(record.severity_text))
     severity = mp.log_severity_number
     if severity is not None:
         least, undefined = severity.min, severity.match_undefined
 
-        def severe_enough(record: Any) -> bool:
+        def severe_enough(record: Any, view: AttributeMap) -> bool:
             number = record.severity_number
             return undefined if number == 0 else number >= least
 
@@ -172,8 +173,8 @@ def _all_of(tests: list[ItemTest]) -> ItemTest | None:
     if len(tests) == 1:
         return tests[0]
 
-    def every(item: Any) -> bool:
-        return all(test(item) for test in tests)
+    def every(item: Any, view: AttributeMap) -> bool:
+        return all(test(item, view) for test in tests)
 
     return every
 
@@ -191,6 +192,35 @@ def selection_problems(
                 yield where, str(bad)
 
 
+Chooser = Callable[[Any, Any], AttributeMap | None]
+"""For one scope: given an item and its ``repeated KeyValue`` field, the
+item's attribute map when the item is selected, else None."""
+
+
+def every(item: Any, kvs: Any) -> AttributeMap | None:
+    """The chooser of a scope whose items are all selected."""
+    return AttributeMap(kvs)
+
+
+def _chooser(test: ItemTest | None, reads_attributes: bool) -> Chooser:
+    """A chooser that reads an item's attributes before the test only when
+    the test matches attributes."""
+    if test is None:
+        return every
+    if reads_attributes:
+
+        def choose(item: Any, kvs: Any) -> AttributeMap | None:
+            attributes = AttributeMap(kvs)
+            return attributes if test(item, attributes) else None
+
+        return choose
+
+    def choose_then_read(item: Any, kvs: Any) -> AttributeMap | None:
+        return AttributeMap(kvs) if test(item, EMPTY) else None
+
+    return choose_then_read
+
+
 class Selection:
     """``include`` and ``exclude`` compiled for one signal (raises
     :class:`MatchConfigError`: check :func:`selection_problems` first)."""
@@ -200,24 +230,28 @@ class Selection:
     ):
         self.include = None if include is None else _Properties(include, signal)
         self.exclude = None if exclude is None else _Properties(exclude, signal)
+        reads = any(p is not None and p.reads_attributes for p in (self.include, self.exclude))
+        included = self.include.item_test if self.include is not None else None
+        excluded = self.exclude.item_test if self.exclude is not None else None
+        self._included = _chooser(included, reads)
+        """Items of a scope that matches include's resource and scope part, and
+        not exclude's."""
+        self._not_excluded: Chooser = every
+        """Items of a scope that matches exclude's resource and scope part (and
+        include's, or there is no include)."""
+        if excluded is not None:
+            test: ItemTest = (
+                (lambda item, map_: not excluded(item, map_))
+                if included is None
+                else (lambda item, map_: included(item, map_) and not excluded(item, map_))
+            )
+            self._not_excluded = _chooser(test, reads)
 
-    def scope_test(self, resource: Any, scope: Any) -> ItemTest | None:
-        """The test of one scope's items: None when none is selected,
-        :func:`EVERY` when all are."""
-        include_test: ItemTest | None = None
-        if self.include is not None:
-            if not self.include.container_matches(resource, scope):
-                return None
-            include_test = self.include.item_test
-        exclude_test: ItemTest | None = None
-        if self.exclude is not None and self.exclude.container_matches(resource, scope):
-            exclude_test = self.exclude.item_test
-            if exclude_test is None:
-                return None
-        if exclude_test is None:
-            return EVERY if include_test is None else include_test
-        excluded = exclude_test
-        if include_test is None:
-            return lambda item: not excluded(item)
-        included = include_test
-        return lambda item: included(item) and not excluded(item)
+    def scope_test(self, resource: Any, scope: Any) -> Chooser | None:
+        """How to choose one scope's items; None when none is selected."""
+        if self.include is not None and not self.include.container_matches(resource, scope):
+            return None
+        exclude = self.exclude
+        if exclude is not None and exclude.container_matches(resource, scope):
+            return None if exclude.item_test is None else self._not_excluded
+        return self._included

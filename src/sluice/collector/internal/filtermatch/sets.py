@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sluice.collector.internal.attraction.values import UnsupportedValue, any_value
+from sluice.collector.internal.attrmap import AttributeMap
 from sluice.collector.internal.filtermatch.config import AttributeMatch, RegexpOptions
 from sluice.collector.internal.go_text import float_fixed, value_type
 from sluice.policy.regex_dialect import compile_re2
@@ -170,13 +171,13 @@ class AttributesMatcher:
                 raise MatchConfigError("can't have empty key in the list of attributes")
             self.entries.append((entry.key, _value_test(entry, match_type, options)))
 
-    def matches(self, kvs: Any) -> bool:
+    def matches(self, attrs: AttributeMap) -> bool:
         if not self.entries:
             return True
-        keys = [kv.key for kv in kvs]
+        keys = attrs.keys
         for key, test in self.entries:
             if key not in keys:
                 return False
-            if test is not None and not test(kvs[keys.index(key)].value):
+            if test is not None and not test(attrs.value(keys.index(key))):
                 return False
         return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.collector.internal.attraction import AttrProc
-from sluice.collector.internal.filtermatch import EVERY, Selection
+from sluice.collector.internal.filtermatch import Selection
 
 
 def process_metrics(data: Any, actions: AttrProc, selection: Selection) -> int:
@@ -14,13 +14,12 @@ def process_metrics(data: Any, actions: AttrProc, selection: Selection) -> int:
     for resource_metrics in data.resource_metrics:
         resource = resource_metrics.resource
         for scope_metrics in resource_metrics.scope_metrics:
-            test = selection.scope_test(resource, scope_metrics.scope)
-            if test is None:
+            choose = selection.scope_test(resource, scope_metrics.scope)
+            if choose is None:
                 continue
-            every = test is EVERY
             for metric in scope_metrics.metrics:
                 kind = metric.WhichOneof("data")
-                if kind is None or not (every or test(metric)):
+                if kind is None or choose(metric, ()) is None:
                     continue
                 for point in getattr(metric, kind).data_points:
                     actions.process(point.attributes)

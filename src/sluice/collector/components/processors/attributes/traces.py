@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.collector.internal.attraction import AttrProc
-from sluice.collector.internal.filtermatch import EVERY, Selection
+from sluice.collector.internal.filtermatch import Selection
 
 
 def process_traces(data: Any, actions: AttrProc, selection: Selection) -> int:
@@ -13,11 +13,11 @@ def process_traces(data: Any, actions: AttrProc, selection: Selection) -> int:
     for resource_spans in data.resource_spans:
         resource = resource_spans.resource
         for scope_spans in resource_spans.scope_spans:
-            test = selection.scope_test(resource, scope_spans.scope)
-            if test is None:
+            choose = selection.scope_test(resource, scope_spans.scope)
+            if choose is None:
                 continue
-            every = test is EVERY
             for span in scope_spans.spans:
-                if every or test(span):
-                    actions.process(span.attributes)
+                attributes = choose(span, span.attributes)
+                if attributes is not None:
+                    actions.apply(attributes)
     return 0
