@@ -5,19 +5,24 @@ them (``Str(x)``, ``Int(1)``...)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sluice.collector import pdata
+from sluice.collector.component import ComponentConfig, Host
+from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.internal.attraction.values import any_value
 from sluice.collector.internal.go_text import typed
 from sluice.policy import Signal
+from tests.collector.components.pipeline_data import Sink, settings
 
+C = TypeVar("C", bound=ComponentConfig)
 Attributes = Sequence[tuple[str, Any]]
 SIGNALS = (Signal.LOG, Signal.METRIC, Signal.TRACE)
 
@@ -87,6 +92,28 @@ def _add_item(signal: Signal, holder: Any, item: Item) -> None:
 def one_item(signal: Signal, attributes: Attributes) -> Any:
     """A request with one item holding `attributes`, its resource holding them too."""
     return request(signal, [Resource([Scope([Item(attributes)])], attributes)])
+
+
+def processed(factory: Any, config: Any, signal: Signal, data: Any) -> Any:
+    """`data` after a processor made by `factory` (checking it is what goes on)."""
+    sink = Sink()
+    processor = factory.create(settings(factory.component_type), config, signal, sink)
+
+    async def scenario() -> None:
+        await processor.start(Host())
+        await processor.consume(data)
+
+    asyncio.run(scenario())
+    assert sink.received == [data]
+    return data
+
+
+def decoded(config_type: type[C], raw: Any) -> C:
+    """A config that decodes and validates without problems."""
+    problems = Problems()
+    config = decode(config_type, raw, "", problems)
+    assert problems.lines == [] and list(config.validate()) == []
+    return config
 
 
 def shown(kvs: Any) -> list[tuple[str, str]]:

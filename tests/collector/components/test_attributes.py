@@ -4,17 +4,14 @@ wording), every action over spans, log records and data points, and
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sluice.collector import pdata
-from sluice.collector.component import Host
 from sluice.collector.components.processors.attributes import FACTORY
 from sluice.collector.components.processors.attributes.config import AttributesConfig
-from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.internal.attraction import ActionConfig
 from sluice.collector.internal.filtermatch import MatchProperties
 from sluice.policy import Signal
@@ -24,11 +21,12 @@ from tests.collector.components.attribute_data import (
     Item,
     Resource,
     Scope,
+    decoded,
     item_attributes,
     one_item,
+    processed,
     request,
 )
-from tests.collector.components.pipeline_data import Sink, settings
 from tests.collector.helpers import run_cli
 from tests.collector.testdata_configs import load_config
 
@@ -40,24 +38,11 @@ def load(name: str) -> tuple[AttributesConfig, list[str]]:
 
 
 def run(config: AttributesConfig, signal: Signal, data: Any) -> Any:
-    """`data` after the processor (checking it is what goes on)."""
-    sink = Sink()
-    processor = FACTORY.create(settings("attributes"), config, signal, sink)
-
-    async def scenario() -> None:
-        await processor.start(Host())
-        await processor.consume(data)
-
-    asyncio.run(scenario())
-    assert sink.received == [data]
-    return data
+    return processed(FACTORY, config, signal, data)
 
 
 def actions(*entries: dict[str, Any]) -> AttributesConfig:
-    problems = Problems()
-    config = decode(AttributesConfig, {"actions": list(entries)}, "", problems)
-    assert problems.lines == [] and list(config.validate()) == []
-    return config
+    return decoded(AttributesConfig, {"actions": list(entries)})
 
 
 # -- config --------------------------------------------------------------------
@@ -360,10 +345,9 @@ def _first_two(data: Any) -> Any:
 def selected(config: dict[str, Any], signal: Signal, data: Any) -> list[str]:
     """The ids of the items the processor marked."""
     raw = {"actions": [{"key": "marked", "value": True, "action": "insert"}], **config}
-    problems = Problems()
-    decoded = decode(AttributesConfig, raw, "", problems)
-    assert problems.lines == [] and list(FACTORY.signal_problems(decoded, signal)) == []
-    run(decoded, signal, data)
+    config = decoded(AttributesConfig, raw)
+    assert list(FACTORY.signal_problems(config, signal)) == []
+    run(config, signal, data)
     return [
         dict(attrs)["id"][4:-1]
         for attrs in item_attributes(signal, data)

@@ -27,15 +27,18 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
+from sluice.collector import pdata
+from sluice.collector.component import SIGNAL_NAMES
+from sluice.policy import Signal
 from tests.collector.components.attribute_data import shown
 from tests.collector.helpers import CollectorProcess, free_ports
 from tests.edge.helpers import Upstream
 
 RESOURCE = Resource.create({"service.name": "checkout", "host.name": "box-1"})
 MESSAGES = {
-    "/v1/logs": ExportLogsServiceRequest,
-    "/v1/traces": ExportTraceServiceRequest,
-    "/v1/metrics": ExportMetricsServiceRequest,
+    Signal.LOG: ExportLogsServiceRequest,
+    Signal.TRACE: ExportTraceServiceRequest,
+    Signal.METRIC: ExportMetricsServiceRequest,
 }
 
 
@@ -131,31 +134,31 @@ def _send(grpc_port: int, http_port: int) -> None:
     meters.shutdown()
 
 
-def _received(upstream: Upstream, path: str, items: int) -> list[Any]:
-    """The resources that arrived on `path` once `items` items did."""
+def _received(upstream: Upstream, signal: Signal, items: int) -> list[Any]:
+    """The resources of `signal` that arrived once `items` items did."""
+    path = f"/v1/{SIGNAL_NAMES[signal]}"
     deadline = time.monotonic() + 15
     while True:
         resources = [
             resource
             for record in upstream.received(path)
             for resource in getattr(
-                MESSAGES[path].FromString(record.decoded()),
-                {"/v1/logs": "resource_logs", "/v1/traces": "resource_spans"}.get(
-                    path, "resource_metrics"
-                ),
+                MESSAGES[signal].FromString(record.decoded()), pdata.RESOURCES[signal]
             )
         ]
-        if _count(path, resources) >= items or time.monotonic() > deadline:
+        if len(_items(signal, resources)) >= items or time.monotonic() > deadline:
             return resources
         time.sleep(0.02)
 
 
-def _count(path: str, resources: list[Any]) -> int:
-    if path == "/v1/logs":
-        return sum(len(s.log_records) for r in resources for s in r.scope_logs)
-    if path == "/v1/traces":
-        return sum(len(s.spans) for r in resources for s in r.scope_spans)
-    return sum(len(s.metrics) for r in resources for s in r.scope_metrics)
+def _items(signal: Signal, resources: list[Any]) -> list[Any]:
+    """The log records, spans or metrics of `resources`."""
+    return [
+        item
+        for resource in resources
+        for scope in getattr(resource, pdata.SCOPES[signal])
+        for item in getattr(scope, pdata.RECORDS[signal])
+    ]
 
 
 def _resource_ok(resource: Any) -> None:
@@ -173,15 +176,10 @@ def test_sdk_logs_spans_and_metrics_through_attributes_and_resource(
     try:
         _send(grpc_port, http_port)
 
-        logs = _received(upstream, "/v1/logs", 2)
+        logs = _received(upstream, Signal.LOG, 2)
         for resource in logs:
             _resource_ok(resource)
-        records = {
-            r.body.string_value: shown(r.attributes)
-            for resource in logs
-            for scope in resource.scope_logs
-            for r in scope.log_records
-        }
+        records = {r.body.string_value: shown(r.attributes) for r in _items(Signal.LOG, logs)}
         digest = hashlib.sha256(b"a@b.c").hexdigest()
         assert records == {
             "AUTH login": [
@@ -195,15 +193,10 @@ def test_sdk_logs_spans_and_metrics_through_attributes_and_resource(
             ],
         }
 
-        traces = _received(upstream, "/v1/traces", 2)
+        traces = _received(upstream, Signal.TRACE, 2)
         for resource in traces:
             _resource_ok(resource)
-        spans = {
-            s.name: shown(s.attributes)
-            for resource in traces
-            for scope in resource.scope_spans
-            for s in scope.spans
-        }
+        spans = {s.name: shown(s.attributes) for s in _items(Signal.TRACE, traces)}
         assert spans == {
             "GET /cart": [
                 ("http.url", "Str(https://shop.example.com/cart)"),
@@ -216,14 +209,12 @@ def test_sdk_logs_spans_and_metrics_through_attributes_and_resource(
             ],
         }
 
-        metrics = _received(upstream, "/v1/metrics", 2)
+        metrics = _received(upstream, Signal.METRIC, 2)
         for resource in metrics:
             _resource_ok(resource)
         points = {
             (m.name, p.as_int): shown(p.attributes)
-            for resource in metrics
-            for scope in resource.scope_metrics
-            for m in scope.metrics
+            for m in _items(Signal.METRIC, metrics)
             for p in m.sum.data_points
         }
         assert points == {

@@ -4,25 +4,23 @@ and traces."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sluice.collector.component import Host
 from sluice.collector.components.processors.resource import FACTORY
 from sluice.collector.components.processors.resource.config import ResourceConfig
-from sluice.collector.confmap.decode import Problems, decode
 from sluice.policy import Signal
 from tests.collector.components.attribute_data import (
     ACTION_CASES,
     SIGNALS,
+    decoded,
     item_attributes,
     one_item,
+    processed,
     resource_attributes,
 )
-from tests.collector.components.pipeline_data import Sink, settings
 from tests.collector.helpers import run_cli
 from tests.collector.testdata_configs import load_config
 
@@ -34,16 +32,7 @@ def load(name: str) -> tuple[ResourceConfig, list[str]]:
 
 
 def run(config: ResourceConfig, signal: Signal, data: Any) -> Any:
-    sink = Sink()
-    processor = FACTORY.create(settings("resource"), config, signal, sink)
-
-    async def scenario() -> None:
-        await processor.start(Host())
-        await processor.consume(data)
-
-    asyncio.run(scenario())
-    assert sink.received == [data]
-    return data
+    return processed(FACTORY, config, signal, data)
 
 
 def test_factory_is_upstreams() -> None:
@@ -99,9 +88,7 @@ def test_default_values_fill_in_for_missing_sources() -> None:
             },
         ]
     }
-    problems = Problems()
-    config = decode(ResourceConfig, raw, "", problems)
-    assert problems.lines == [] and list(config.validate()) == []
+    config = decoded(ResourceConfig, raw)
     data = run(config, Signal.METRIC, one_item(Signal.METRIC, [("namespace", "shop")]))
     assert resource_attributes(Signal.METRIC, data) == [
         [
@@ -125,9 +112,7 @@ def test_actions_edit_resource_attributes(
     given: list[tuple[str, Any]],
     expected: list[tuple[str, str]],
 ) -> None:
-    problems = Problems()
-    config = decode(ResourceConfig, {"attributes": entries}, "", problems)
-    assert problems.lines == [] and list(config.validate()) == []
+    config = decoded(ResourceConfig, {"attributes": entries})
     data = one_item(signal, given)
     before = item_attributes(signal, data)
     run(config, signal, data)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from sluice.collector.component import Problem
 from sluice.collector.internal.attrmap import EMPTY, AttributeMap
@@ -33,11 +33,12 @@ from sluice.collector.internal.filtermatch.sets import (
 from sluice.collector.internal.go_text import value_as_string
 from sluice.policy import Signal
 
+T = TypeVar("T")
 ItemTest = Callable[[Any, AttributeMap], bool]
 """Is an item (with its attributes' view) selected?"""
 
 
-def _built(prefix: str, build: Callable[[], Any]) -> Any:
+def _built(prefix: str, build: Callable[[], T]) -> T:
     try:
         return build()
     except MatchConfigError as bad:
@@ -71,26 +72,17 @@ class _Properties:
                 lambda: AttributesMatcher(mp.resources, mp.match_type, mp.regexp),
             )
         if signal is Signal.TRACE and mp.services:
-            self.services = _built(
-                "error creating service name filters",
-                lambda: StringSet(mp.services, mp.match_type, mp.regexp),
-            )
+            self.services = _strings("error creating service name filters", mp.services, mp)
         self.item_test = _all_of(tests)
         """None when the item's own properties are not matched."""
         self.reads_attributes = signal is not Signal.METRIC and bool(mp.attributes)
 
     def _scope_properties(self, mp: MatchProperties) -> None:
         for library in mp.libraries:
-            name = _built(
-                "error creating library name filters",
-                partial(StringSet, [library.name], mp.match_type, mp.regexp),
-            )
+            name = _strings("error creating library name filters", [library.name], mp)
             version = None
             if library.version is not None:
-                version = _built(
-                    "error creating library version filters",
-                    partial(StringSet, [library.version], mp.match_type, mp.regexp),
-                )
+                version = _strings("error creating library version filters", [library.version], mp)
             self.libraries.append((name, version))
 
     def container_matches(self, resource: Any, scope: Any) -> bool:
@@ -106,6 +98,11 @@ class _Properties:
         return resources is None or resources.matches(AttributeMap(resource.attributes))
 
 
+def _strings(prefix: str, items: list[str], mp: MatchProperties) -> StringSet:
+    """A string set of `mp`'s match type; its errors start with `prefix`."""
+    return _built(prefix, partial(StringSet, items, mp.match_type, mp.regexp))
+
+
 def _metric_tests(mp: MatchProperties) -> list[ItemTest]:
     if not mp.metric_names:
         return []
@@ -116,16 +113,10 @@ def _metric_tests(mp: MatchProperties) -> list[ItemTest]:
 def _span_tests(mp: MatchProperties) -> list[ItemTest]:
     tests: list[ItemTest] = []
     if mp.span_names:
-        names = _built(
-            "error creating span name filters",
-            lambda: StringSet(mp.span_names, mp.match_type, mp.regexp),
-        )
+        names = _strings("error creating span name filters", mp.span_names, mp)
         tests.append(lambda span, view: names.matches(span.name))
     if mp.span_kinds:
-        kinds = _built(
-            "error creating span kind filters",
-            lambda: StringSet(mp.span_kinds, mp.match_type, mp.regexp),
-        )
+        kinds = _strings("error creating span kind filters", mp.span_kinds, mp)
         tests.append(lambda span, view: kinds.matches(_kind(span.kind)))
     return tests
 
@@ -133,15 +124,11 @@ def _span_tests(mp: MatchProperties) -> list[ItemTest]:
 def _log_tests(mp: MatchProperties) -> list[ItemTest]:
     tests: list[ItemTest] = []
     if mp.log_bodies:
-        bodies = _built(
-            "error creating log record body filters",
-            lambda: StringSet(mp.log_bodies, mp.match_type, mp.regexp),
-        )
+        bodies = _strings("error creating log record body filters", mp.log_bodies, mp)
         tests.append(lambda record, view: bodies.matches(value_as_string(record.body)))
     if mp.log_severity_texts:
-        texts = _built(
-            "error creating log record severity text filters",
-            lambda: StringSet(mp.log_severity_texts, mp.match_type, mp.regexp),
+        texts = _strings(
+            "error creating log record severity text filters", mp.log_severity_texts, mp
         )
         tests.append(lambda record, view: texts.matches(record.severity_text))
     severity = mp.log_severity_number
@@ -246,6 +233,16 @@ class Selection:
                 else (lambda item, map_: included(item, map_) and not excluded(item, map_))
             )
             self._not_excluded = _chooser(test, reads)
+
+    def scopes(self, containers: Any, scopes_field: str) -> Iterator[tuple[Any, Chooser]]:
+        """Each scope (``ScopeSpans``...) of `containers` (``ResourceSpans``...)
+        with something selected, and how to choose its items."""
+        for container in containers:
+            resource = container.resource
+            for holder in getattr(container, scopes_field):
+                choose = self.scope_test(resource, holder.scope)
+                if choose is not None:
+                    yield holder, choose
 
     def scope_test(self, resource: Any, scope: Any) -> Chooser | None:
         """How to choose one scope's items; None when none is selected."""

@@ -16,7 +16,7 @@ from typing import Any
 from sluice.collector.internal.attraction.values import UnsupportedValue, any_value
 from sluice.collector.internal.attrmap import AttributeMap
 from sluice.collector.internal.filtermatch.config import AttributeMatch, RegexpOptions
-from sluice.collector.internal.go_text import float_fixed, value_type
+from sluice.collector.internal.go_text import float_fixed, value_as_string, value_type
 from sluice.policy.regex_dialect import compile_re2
 
 MATCH_TYPES = ("regexp", "strict")
@@ -96,17 +96,15 @@ class _AnyOf:
 
 def string_form(value: Any) -> str | None:
     """The text a ``regexp`` attribute value is matched against: strings,
-    bools, doubles (Go's ``'f'`` format) and ints; None for other types."""
+    bools and ints as pdata writes them, doubles in Go's ``'f'`` format; None
+    for other types."""
     kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return str(value.string_value)
-    if kind == "bool_value":
-        return "true" if value.bool_value else "false"
-    if kind == "int_value":
-        return str(value.int_value)
     if kind == "double_value":
         return float_fixed(value.double_value)
-    return None
+    return value_as_string(value) if kind in _TEXT_KINDS else None
+
+
+_TEXT_KINDS = frozenset({"string_value", "bool_value", "int_value"})
 
 
 def _canonical(value: Any) -> Any:

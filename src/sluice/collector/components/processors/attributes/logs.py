@@ -25,22 +25,17 @@ def process_logs(data: Any, actions: AttrProc, selection: Selection) -> int:
     unreadable = 0
     parse = LogRecord.FromString
     holds_needed_key = actions.holds_needed_key
-    for resource_logs in data.resource_logs:
-        resource = resource_logs.resource
-        for scope_logs in resource_logs.scope_logs:
-            choose = selection.scope_test(resource, scope_logs.scope)
-            if choose is None:
+    for scope_logs, choose in selection.scopes(data.resource_logs, "scope_logs"):
+        records = scope_logs.log_records
+        for index, raw in enumerate(records):
+            if holds_needed_key is not None and holds_needed_key(raw) is None:
                 continue
-            records = scope_logs.log_records
-            for index, raw in enumerate(records):
-                if holds_needed_key is not None and holds_needed_key(raw) is None:
-                    continue
-                try:
-                    record = parse(raw)
-                except DecodeError:
-                    unreadable += 1
-                    continue
-                attributes = choose(record, record.attributes)
-                if attributes is not None and actions.apply(attributes):
-                    records[index] = record.SerializeToString()
+            try:
+                record = parse(raw)
+            except DecodeError:
+                unreadable += 1
+                continue
+            attributes = choose(record, record.attributes)
+            if attributes is not None and actions.apply(attributes):
+                records[index] = record.SerializeToString()
     return unreadable

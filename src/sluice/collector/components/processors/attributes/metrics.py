@@ -11,16 +11,11 @@ from sluice.collector.internal.filtermatch import Selection
 
 def process_metrics(data: Any, actions: AttrProc, selection: Selection) -> int:
     """Apply `actions` in place (every point is readable: returns 0)."""
-    for resource_metrics in data.resource_metrics:
-        resource = resource_metrics.resource
-        for scope_metrics in resource_metrics.scope_metrics:
-            choose = selection.scope_test(resource, scope_metrics.scope)
-            if choose is None:
+    for scope_metrics, choose in selection.scopes(data.resource_metrics, "scope_metrics"):
+        for metric in scope_metrics.metrics:
+            kind = metric.WhichOneof("data")
+            if kind is None or choose(metric, ()) is None:
                 continue
-            for metric in scope_metrics.metrics:
-                kind = metric.WhichOneof("data")
-                if kind is None or choose(metric, ()) is None:
-                    continue
-                for point in getattr(metric, kind).data_points:
-                    actions.process(point.attributes)
+            for point in getattr(metric, kind).data_points:
+                actions.process(point.attributes)
     return 0
