@@ -228,6 +228,12 @@ class Factory(Generic[C]):
     def signals(self) -> frozenset[Signal]:
         return frozenset(SIGNALS_BY_NAME[s] for s in self.stability if s in SIGNALS_BY_NAME)
 
+    def signal_problems(self, config: C, signal: Signal) -> Iterable[Problem]:
+        """Problems of `config` in a pipeline of `signal`: what upstream finds
+        only when it creates the component for that signal (the attributes
+        processor's ``include`` properties differ by signal)."""
+        return ()
+
 
 class ReceiverFactory(Factory[C]):
     kind = Kind.RECEIVER

@@ -16,9 +16,11 @@ BUILTIN: tuple[str, ...] = tuple(
     f"{_PACKAGE}.{name}"
     for name in (
         "receivers.otlp",
+        "processors.attributes",
         "processors.batch",
         "processors.memorylimiter",
         "processors.policy",
+        "processors.resource",
         "exporters.debug",
         "exporters.otlp",
         "exporters.otlphttp",
