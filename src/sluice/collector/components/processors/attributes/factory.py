@@ -24,6 +24,8 @@ class AttributesProcessorFactory(ProcessorFactory[AttributesConfig]):
     )
     stability: ClassVar[Mapping[str, str]] = {"logs": "beta", "metrics": "beta", "traces": "beta"}
     config_type = AttributesConfig
+    needs_native = True
+    """Regex patterns and regexp matching run on RE2 (the builder's cgo_enabled)."""
 
     def signal_problems(self, config: AttributesConfig, signal: Signal) -> Iterable[Problem]:
         """``include`` / ``exclude`` properties the signal does not have, or

@@ -15,6 +15,8 @@ class ResourceProcessorFactory(ProcessorFactory[ResourceConfig]):
     module = "github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourceprocessor"
     stability: ClassVar[Mapping[str, str]] = {"logs": "beta", "metrics": "beta", "traces": "beta"}
     config_type = ResourceConfig
+    needs_native = True
+    """Regex patterns and regexp matching run on RE2 (the builder's cgo_enabled)."""
 
     def create(
         self, settings: Settings, config: ResourceConfig, signal: Signal, next_: Consumer
