@@ -17,7 +17,7 @@ import yaml
 
 from sluice import __version__, heap
 from sluice.collector import config as collector_config
-from sluice.collector.component import SIGNAL_NAMES, ConnectorFactory, Kind
+from sluice.collector.component import SIGNAL_NAMES, BuildInfo, ConnectorFactory, Kind
 from sluice.collector.confmap import expand, sources
 from sluice.collector.confmap.decode import Problems
 from sluice.collector.default_config import default_yaml
@@ -140,4 +140,4 @@ def main(argv: Sequence[str] | None = None, packages: Sequence[str] = BUILTIN) -
     heap.limit_arenas()
     from sluice.collector.service import run
 
-    return uvloop.run(run(config))
+    return uvloop.run(run(config, build_info=BuildInfo(program, DESCRIPTION, __version__)))
