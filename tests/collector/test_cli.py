@@ -218,7 +218,7 @@ def test_components_lists_every_builtin_with_stability() -> None:
         "processors": ["batch", "memory_limiter", "policy"],
         "exporters": ["debug", "otlp", "otlphttp"],
         "connectors": ["forward"],
-        "extensions": ["health_check", "healthcheckv2"],
+        "extensions": ["health_check", "healthcheckv2", "pprof", "zpages"],
     }
     policy = next(c for c in doc["processors"] if c["name"] == "policy")
     assert policy["stability"] == {

@@ -25,6 +25,8 @@ BUILTIN: tuple[str, ...] = tuple(
         "connectors.forward",
         "extensions.healthcheck",
         "extensions.healthcheckv2",
+        "extensions.pprof",
+        "extensions.zpages",
     )
 )
 
