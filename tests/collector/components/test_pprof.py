@@ -9,8 +9,6 @@ import asyncio
 import gzip
 import http.client
 import logging
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +30,8 @@ from sluice.collector.components.extensions.pprof.heap import SourceFunctions
 from sluice.collector.components.extensions.pprof.profile_pb2 import Profile
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import http_get
-from tests.collector.helpers import CollectorProcess, free_ports, run_cli
+from tests.collector.components.package_checks import assert_imports_lazily, assert_validates
+from tests.collector.helpers import CollectorProcess, free_ports
 from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "pprof"
@@ -80,20 +79,14 @@ def test_invalid_configs_name_the_key(name: str, problem: str) -> None:
 
 
 def test_upstream_examples_validate() -> None:
-    result = run_cli("validate", "--config", str(TESTDATA / "collector_upstream_examples.yaml"))
-    assert (result.returncode, result.stdout.strip()) == (0, "config is valid"), result.stderr
+    assert_validates(TESTDATA / "collector_upstream_examples.yaml")
 
 
 def test_factory_describes_the_upstream_component_and_imports_lazily() -> None:
     assert (FACTORY.kind, FACTORY.component_type) == (Kind.EXTENSION, "pprof")
     assert FACTORY.module.endswith("/opentelemetry-collector-contrib/extension/pprofextension")
     assert FACTORY.stability == {"extension": "beta"}
-    probe = (
-        "import sys, sluice.collector.components.extensions.pprof;"
-        "print('sluice.collector.components.extensions.pprof.extension' in sys.modules)"
-    )
-    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert imported.stdout.strip() == "False", imported.stderr
+    assert_imports_lazily("sluice.collector.components.extensions.pprof", "extension")
 
 
 # -- profiles --------------------------------------------------------------------------

@@ -4,11 +4,9 @@ connector and a processor whose name needs escaping)."""
 
 from __future__ import annotations
 
-import asyncio
+import http.client
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,13 +19,14 @@ from sluice.collector.components.extensions.zpages.config import ExpvarConfig, Z
 from sluice.collector.components.extensions.zpages.extension import ZPagesExtension, _wants_json
 from sluice.collector.components.extensions.zpages.pages import FeatureGate, FeaturesPage
 from sluice.collector.components.extensions.zpages.render import html
-from sluice.collector.components.receivers.otlp.config import CorsConfig, HttpAuthConfig
 from sluice.collector.configauth import AuthenticationError
+from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
+from sluice.collector.cors import CorsConfig
 from sluice.collector.telemetry import ServiceTelemetry
-from sluice.transport.http_server import Request
-from tests.collector.background import http_get
-from tests.collector.helpers import CollectorProcess, free_ports, run_cli
+from tests.collector.background import background_loop, http_get
+from tests.collector.components.package_checks import assert_imports_lazily, assert_validates
+from tests.collector.helpers import CollectorProcess, free_ports
 from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "zpages"
@@ -85,20 +84,14 @@ def test_invalid_configs_name_the_key(name: str, problem: str) -> None:
 
 
 def test_upstream_examples_validate() -> None:
-    result = run_cli("validate", "--config", str(TESTDATA / "collector_upstream_examples.yaml"))
-    assert (result.returncode, result.stdout.strip()) == (0, "config is valid"), result.stderr
+    assert_validates(TESTDATA / "collector_upstream_examples.yaml")
 
 
 def test_factory_describes_the_upstream_component_and_imports_lazily() -> None:
     assert (FACTORY.kind, FACTORY.component_type) == (Kind.EXTENSION, "zpages")
     assert FACTORY.module == "go.opentelemetry.io/collector/extension/zpagesextension"
     assert FACTORY.stability == {"extension": "beta"}
-    probe = (
-        "import sys, sluice.collector.components.extensions.zpages;"
-        "print('sluice.collector.components.extensions.zpages.extension' in sys.modules)"
-    )
-    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert imported.stdout.strip() == "False", imported.stderr
+    assert_imports_lazily("sluice.collector.components.extensions.zpages", "extension")
 
 
 # -- pages of a running collector --------------------------------------------------------
@@ -277,82 +270,73 @@ class TokenAuth(Component):
             raise AuthenticationError("bad token")
 
 
-def _request(path: str, query: str = "", **headers: str) -> Request:
-    lowered = {k.lower().replace("_", "-").encode(): v.encode() for k, v in headers.items()}
-    method = (
-        "OPTIONS" if "access-control-request-method" in (k.decode() for k in lowered) else "GET"
-    )
-    return Request(method, path, query, lowered, b"", b"")
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """Start a zpages extension (auth through a `TokenAuth` extension) on a
+    background loop; yields a function of its config keys returning the port."""
+    started: list[ZPagesExtension] = []
+    with background_loop() as loop:
+
+        def start(**config: Any) -> int:
+            host = Host()
+            host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+            settings = Settings(ComponentID("zpages"), Kind.EXTENSION, ServiceTelemetry())
+            extension = FACTORY.create(settings, ZPagesConfig(endpoint="127.0.0.1:0", **config))
+            assert isinstance(extension, ZPagesExtension)
+            loop.run(extension.start(host))
+            started.append(extension)
+            assert extension.listener is not None
+            return extension.listener.port
+
+        yield start
+        for extension in started:
+            loop.run(extension.shutdown())
 
 
-def _extension(**config: Any) -> tuple[ZPagesExtension, Host]:
-    host = Host()
-    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
-    settings = Settings(ComponentID("zpages"), Kind.EXTENSION, ServiceTelemetry())
-    extension = FACTORY.create(settings, ZPagesConfig(endpoint="127.0.0.1:0", **config))
-    assert isinstance(extension, ZPagesExtension)
-    return extension, host
+def request(port: int, method: str, target: str, **headers: str) -> tuple[int, dict[str, str]]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request(method, target, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        connection.close()
 
 
-def test_auth_refuses_requests_before_any_page() -> None:
-    extension, host = _extension(auth=HttpAuthConfig("bearertokenauth", ["token"]))
-
-    async def answers() -> list[int]:
-        await extension.start(host)
-        try:
-            return [
-                (await extension.handle(request)).status
-                for request in (
-                    _request("/debug/servicez"),
-                    _request("/debug/nope", Authorization="Bearer s3cret"),
-                    _request("/debug/servicez", Authorization="Bearer wrong"),
-                    _request("/debug/servicez", Authorization="Bearer s3cret"),
-                    _request("/debug/servicez", "authorization=Bearer%20s3cret"),
-                )
-            ]
-        finally:
-            await extension.shutdown()
-
-    assert asyncio.run(answers()) == [401, 404, 401, 200, 401]
+def test_auth_refuses_requests_before_any_page(serve: Any) -> None:
+    port = serve(auth=HttpAuthConfig("bearertokenauth", ["token"]))
+    good = {"Authorization": "Bearer s3cret"}
+    assert request(port, "GET", "/debug/servicez")[0] == 401
+    assert request(port, "GET", "/debug/nope", **good)[0] == 404
+    assert request(port, "GET", "/debug/servicez", Authorization="Bearer wrong")[0] == 401
+    assert request(port, "GET", "/debug/servicez", **good)[0] == 200
+    assert request(port, "GET", "/debug/servicez?authorization=Bearer%20s3cret")[0] == 401
     # request_params hands a query parameter to the authenticator as a header
-    extension, host = _extension(auth=HttpAuthConfig("bearertokenauth", ["authorization"]))
-
-    async def by_param() -> int:
-        await extension.start(host)
-        try:
-            request = _request("/debug/servicez", "authorization=Bearer%20s3cret")
-            return (await extension.handle(request)).status
-        finally:
-            await extension.shutdown()
-
-    assert asyncio.run(by_param()) == 200
+    port = serve(auth=HttpAuthConfig("bearertokenauth", ["authorization"]))
+    assert request(port, "GET", "/debug/servicez?authorization=Bearer%20s3cret")[0] == 200
 
 
-def test_cors_preflight_and_allowed_origin() -> None:
-    extension, _ = _extension(cors=CorsConfig(allowed_origins=["https://ops.example.com"]))
-    preflight = asyncio.run(
-        extension.handle(
-            _request(
-                "/debug/servicez",
-                Origin="https://ops.example.com",
-                Access_Control_Request_Method="GET",
-            )
-        )
+def test_cors_preflight_and_allowed_origin(serve: Any) -> None:
+    port = serve(cors=CorsConfig(allowed_origins=["https://ops.example.com"]))
+    origin = {"Origin": "https://ops.example.com"}
+    status, headers = request(
+        port, "OPTIONS", "/debug/servicez", **origin, **{"Access-Control-Request-Method": "GET"}
     )
-    assert preflight.status == 204
-    assert (b"Access-Control-Allow-Origin", b"https://ops.example.com") in preflight.headers
-    answer = asyncio.run(
-        extension.handle(_request("/debug/featurez", Origin="https://ops.example.com"))
+    assert (status, headers["access-control-allow-origin"]) == (204, "https://ops.example.com")
+    status, headers = request(port, "GET", "/debug/featurez", **origin)
+    assert (status, headers["access-control-allow-origin"]) == (200, "https://ops.example.com")
+    assert (
+        "access-control-allow-origin"
+        not in request(port, "GET", "/debug/featurez", Origin="https://evil.example.org")[1]
     )
-    assert answer.status == 200
-    assert (b"Access-Control-Allow-Origin", b"https://ops.example.com") in answer.headers
 
 
-def test_a_bare_host_shows_empty_pages() -> None:
-    extension, _ = _extension()
+def test_a_bare_host_shows_empty_pages(serve: Any) -> None:
+    port = serve()
     for path, note in (("/debug/pipelinez", b"No pipelines."), ("/debug/extensionz", b"No ext")):
-        answer = asyncio.run(extension.handle(_request(path)))
-        assert answer.status == 200 and note in answer.body
+        status, _, body = http_get(port, path)
+        assert status == 200 and note in body
 
 
 def test_feature_gates_render_as_a_table_escaped() -> None:

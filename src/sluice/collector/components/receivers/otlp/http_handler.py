@@ -1,7 +1,8 @@
 """OTLP/HTTP: the handler the shared HTTP server runs for the receiver.
 
-Checks run in upstream's order, each with upstream's answer: CORS preflight,
-authentication (401), ``Content-Encoding`` (400), the path (404: only the
+Checks run in upstream's order, each with upstream's answer (CORS preflight
+and authentication come first, in :mod:`sluice.collector.confighttp`):
+``Content-Encoding`` (400), the path (404: only the
 signals some pipeline uses have one), the method (405), the media type (415),
 then the body is decompressed (within ``max_request_body_size``: 413 past it),
 decoded once into the pipeline's message (400 with a ``google.rpc.Status``
@@ -11,15 +12,13 @@ response, or a Status, in the request's format.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from sluice.collector import pdata
 from sluice.collector.components.receivers.otlp.config import HttpConfig, url_path
-from sluice.collector.components.receivers.otlp.cors import CorsPolicy
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.components.receivers.otlp.status import (
     JSON,
@@ -29,7 +28,6 @@ from sluice.collector.components.receivers.otlp.status import (
     code_for_http,
     status_body,
 )
-from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
 from sluice.policy import Signal
 from sluice.telemetry import compression, otlp_pbjson
 from sluice.transport.http_server import Headers, Request, Response
@@ -48,13 +46,7 @@ _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
 class OtlpHttpHandler:
     """Serves ``POST <path>`` for each signal that has an :class:`Ingest`."""
 
-    def __init__(
-        self,
-        config: HttpConfig,
-        ingests: Mapping[Signal, Ingest],
-        authenticator: ServerAuthenticator | None,
-        log: logging.Logger,
-    ):
+    def __init__(self, config: HttpConfig, ingests: Mapping[Signal, Ingest]):
         paths = {
             Signal.TRACE: config.traces_url_path,
             Signal.METRIC: config.metrics_url_path,
@@ -63,36 +55,8 @@ class OtlpHttpHandler:
         self._routes = {url_path(paths[signal]): ingest for signal, ingest in ingests.items()}
         self._limit = config.max_body_bytes
         self._encodings = frozenset(config.compression_algorithms)
-        self._cors = (
-            CorsPolicy(config.cors) if config.cors and config.cors.allowed_origins else None
-        )
-        self._authenticator = authenticator
-        self._request_params = tuple(config.auth.request_params) if config.auth else ()
-        self._extra: Headers = [
-            (name.encode("latin-1"), value.encode("latin-1"))
-            for name, value in config.response_headers.items()
-        ]
-        self._log = log
 
     async def __call__(self, request: Request) -> Response:
-        cors = self._cors
-        if cors is not None and cors.is_preflight(request):
-            response = cors.preflight(request)
-        else:
-            response = await self._answer(request)
-            if cors is not None:
-                cors.decorate(request, response)
-        if self._extra:
-            response.headers[:0] = self._extra
-        return response
-
-    async def _answer(self, request: Request) -> Response:
-        if self._authenticator is not None:
-            try:
-                await self._authenticator.authenticate(self._auth_headers(request))
-            except AuthenticationError as refused:
-                self._log.debug("request refused by the authenticator: %s", refused)
-                return Response(401, b"Unauthorized\n", content_type=_TEXT)
         media = _media_type(request.header(b"content-type"))
         encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip().lower()
         if encoding == "identity":
@@ -131,17 +95,6 @@ class OtlpHttpHandler:
         if refusal is not None:
             return _refused(media, refusal)
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
-
-    def _auth_headers(self, request: Request) -> dict[str, str]:
-        headers = {
-            name.decode("latin-1"): value.decode("latin-1")
-            for name, value in request.headers.items()
-        }
-        if self._request_params and request.query:
-            for name, value in parse_qsl(request.query):
-                if name in self._request_params:
-                    headers[name.lower()] = value
-        return headers
 
 
 def _media_type(content_type: bytes | None) -> str | None:
