@@ -5,6 +5,7 @@ process; and ``save_to_file``."""
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import gzip
 import http.client
@@ -193,6 +194,12 @@ def test_source_functions_name_lines_from_code_objects() -> None:
     assert functions.function(this, genexpr_line)[0] in ("burn", "burn.<locals>.<genexpr>")
     assert functions.function(this, 1) == ("<module>", 1)
     assert functions.function("<frozen nowhere>", 3) == ("<module>", 1)
+    frozen = abc.ABCMeta.__instancecheck__.__code__  # the interpreter's frozen abc
+    assert frozen.co_filename == "<frozen abc>"
+    assert functions.function(frozen.co_filename, frozen.co_firstlineno + 1) == (
+        "ABCMeta.__instancecheck__",
+        frozen.co_firstlineno,
+    )
     method = PprofExtension.handle.__code__
     assert functions.function(method.co_filename, method.co_firstlineno + 2) == (
         "PprofExtension.handle",

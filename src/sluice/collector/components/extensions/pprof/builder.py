@@ -14,6 +14,7 @@ import gzip
 import os
 import sys
 import time
+from types import ModuleType
 
 from sluice.collector.components.extensions.pprof.profile_pb2 import Profile
 
@@ -21,13 +22,23 @@ ValueType = tuple[str, str]
 """(type, unit), e.g. ``("cpu", "nanoseconds")``."""
 
 
+def code_filename(name: str, module: ModuleType) -> str | None:
+    """The file name the module's code objects carry: its source path, or
+    ``<frozen name>`` for the standard modules frozen into the interpreter."""
+    spec = getattr(module, "__spec__", None)
+    if spec is not None and spec.origin == "frozen":
+        return f"<frozen {name}>"
+    path = getattr(module, "__file__", None)
+    return os.path.abspath(path) if isinstance(path, str) else None
+
+
 def module_names() -> dict[str, str]:
-    """Absolute source path -> the module loaded from it (read once per profile)."""
+    """Code file name -> the module loaded from it (read once per profile)."""
     names: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if isinstance(path, str):
-            names[os.path.abspath(path)] = name
+        filename = code_filename(name, module)
+        if filename is not None:
+            names[filename] = name
     return names
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from types import CodeType, FunctionType
 from typing import Any
 
-from sluice.collector.components.extensions.pprof.builder import ProfileBuilder
+from sluice.collector.components.extensions.pprof.builder import ProfileBuilder, code_filename
 
 FRAMES = 32
 """Frames kept per allocation when a request starts tracing."""
@@ -51,9 +51,9 @@ class SourceFunctions:
     def learn_loaded(self) -> None:
         """Learn every loaded module now (a tenth of a second), before
         tracing starts: under tracing the same work takes ten times longer."""
-        for module in list(sys.modules.values()):
-            filename = getattr(module, "__file__", None)
-            if isinstance(filename, str) and filename not in self._files:
+        for name, module in list(sys.modules.items()):
+            filename = code_filename(name, module)
+            if filename is not None and filename not in self._files:
                 self._files[filename] = _painted(filename)
 
 
@@ -78,7 +78,7 @@ def _painted(filename: str) -> list[tuple[str, int]]:
 
 def _codes(filename: str) -> Iterator[CodeType]:
     """The code objects of `filename` that its loaded module reaches."""
-    modules = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == filename]
+    modules = [m for n, m in list(sys.modules.items()) if code_filename(n, m) == filename]
     pending: list[Any] = [value for m in modules for value in vars(m).values()]
     seen: set[int] = set()
     while pending:
