@@ -148,6 +148,11 @@ class PprofExtension(Component):
     async def _heap(self, query: dict[str, str]) -> Response:
         collect = (_positive(query.get("gc")) or 0) > 0
         debug = (_positive(query.get("debug")) or 0) > 0
+        seconds = _positive(query["seconds"]) if "seconds" in query else 0
+        if seconds is None:
+            return _error(400, 'invalid value for "seconds" - must be a positive integer')
+        if seconds and debug:
+            return _error(400, "seconds and debug params are incompatible")
         if await asyncio.to_thread(heap.ensure_tracing, self.functions):
             self._traced_by_us = True
             self.logger.warning(
@@ -155,28 +160,20 @@ class PprofExtension(Component):
                 "allocations are slower until the collector stops",
                 heap.FRAMES,
             )
-        if "seconds" not in query:
-            now = await asyncio.to_thread(heap.snapshot, collect)
-            if debug:
-                return Response(200, _heap_text(now), [_NOSNIFF], content_type=TEXT_PLAIN)
-            body = await asyncio.to_thread(
-                heap.heap_profile, now, None, self.functions, time.time_ns()
-            )
-            return _download("heap", body)
-        seconds = _positive(query["seconds"])
-        if seconds is None:
-            return _error(400, 'invalid value for "seconds" - must be a positive integer')
-        if debug:
-            return _error(400, "seconds and debug params are incompatible")
-        start_ns, started = time.time_ns(), asyncio.get_running_loop().time()
-        before = await asyncio.to_thread(heap.snapshot, collect)
-        await self._wait(seconds)
+        start_ns, started = time.time_ns(), time.monotonic_ns()
+        before = None
+        if seconds:
+            before = await asyncio.to_thread(heap.snapshot, collect)
+            await self._wait(seconds)
         now = await asyncio.to_thread(heap.snapshot, collect)
-        duration_ns = int((asyncio.get_running_loop().time() - started) * 1e9)
+        if debug:
+            text = await asyncio.to_thread(_heap_text, now)
+            return Response(200, text, [_NOSNIFF], content_type=TEXT_PLAIN)
+        duration_ns = time.monotonic_ns() - started if seconds else 0
         body = await asyncio.to_thread(
             heap.heap_profile, now, before, self.functions, start_ns, duration_ns
         )
-        return _download("heap-delta", body)
+        return _download("heap-delta" if seconds else "heap", body)
 
 
 def _positive(text: str | None) -> int | None:
