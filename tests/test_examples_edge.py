@@ -87,3 +87,52 @@ def test_the_quickstart_runs(tmp_path: Path) -> None:
     assert "upstream received POST /v1/logs" in printed
     assert "GET /healthz" not in printed  # the health checks were dropped by Edge
     assert "4111-****-****-" in printed  # the card number was masked
+
+
+KUBERNETES_VERSION = "1.34.0"
+"""A current Kubernetes release the manifests are validated against."""
+
+
+def test_the_kubernetes_manifests_are_valid_and_their_embedded_configs_load(
+    tmp_path: Path,
+) -> None:
+    """Every document of the sidecar and gateway manifests against the
+    Kubernetes schemas (kubernetes-validate, strict: unknown fields fail);
+    the Edge configs they embed parse; the sidecar's collector config loads
+    in sluice-collector (it uses only components both distributions have)."""
+    import kubernetes_validate
+    import yaml
+
+    folder = EDGE_EXAMPLES / "kubernetes"
+    kinds: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        documents = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        for document in documents:
+            kubernetes_validate.validate(document, KUBERNETES_VERSION, strict=True)
+            kinds.setdefault(path.name, []).append(document["kind"])
+            if document["kind"] != "ConfigMap":
+                continue
+            data = document["data"]
+            if "config.json" in data:
+                config = parse_config(json.loads(data["config.json"]), f"{path.name} config.json")
+                assert config.policy_providers
+            if "collector.yaml" in data:
+                collector_yaml = tmp_path / "collector.yaml"
+                collector_yaml.write_text(data["collector.yaml"])
+                checked = subprocess.run(
+                    [str(BIN / "sluice-collector"), "validate", "--config", str(collector_yaml)],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert checked.returncode == 0, checked.stderr
+                exporter = yaml.safe_load(data["collector.yaml"])["exporters"]["otlphttp"]
+                assert exporter["endpoint"] == "http://localhost:8080"  # the sidecar
+    assert sorted(kinds["edge-sidecar.yaml"]) == [
+        "ConfigMap",
+        "ConfigMap",
+        "Deployment",
+        "Secret",
+        "Service",
+    ]
+    assert sorted(kinds["edge-gateway.yaml"]) == ["ConfigMap", "Deployment", "Secret", "Service"]

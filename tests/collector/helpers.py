@@ -52,10 +52,12 @@ class CollectorProcess:
         config: dict[str, Any] | str | None,
         args: list[str] | None = None,
         env: dict[str, str] | None = None,
+        program: Path | None = None,
     ) -> None:
+        """`program`: a distribution sluice-builder wrote (default: sluice-collector)."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
-        command = [str(BIN / "sluice-collector")]
+        command = [str(program or BIN / "sluice-collector")]
         if config is not None:
             self.config_path = workdir / "collector.yaml"
             text = config if isinstance(config, str) else yaml.safe_dump(config, sort_keys=False)

@@ -5,6 +5,7 @@ sinks written in the tests (OTLP/HTTP and OTLP/gRPC), record by record."""
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -363,6 +364,120 @@ def test_a_refusing_memory_limiter_answers_retryable_errors(
         assert metric_value(exposition, "otelcol_receiver_refused_log_records_total") == 2
     finally:
         assert collector.terminate() == 0, collector.stderr()
+
+
+@pytest.mark.parametrize("transport", ["http", "grpc"])
+def test_a_memory_limiter_refuses_until_memory_is_freed_and_the_sdk_retries_until_every_record_arrives(
+    tmp_path: Path, upstream: Upstream, transport: str
+) -> None:
+    """Real memory pressure: the sink refuses (503) while the test fills the
+    exporter's queue with 1 MiB requests until the resident size crosses the
+    soft limit and the receiver answers 503. The SDK's records are refused
+    too and retried; once the sink lets the queue drain, the limiter gives
+    the freed memory back, accepts again, and every SDK record arrives."""
+    released = threading.Event()
+    upstream.respond = lambda record: (
+        Reply(200) if released.is_set() else Reply(503, headers=[("Retry-After", "1")])
+    )
+    grpc_port, http_port, metrics_port = free_ports(3)
+    # About 55 MiB resident at start; each queued 1 MiB request adds about 1 MiB.
+    soft_mib, spike_mib = 120, 40
+    config = {
+        "receivers": {
+            "otlp": {
+                "protocols": {
+                    "grpc": {"endpoint": f"127.0.0.1:{grpc_port}"},
+                    "http": {"endpoint": f"127.0.0.1:{http_port}"},
+                }
+            }
+        },
+        "processors": {
+            "memory_limiter": {
+                "check_interval": "100ms",
+                "limit_mib": soft_mib + spike_mib,
+                "spike_limit_mib": spike_mib,
+            }
+        },
+        "exporters": {
+            "otlphttp": {
+                "endpoint": upstream.url,
+                "sending_queue": {"num_consumers": 1, "queue_size": 1000},
+                "retry_on_failure": {"initial_interval": "100ms", "max_interval": "200ms"},
+            }
+        },
+        "service": {
+            "telemetry": {"metrics": {"address": f"127.0.0.1:{metrics_port}"}},
+            "pipelines": {
+                "logs": {
+                    "receivers": ["otlp"],
+                    "processors": ["memory_limiter"],
+                    "exporters": ["otlphttp"],
+                }
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        filler = _filler_request()
+        for _ in range(soft_mib * 2):
+            answer = http_request(
+                http_port,
+                "POST",
+                "/v1/logs",
+                filler,
+                {"Content-Type": "application/x-protobuf"},
+                10.0,
+            )
+            if answer.status != 200:
+                break
+        assert answer.status == 503 and answer.header("Retry-After") is not None, answer
+        collector.wait_log("above soft limit. Refusing data")
+
+        def refused() -> float:
+            exposition = collector.metrics(metrics_port)
+            return metric_value(exposition, "otelcol_receiver_refused_log_records_total")
+
+        refused_before = refused()
+        exporter = (
+            HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs", timeout=60)
+            if transport == "http"
+            else GrpcLogs(endpoint=f"127.0.0.1:{grpc_port}", insecure=True, timeout=60)
+        )
+        bodies = [f"sdk record {i}" for i in range(3)]
+        sender = threading.Thread(target=_emit_logs, args=(exporter, bodies))
+        sender.start()
+        deadline = time.monotonic() + 15
+        while refused() == refused_before:  # the SDK's first try was refused
+            assert time.monotonic() < deadline, collector.stderr()
+            time.sleep(0.05)
+        released.set()
+        sender.join(60)
+        assert not sender.is_alive()
+        collector.wait_log("Resuming normal operation")
+        deadline = time.monotonic() + 15
+        while True:
+            requests = [
+                ExportLogsServiceRequest.FromString(r.decoded())
+                for r in upstream.received("/v1/logs")
+            ]
+            arrived = [b for b in _bodies(requests) if b.startswith("sdk record")]
+            if len(arrived) >= len(bodies) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert sorted(arrived) == bodies
+    finally:
+        released.set()
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def _filler_request() -> bytes:
+    """About 1 MiB of log records with incompressible bodies."""
+    rng = random.Random(13)
+    request = ExportLogsServiceRequest()
+    records = request.resource_logs.add().scope_logs.add().log_records
+    for _ in range(1000):
+        records.add().body.string_value = rng.randbytes(500).hex()
+    return bytes(request.SerializeToString())
 
 
 def _one_log() -> bytes:

@@ -15,26 +15,33 @@ from collections.abc import Sequence
 import uvloop
 import yaml
 
-from sluice import __version__, heap
+from sluice import heap
 from sluice.collector import config as collector_config
 from sluice.collector.component import SIGNAL_NAMES, BuildInfo, ConnectorFactory, Kind
 from sluice.collector.confmap import expand, sources
 from sluice.collector.confmap.decode import Problems
 from sluice.collector.default_config import default_yaml
-from sluice.collector.factories import BUILTIN, Factories
+from sluice.collector.distribution import SLUICE_COLLECTOR, Distribution
+from sluice.collector.factories import Factories
 from sluice.logs import configure_logging
 
-DESCRIPTION = "Sluice collector: OpenTelemetry Collector distribution with the policy processor"
+NO_CONFIG = "at least one config flag must be provided"
+"""Upstream's answer when a distribution without a default config gets none."""
 
 
-def _parser(program: str) -> argparse.ArgumentParser:
+def _parser(distribution: Distribution) -> argparse.ArgumentParser:
+    program = distribution.command
+    default = (
+        "with no --config it runs the built-in default (OTLP on localhost:4317/4318, the "
+        "bundled example policies, the debug exporter)"
+        if distribution.default_config
+        else "--config is required"
+    )
     parser = argparse.ArgumentParser(
         prog=program,
-        description=f"{DESCRIPTION}. Reads standard collector YAML; with no --config it runs "
-        "the built-in default (OTLP on localhost:4317/4318, the bundled example policies, "
-        "the debug exporter).",
+        description=f"{distribution.description}. Reads standard collector YAML; {default}.",
         epilog="commands: validate (load and check the config, start nothing), components "
-        "(list the built-in components and their stability)",
+        "(list the components built in and their stability)",
     )
     parser.add_argument("command", nargs="?", choices=["validate", "components"])
     parser.add_argument(
@@ -55,14 +62,20 @@ def _parser(program: str) -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="validate the config and exit (same as validate)"
     )
     parser.add_argument("--feature-gates", action="append", default=[], help=argparse.SUPPRESS)
-    parser.add_argument("--version", action="version", version=f"{program} version {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"{program} version {distribution.version}"
+    )
     return parser
 
 
-def components_yaml(factories: Factories, program: str) -> str:
+def components_yaml(factories: Factories, distribution: Distribution) -> str:
     """Upstream's ``components`` output shape."""
     doc: dict[str, object] = {
-        "buildinfo": {"command": program, "description": DESCRIPTION, "version": __version__}
+        "buildinfo": {
+            "command": distribution.command,
+            "description": distribution.description,
+            "version": distribution.version,
+        }
     }
     for kind in Kind:
         items = []
@@ -118,14 +131,18 @@ def _located(
     return out
 
 
-def main(argv: Sequence[str] | None = None, packages: Sequence[str] = BUILTIN) -> int:
-    """``sluice-collector`` (a custom build passes its own component packages)."""
-    program = "sluice-collector"
-    args = _parser(program).parse_args(argv)
-    factories = Factories.load(packages)
+def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_COLLECTOR) -> int:
+    """``sluice-collector``, or a program ``sluice-builder`` wrote (which
+    passes its own distribution)."""
+    program = distribution.command
+    args = _parser(distribution).parse_args(argv)
+    factories = Factories.load(distribution.packages)
     if args.command == "components":
-        sys.stdout.write(components_yaml(factories, program))
+        sys.stdout.write(components_yaml(factories, distribution))
         return 0
+    if not args.config and not distribution.default_config:
+        print(f"{program}: {NO_CONFIG}", file=sys.stderr)
+        return 1
     config, problems = load(args.config, args.set, factories)
     if config is None:
         for line in problems:
@@ -140,4 +157,5 @@ def main(argv: Sequence[str] | None = None, packages: Sequence[str] = BUILTIN) -
     heap.limit_arenas()
     from sluice.collector.service import run
 
-    return uvloop.run(run(config, build_info=BuildInfo(program, DESCRIPTION, __version__)))
+    build_info = BuildInfo(program, distribution.description, distribution.version)
+    return uvloop.run(run(config, build_info=build_info))

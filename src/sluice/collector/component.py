@@ -12,9 +12,9 @@ import logging
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from sluice.policy import Signal
 
@@ -203,6 +203,21 @@ Problem = tuple[str, str]
 """(key path below the component, message); an empty path is the component itself."""
 
 
+class Validated(Protocol):
+    """A config section that checks itself."""
+
+    def validate(self) -> Iterable[Problem]: ...
+
+
+def section_problems(key: str, section: Validated | None) -> Iterator[Problem]:
+    """A nested section's problems with their keys below `key` (none when
+    the section is absent)."""
+    if section is None:
+        return
+    for below, message in section.validate():
+        yield (f"{key}::{below}" if below else key), message
+
+
 class ComponentConfig:
     """Base of every component's typed config (a dataclass)."""
 
@@ -213,6 +228,10 @@ class ComponentConfig:
 
 C = TypeVar("C", bound=ComponentConfig)
 
+CORE_VERSION = "0.115.0"
+"""The OpenTelemetry Collector release whose config format and component
+behaviour Sluice's core follows (what a builder manifest's versions name)."""
+
 
 class Factory(Generic[C]):
     """Makes one component type from its config.
@@ -220,7 +239,8 @@ class Factory(Generic[C]):
     `stability` maps a signal name (``logs``, ``metrics``, ``traces``; for
     connectors ``logs_to_logs``...; for extensions ``extension``) to
     upstream's stability level (``development``, ``alpha``, ``beta``,
-    ``stable``). `module` is the upstream module path the builder maps.
+    ``stable``). `module` is the upstream module path the builder maps, and
+    `version` the release of it whose behaviour the component follows.
     """
 
     kind: ClassVar[Kind]
@@ -229,7 +249,9 @@ class Factory(Generic[C]):
     stability: ClassVar[Mapping[str, str]]
     config_type: ClassVar[type[Any]]
     needs_native: ClassVar[bool] = False
-    """Needs a native library (the builder's ``cgo_enabled``)."""
+    """Needs a native regex library, Hyperscan/Vectorscan or RE2 (the
+    builder's ``cgo_enabled``)."""
+    version: ClassVar[str] = CORE_VERSION
 
     def default_config(self) -> C:
         config: C = self.config_type()
@@ -238,6 +260,12 @@ class Factory(Generic[C]):
     @property
     def signals(self) -> frozenset[Signal]:
         return frozenset(SIGNALS_BY_NAME[s] for s in self.stability if s in SIGNALS_BY_NAME)
+
+    def signal_problems(self, config: C, signal: Signal) -> Iterable[Problem]:
+        """Problems of `config` in a pipeline of `signal`: what upstream finds
+        only when it creates the component for that signal (the attributes
+        processor's ``include`` properties differ by signal)."""
+        return ()
 
 
 class ReceiverFactory(Factory[C]):

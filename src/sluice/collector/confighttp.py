@@ -1,20 +1,25 @@
 """An HTTP server's settings as upstream's ``confighttp.ServerConfig`` reads
 them, and what they do to every request, whichever component serves: CORS
-preflights answered first, the ``auth`` authenticator (401 otherwise), the
-``response_headers`` on every answer, and the shared server's limits from the
-body size and timeouts. The otlp receiver's HTTP protocol and the zpages
-extension serve through it.
+preflights answered first, the ``auth`` authenticator (401 with its reason
+otherwise, in the component's error format), the ``response_headers`` on
+every answer, and the shared server's limits from the body size and timeouts.
+The otlp receiver's HTTP protocol and the zpages extension serve through it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl
 
-from sluice.collector.component import Host, Problem
-from sluice.collector.configauth import AuthConfig, AuthenticationError, ServerAuthenticator
+from sluice.collector.component import Host, Problem, section_problems
+from sluice.collector.configauth import (
+    AuthConfig,
+    AuthenticationError,
+    ServerAuthenticator,
+    server_authenticator,
+)
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.cors import CorsConfig, CorsPolicy
@@ -28,6 +33,22 @@ DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
 COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
 """confighttp's default ``compression_algorithms`` (and every name it knows)."""
 TEXT_PLAIN = b"text/plain; charset=utf-8"
+
+ErrorAnswer = Callable[[Request, int, str], Response]
+"""How a component answers an error the settings decide (a refused
+credential): the request, the HTTP status and the message (upstream's
+``confighttp.WithErrorHandler``)."""
+
+
+def text_error(request: Request, status: int, message: str) -> Response:
+    """Go's ``http.Error``: the message as plain text, what upstream answers
+    when the component gives no error handler (zpages)."""
+    return Response(
+        status,
+        f"{message}\n".encode(),
+        [(b"X-Content-Type-Options", b"nosniff")],
+        content_type=TEXT_PLAIN,
+    )
 
 
 @dataclass
@@ -63,9 +84,8 @@ class HttpServerConfig:
         for name in self.compression_algorithms:
             if name not in COMPRESSION_ALGORITHMS:
                 yield "compression_algorithms", f'unsupported compression algorithm "{name}"'
-        for key, section in (("tls", self.tls), ("auth", self.auth)):
-            for below, message in section.validate() if section is not None else ():
-                yield (f"{key}::{below}" if below else key), message
+        yield from section_problems("tls", self.tls)
+        yield from section_problems("auth", self.auth)
 
     @property
     def max_body_bytes(self) -> int:
@@ -93,8 +113,9 @@ class HttpServerConfig:
 class ServerMiddleware:
     """Wraps a component's handler with what the settings do to every
     request, in upstream's order: a CORS preflight is answered at once,
-    then the authenticator decides (401), then the handler answers; CORS
-    and ``response_headers`` go on every answer."""
+    then the authenticator decides (a refusal is logged at debug and
+    answered 401 with its reason by `error_answer`), then the handler
+    answers; CORS and ``response_headers`` go on every answer."""
 
     def __init__(
         self,
@@ -102,8 +123,10 @@ class ServerMiddleware:
         handler: Handler,
         authenticator: ServerAuthenticator | None,
         log: logging.Logger,
+        error_answer: ErrorAnswer = text_error,
     ):
         self._handler = handler
+        self._error_answer = error_answer
         self._cors = (
             CorsPolicy(config.cors) if config.cors and config.cors.allowed_origins else None
         )
@@ -117,17 +140,23 @@ class ServerMiddleware:
 
     @classmethod
     def for_host(
-        cls, config: HttpServerConfig, handler: Handler, host: Host, log: logging.Logger
+        cls,
+        config: HttpServerConfig,
+        handler: Handler,
+        host: Host,
+        log: logging.Logger,
+        error_answer: ErrorAnswer = text_error,
     ) -> ServerMiddleware:
         """With the authenticator ``auth`` names among the host's extensions
-        (raises ValueError when it is missing)."""
+        (raises ValueError with upstream's wording when it is missing or
+        does not check requests)."""
         if config.cors and not config.cors.allowed_origins and config.cors.allowed_headers:
             log.warning(
                 "The CORS configuration specifies allowed headers but no allowed origins,"
                 " and is therefore ignored."
             )
-        authenticator = None if config.auth is None else config.auth.server_authenticator(host)
-        return cls(config, handler, authenticator, log)
+        authenticator = server_authenticator(config.auth, host)
+        return cls(config, handler, authenticator, log, error_answer)
 
     async def __call__(self, request: Request) -> Response:
         cors = self._cors
@@ -147,7 +176,7 @@ class ServerMiddleware:
                 await self._authenticator.authenticate(self._auth_headers(request))
             except AuthenticationError as refused:
                 self._log.debug("request refused by the authenticator: %s", refused)
-                return Response(401, b"Unauthorized\n", content_type=TEXT_PLAIN)
+                return self._error_answer(request, 401, str(refused))
         return await self._handler(request)
 
     def _auth_headers(self, request: Request) -> dict[str, str]:

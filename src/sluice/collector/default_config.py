@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from importlib import resources
 
+import yaml
+
+from sluice.collector.component import ComponentID, Kind
+
 TEMPLATE = """\
 receivers:
   otlp:
@@ -56,3 +60,14 @@ def default_yaml() -> str:
     """The default config, with the bundled policy file's absolute path."""
     policies = resources.files("sluice.examples") / "policies.json"
     return TEMPLATE.format(policies=str(policies).replace('"', '\\"'))
+
+
+def default_components() -> frozenset[tuple[Kind, str]]:
+    """(kind, type) of every component the default config uses: a
+    distribution holding all of them can run it."""
+    doc = yaml.safe_load(TEMPLATE.format(policies=""))
+    return frozenset(
+        (kind, ComponentID.parse(name).type)
+        for kind in (Kind.RECEIVER, Kind.PROCESSOR, Kind.EXPORTER, Kind.EXTENSION)
+        for name in doc.get(kind.value, {})
+    )

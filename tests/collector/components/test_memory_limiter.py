@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import yaml
 
 from sluice.collector.component import ConsumerError, Host
 from sluice.collector.components.processors.memorylimiter import FACTORY
+from sluice.collector.components.processors.memorylimiter import limiter as limiter_module
 from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
 from sluice.collector.components.processors.memorylimiter.limiter import Limits, MemoryLimiter
 from sluice.collector.components.processors.memorylimiter.memory import (
@@ -145,6 +147,33 @@ def test_data_is_refused_above_the_soft_limit_until_memory_drops(
     assert sum("Refusing data" in m for m in messages) == 1
     assert sum("Resuming normal operation" in m for m in messages) == 1
     assert sum("above soft limit. Forcing a GC" in m for m in messages) == 1
+
+
+def test_above_the_soft_limit_free_pages_are_given_back_at_every_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Freed but unreturned heap pages count in the resident size: while
+    refusing, every check gives them back (cheap), so refusing ends once the
+    data has left, even with no new data arriving to trigger the traffic
+    trimmer; cycles are collected at most every 10 s there, as upstream."""
+    usage = Usage()
+    usage.bytes = 90 * MIB
+    releases: list[float] = []
+
+    def release() -> None:
+        releases.append(time.monotonic())
+        if len(releases) == 3:
+            usage.bytes = 50 * MIB  # the queue drained; its pages go back now
+
+    monkeypatch.setattr(limiter_module, "release_free_memory", release)
+    limiter = MemoryLimiter(Limits(100 * MIB, 20 * MIB), 1.0, LOGGER, usage)
+    limiter.check()  # forced collection (gc + release), still above: refusing
+    collected = limiter.last_collection
+    assert limiter.refusing and len(releases) == 1
+    limiter.check()  # release only
+    assert limiter.refusing and len(releases) == 2 and limiter.last_collection == collected
+    limiter.check()
+    assert not limiter.refusing and len(releases) == 3
 
 
 def test_the_hard_limit_forces_a_collection_and_is_logged_once(

@@ -13,15 +13,17 @@ from typing import Any
 
 import pytest
 
-from sluice.collector.component import Component, ComponentID, Host, Kind, Settings
+from sluice.collector.component import ComponentID, Host, Kind, Settings
+from sluice.collector.components.extensions import bearertokenauth
+from sluice.collector.components.extensions.bearertokenauth.config import BearerTokenAuthConfig
 from sluice.collector.components.extensions.zpages import FACTORY
 from sluice.collector.components.extensions.zpages.config import ExpvarConfig, ZPagesConfig
 from sluice.collector.components.extensions.zpages.extension import ZPagesExtension, _wants_json
 from sluice.collector.components.extensions.zpages.pages import FeatureGate, FeaturesPage
 from sluice.collector.components.extensions.zpages.render import html
-from sluice.collector.configauth import AuthenticationError
 from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
+from sluice.collector.confmap.decode import Opaque
 from sluice.collector.cors import CorsConfig
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import background_loop, http_get
@@ -262,24 +264,21 @@ def test_other_paths_are_not_found(collector: Any, path: str) -> None:
 # -- server settings, in process ---------------------------------------------------------
 
 
-class TokenAuth(Component):
-    """A server authenticator extension accepting one token."""
-
-    async def authenticate(self, headers: Mapping[str, str]) -> None:
-        if headers.get("authorization") != "Bearer s3cret":
-            raise AuthenticationError("bad token")
-
-
 @pytest.fixture
 def serve() -> Iterator[Any]:
-    """Start a zpages extension (auth through a `TokenAuth` extension) on a
-    background loop; yields a function of its config keys returning the port."""
+    """Start a zpages extension (auth through a ``bearertokenauth`` extension
+    accepting the token ``s3cret``) on a background loop; yields a function
+    of its config keys returning the port."""
     started: list[ZPagesExtension] = []
     with background_loop() as loop:
 
         def start(**config: Any) -> int:
             host = Host()
-            host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+            token_id = ComponentID("bearertokenauth")
+            host.extensions[token_id] = bearertokenauth.FACTORY.create(
+                Settings(token_id, Kind.EXTENSION, ServiceTelemetry()),
+                BearerTokenAuthConfig(token=Opaque("s3cret")),
+            )
             settings = Settings(ComponentID("zpages"), Kind.EXTENSION, ServiceTelemetry())
             extension = FACTORY.create(settings, ZPagesConfig(endpoint="127.0.0.1:0", **config))
             assert isinstance(extension, ZPagesExtension)
@@ -294,12 +293,19 @@ def serve() -> Iterator[Any]:
 
 
 def request(port: int, method: str, target: str, **headers: str) -> tuple[int, dict[str, str]]:
+    status, answer_headers, _ = exchange(port, method, target, **headers)
+    return status, answer_headers
+
+
+def exchange(
+    port: int, method: str, target: str, **headers: str
+) -> tuple[int, dict[str, str], bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
         connection.request(method, target, headers=headers)
         response = connection.getresponse()
-        response.read()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}
+        body = response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, body
     finally:
         connection.close()
 
@@ -307,9 +313,14 @@ def request(port: int, method: str, target: str, **headers: str) -> tuple[int, d
 def test_auth_refuses_requests_before_any_page(serve: Any) -> None:
     port = serve(auth=HttpAuthConfig("bearertokenauth", ["token"]))
     good = {"Authorization": "Bearer s3cret"}
-    assert request(port, "GET", "/debug/servicez")[0] == 401
+    # zpages gives confighttp no error handler: Go's http.Error with the reason
+    status, headers, body = exchange(port, "GET", "/debug/servicez")
+    assert (status, body) == (401, b"missing or empty authorization header: Authorization\n")
+    assert headers["content-type"] == "text/plain; charset=utf-8"
+    assert headers["x-content-type-options"] == "nosniff"
     assert request(port, "GET", "/debug/nope", **good)[0] == 404
-    assert request(port, "GET", "/debug/servicez", Authorization="Bearer wrong")[0] == 401
+    status, _, body = exchange(port, "GET", "/debug/servicez", Authorization="Bearer wrong")
+    assert (status, body) == (401, b"scheme or token does not match\n")
     assert request(port, "GET", "/debug/servicez", **good)[0] == 200
     assert request(port, "GET", "/debug/servicez?authorization=Bearer%20s3cret")[0] == 401
     # request_params hands a query parameter to the authenticator as a header

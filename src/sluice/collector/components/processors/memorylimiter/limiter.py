@@ -92,8 +92,15 @@ class MemoryLimiter:
             self.check()
 
     def check(self) -> None:
-        """Measure, collect garbage when needed, and decide whether to refuse.
-        Transitions are logged once, not at every check."""
+        """Measure, free memory when needed, and decide whether to refuse.
+        Transitions are logged once, not at every check.
+
+        Above the soft limit, free heap pages are given back to the OS at
+        every check: they count in the resident size until then, and giving
+        them back costs well under a millisecond, so refusing stops as soon as
+        the data that filled memory has left. Collecting cycles costs more and
+        happens at most every SOFT_LIMIT_GC_INTERVAL_SECS there, as upstream;
+        above the hard limit, at every check."""
         usage = self.read_usage()
         if usage >= self.limits.hard:
             if not self.above_hard:
@@ -101,20 +108,21 @@ class MemoryLimiter:
                     "Memory usage is above hard limit. Forcing a GC. (cur_mem_mib=%d)", usage // MIB
                 )
             usage = self._collect()
-        self.above_hard = usage >= self.limits.hard
-        refuse = usage >= self.limits.soft
-        if refuse and not self.refusing:
+        elif usage >= self.limits.soft:
             if time.monotonic() - self.last_collection > SOFT_LIMIT_GC_INTERVAL_SECS:
                 self.logger.info(
                     "Memory usage is above soft limit. Forcing a GC. (cur_mem_mib=%d)", usage // MIB
                 )
                 usage = self._collect()
-                refuse = usage >= self.limits.soft
-            if refuse:
-                self.logger.warning(
-                    "Memory usage is above soft limit. Refusing data. (cur_mem_mib=%d)",
-                    usage // MIB,
-                )
+            else:
+                release_free_memory()
+                usage = self.read_usage()
+        self.above_hard = usage >= self.limits.hard
+        refuse = usage >= self.limits.soft
+        if refuse and not self.refusing:
+            self.logger.warning(
+                "Memory usage is above soft limit. Refusing data. (cur_mem_mib=%d)", usage // MIB
+            )
         elif self.refusing and not refuse:
             self.logger.info(
                 "Memory usage back within limits. Resuming normal operation. (cur_mem_mib=%d)",

@@ -20,6 +20,8 @@ class PolicyProcessorFactory(ProcessorFactory[PolicyConfig]):
     }
     config_type = PolicyConfig
     needs_native = True
+    version = "0.2.0"
+    """The policy processor release whose config and behaviour this follows."""
 
     def create(
         self, settings: Settings, config: PolicyConfig, signal: Signal, next_: Consumer

@@ -8,12 +8,11 @@ its absent keys keep upstream's defaults.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.confighttp import MIB, NO_TIME, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
@@ -88,8 +87,8 @@ class GrpcConfig:
         for key in ("read_buffer_size", "write_buffer_size"):
             if getattr(self, key) < 0:
                 yield key, f"invalid {key} value: {getattr(self, key)}"
-        yield from _section("tls", self.tls)
-        yield from _section("auth", self.auth)
+        yield from section_problems("tls", self.tls)
+        yield from section_problems("auth", self.auth)
 
     @property
     def max_message_bytes(self) -> int:
@@ -128,8 +127,8 @@ class OtlpReceiverConfig(ComponentConfig):
         grpc, http = self.protocols.grpc, self.protocols.http
         if grpc is None and http is None:
             yield "", "must specify at least one protocol when using the OTLP receiver"
-        yield from _section("protocols::grpc", grpc)
-        yield from _section("protocols::http", http)
+        yield from section_problems("protocols::grpc", grpc)
+        yield from section_problems("protocols::http", http)
 
 
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -153,15 +152,3 @@ def _endpoint_problems(endpoint: str) -> Iterator[Problem]:
         parse_endpoint(endpoint)
     except ValueError as problem:
         yield "endpoint", str(problem)
-
-
-class _Section(Protocol):
-    def validate(self) -> Iterable[Problem]: ...
-
-
-def _section(key: str, section: _Section | None) -> Iterator[Problem]:
-    """A nested section's problems, their keys below `key` (none when absent)."""
-    if section is None:
-        return
-    for below, message in section.validate():
-        yield (f"{key}::{below}" if below else key), message

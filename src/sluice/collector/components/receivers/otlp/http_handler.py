@@ -1,13 +1,15 @@
 """OTLP/HTTP: the handler the shared HTTP server runs for the receiver.
 
 Checks run in upstream's order, each with upstream's answer (CORS preflight
-and authentication come first, in :mod:`sluice.collector.confighttp`):
-``Content-Encoding`` (400), the path (404: only the
-signals some pipeline uses have one), the method (405), the media type (415),
-then the body is decompressed (within ``max_request_body_size``: 413 past it),
-decoded once into the pipeline's message (400 with a ``google.rpc.Status``
-when it is not an export request) and exported. The answer is an export
-response, or a Status, in the request's format.
+and authentication come first, in :mod:`sluice.collector.confighttp`, which
+answers a refused credential with :func:`error_answer`: 401 with a Status
+holding the authenticator's reason): ``Content-Encoding`` (400), the path
+(404: only the signals some pipeline uses have one), the method (405), the
+media type (415), then the body is decompressed (within
+``max_request_body_size``: 413 past it), decoded once into the pipeline's
+message (400 with a ``google.rpc.Status`` when it is not an export request)
+and exported. The answer is an export response, or a Status, in the
+request's format.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class OtlpHttpHandler:
         if encoding == "identity":
             encoding = ""
         if encoding not in self._encodings or encoding not in _DECODERS:
-            return _error(media, 400, f"unsupported Content-Encoding: {encoding}")
+            return error_answer(request, 400, f"unsupported Content-Encoding: {encoding}")
         path = request.path if "%" not in request.path else unquote(request.path)
         ingest = self._routes.get(path)
         if ingest is None:
@@ -103,6 +105,15 @@ def _media_type(content_type: bytes | None) -> str | None:
         return None
     media = content_type.split(b";", 1)[0].strip().lower().decode("latin-1")
     return media if media in (PROTOBUF, JSON) else None
+
+
+def error_answer(request: Request, status: int, message: str) -> Response:
+    """An error answered before the media type is checked (a refused
+    credential, an unaccepted ``Content-Encoding``): a Status in the
+    request's format, JSON when it names none (upstream's error handler,
+    which the receiver also gives its confighttp server)."""
+    content_type = request.header(b"content-type")
+    return _error(JSON if not content_type else _media_type(content_type), status, message)
 
 
 def _decode(signal: Signal, media: str, body: bytes) -> Any:

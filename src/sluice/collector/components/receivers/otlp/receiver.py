@@ -12,9 +12,12 @@ from collections.abc import Mapping
 from sluice.collector.component import Component, Consumer, Host, Settings
 from sluice.collector.components.receivers.otlp.config import HttpConfig, OtlpReceiverConfig
 from sluice.collector.components.receivers.otlp.grpc_service import OtlpGrpcServer
-from sluice.collector.components.receivers.otlp.http_handler import OtlpHttpHandler
+from sluice.collector.components.receivers.otlp.http_handler import (
+    OtlpHttpHandler,
+    error_answer,
+)
 from sluice.collector.components.receivers.otlp.ingest import Ingest
-from sluice.collector.configauth import AuthConfig, ServerAuthenticator
+from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import ServerMiddleware
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
@@ -56,7 +59,7 @@ class OtlpReceiver(Component):
         protocols = self._config.protocols
         try:
             if protocols.grpc is not None:
-                auth = _authenticator(protocols.grpc.auth, host)
+                auth = server_authenticator(protocols.grpc.auth, host)
                 self._log.info("Starting GRPC server on %s", protocols.grpc.endpoint)
                 self._grpc = await OtlpGrpcServer.start(
                     protocols.grpc, self._ingests("grpc"), auth, self._log
@@ -70,7 +73,7 @@ class OtlpReceiver(Component):
 
     async def _start_http(self, config: HttpConfig, host: Host) -> None:
         handler = ServerMiddleware.for_host(
-            config, OtlpHttpHandler(config, self._ingests("http")), host, self._log
+            config, OtlpHttpHandler(config, self._ingests("http")), host, self._log, error_answer
         )
         tls = config.tls.ssl_context() if config.tls is not None else None
         self._log.info("Starting HTTP server on %s", config.endpoint)
@@ -104,7 +107,3 @@ class OtlpReceiver(Component):
             http.stop(SHUTDOWN_GRACE) if http is not None else asyncio.sleep(0),
             grpc.stop(SHUTDOWN_GRACE) if grpc is not None else asyncio.sleep(0),
         )
-
-
-def _authenticator(auth: AuthConfig | None, host: Host) -> ServerAuthenticator | None:
-    return None if auth is None else auth.server_authenticator(host)

@@ -1,7 +1,9 @@
-"""Values written the way the Go collector writes them, so the debug exporter's
-output reads (and diffs) like upstream's: floats as Go's ``%v``, ``%f`` and
-pdata's ``AsString`` print them, attribute values with pdata's type names,
-timestamps as Go's ``time.Time.String()``, enums by pdata's names."""
+"""Values written the way the Go collector writes them, so that what Sluice
+prints or compares reads like upstream's (the debug exporter's output, the
+text the attributes processor matches and converts): floats as Go's ``%v``,
+``%f``, ``strconv.FormatFloat(x, 'f', -1, 64)`` and pdata's ``AsString`` print
+them, attribute values with pdata's type names, timestamps as Go's
+``time.Time.String()``, enums by pdata's names."""
 
 from __future__ import annotations
 
@@ -82,8 +84,9 @@ def _special(x: float) -> str | None:
     return None
 
 
-def float_v(x: float) -> str:
-    """Go's ``%v`` (strconv ``'g'``, shortest): ``1.23``, ``1e+06``, ``1e-05``."""
+def _finite(x: float) -> tuple[str, int, bool] | str:
+    """(shortest digits, decimal point, negative) of a finite non-zero `x`,
+    else its text: ``NaN``, ``+Inf``, ``-Inf``, ``0``, ``-0``."""
     special = _special(x)
     if special is not None:
         return special
@@ -91,6 +94,15 @@ def float_v(x: float) -> str:
     if x == 0:
         return "-0" if negative else "0"
     digits, point = _shortest(x)
+    return digits, point, negative
+
+
+def float_v(x: float) -> str:
+    """Go's ``%v`` (strconv ``'g'``, shortest): ``1.23``, ``1e+06``, ``1e-05``."""
+    parts = _finite(x)
+    if isinstance(parts, str):
+        return parts
+    digits, point, negative = parts
     if point - 1 < -4 or point - 1 >= 6:
         return _exponent_form(digits, point, negative)
     return _fixed_form(digits, point, negative)
@@ -101,15 +113,20 @@ def float_f(x: float) -> str:
     return _special(x) or f"{x:f}"
 
 
+def float_fixed(x: float) -> str:
+    """Go's ``strconv.FormatFloat(x, 'f', -1, 64)``: the shortest digits that
+    read back, never in exponent form (``1e21`` is 22 digits)."""
+    parts = _finite(x)
+    return parts if isinstance(parts, str) else _fixed_form(*parts)
+
+
 def float_as_string(x: float) -> str:
     """pdata's ``AsString`` of a double (JSON's number form): exponent form
     only below 1e-6 or from 1e21, without a padded exponent (``1e-7``)."""
-    if math.isnan(x) or math.isinf(x):
-        return f"json: unsupported value: {float_v(x)}"
-    negative = math.copysign(1.0, x) < 0
-    if x == 0:
-        return "-0" if negative else "0"
-    digits, point = _shortest(x)
+    parts = _finite(x)
+    if isinstance(parts, str):
+        return parts if x == 0 else f"json: unsupported value: {parts}"
+    digits, point, negative = parts
     if abs(x) < 1e-6 or abs(x) >= 1e21:
         return _exponent_form(digits, point, negative, width=1)
     return _fixed_form(digits, point, negative)
@@ -120,14 +137,15 @@ def value_type(value: Any) -> str:
     return VALUE_TYPES[value.WhichOneof("value")]
 
 
-def _raw(value: Any) -> Any:
+def raw(value: Any) -> Any:
+    """pdata's ``AsRaw`` of an ``AnyValue``: None, a scalar, bytes, a dict or a list."""
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "kvlist_value":
-        return {item.key: _raw(item.value) for item in value.kvlist_value.values}
+        return {item.key: raw(item.value) for item in value.kvlist_value.values}
     if kind == "array_value":
-        return [_raw(item) for item in value.array_value.values]
+        return [raw(item) for item in value.array_value.values]
     return getattr(value, kind)
 
 
@@ -186,7 +204,7 @@ def value_as_string(value: Any) -> str:
     if kind == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     try:
-        return _json(_raw(value))
+        return _json(raw(value))
     except _NotJson:
         return ""  # Go's json.Marshal fails on NaN or Inf; AsString ignores the error
 

@@ -1,0 +1,1 @@
+"""An example third-party component for Sluice collector distributions."""

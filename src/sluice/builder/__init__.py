@@ -1,0 +1,1 @@
+"""sluice-builder: custom collector distributions from a builder manifest."""

@@ -1,0 +1,134 @@
+"""Map manifest entries to the Python packages that hold the components.
+
+``gomod`` entries name upstream module paths (core
+``go.opentelemetry.io/collector/...``, contrib
+``github.com/open-telemetry/opentelemetry-collector-contrib/...``, and the
+policy processor's own path); every factory Sluice ships declares the path it
+stands for. ``pymod`` entries name a Python module registered in the
+``sluice.components`` entry-point group by an installed distribution.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from sluice.builder.manifest import Entry, Version
+from sluice.collector.component import CORE_VERSION, Factory, Kind
+from sluice.collector.factories import BUILTIN
+
+ENTRY_POINT_GROUP = "sluice.components"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A manifest entry and the component it builds in."""
+
+    entry: Entry
+    package: str
+    """The module whose ``FACTORY`` the program loads."""
+    factory: Factory[Any]
+    distribution: str = ""
+    """The installed Python distribution of a pymod component, with its version."""
+    distribution_version: str = ""
+
+
+def shipped() -> dict[str, tuple[str, Factory[Any]]]:
+    """Upstream module path -> (package, factory) of every component Sluice ships."""
+    table: dict[str, tuple[str, Factory[Any]]] = {}
+    for package in BUILTIN:
+        factory = importlib.import_module(package).FACTORY
+        table[factory.module] = (package, factory)
+    return table
+
+
+def resolve(entries: list[Entry]) -> tuple[list[Resolved], list[str]]:
+    """The components of `entries`, and one problem line per entry that
+    cannot be built in."""
+    table = shipped()
+    points = {point.value: point for point in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    resolved: list[Resolved] = []
+    problems: list[str] = []
+    for entry in entries:
+        if entry.python:
+            found, problem = _python(entry, points)
+        else:
+            found, problem = _shipped(entry, table)
+        if problem:
+            problems.append(problem)
+        elif found is not None and found.factory.kind is not entry.kind:
+            problems.append(
+                f"{entry.key}: {entry.module} is a {singular(found.factory.kind)}, "
+                f"listed under {entry.kind.value}"
+            )
+        elif found is not None:
+            resolved.append(found)
+    seen: dict[tuple[Kind, str], str] = {}
+    for item in resolved:
+        type_key = (item.factory.kind, item.factory.component_type)
+        if type_key in seen:
+            problems.append(
+                f"{item.entry.key}: component type {item.factory.component_type!r} is already "
+                f"built in by {seen[type_key]}"
+            )
+        seen[type_key] = item.entry.key
+    return resolved, problems
+
+
+def _shipped(
+    entry: Entry, table: dict[str, tuple[str, Factory[Any]]]
+) -> tuple[Resolved | None, str]:
+    found = table.get(entry.module)
+    if found is None:
+        return None, (
+            f"{entry.key}::gomod: unknown module {entry.module!r}: Sluice has no component "
+            "for it (sluice-builder --help lists the module paths it maps)"
+        )
+    package, factory = found
+    provided = Version.parse(factory.version)
+    assert provided is not None
+    if not entry.version.same_release_line(provided):
+        return None, (
+            f"{entry.key}::gomod: {entry.module} {entry.version.text}: this Sluice provides "
+            f"v{provided.major}.{provided.minor} of it ({factory.version})"
+        )
+    return Resolved(entry, package, factory), ""
+
+
+def _python(entry: Entry, points: dict[str, metadata.EntryPoint]) -> tuple[Resolved | None, str]:
+    module = entry.import_path or entry.module
+    point = points.get(module)
+    if point is None:
+        return None, (
+            f"{entry.key}::pymod: no installed distribution registers {module!r} in the "
+            f"{ENTRY_POINT_GROUP!r} entry points (install the component's package first)"
+        )
+    dist = point.dist
+    dist_name = dist.name if dist is not None else ""
+    dist_version = dist.version if dist is not None else ""
+    installed = Version.parse(dist_version)
+    if installed is None or not entry.version.same_release_line(installed):
+        return None, (
+            f"{entry.key}::pymod: {module} {entry.version.text}: the installed "
+            f"{dist_name or module} is {dist_version or 'of no known version'}"
+        )
+    try:
+        factory = point.load().FACTORY
+    except Exception as problem:  # a third party's import failing is its problem, reported
+        return None, f"{entry.key}::pymod: {module} does not load: {problem!r}"
+    if not isinstance(factory, Factory):
+        return None, f"{entry.key}::pymod: {module}.FACTORY is not a component factory"
+    return Resolved(entry, module, factory, dist_name, dist_version), ""
+
+
+def singular(kind: Kind) -> str:
+    """``receiver`` for Kind.RECEIVER (whose value is the config key ``receivers``)."""
+    return kind.value[:-1]
+
+
+def core_version() -> Version:
+    version = Version.parse(CORE_VERSION)
+    assert version is not None
+    return version
