@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the Python code for proto/tero/policy/v1/policy.proto into
-# src/sluice/providers/wire/ (policy_pb2.py and its .pyi stub).
+# src/sluice/providers/wire/ (policy_pb2.py and its .pyi stub), and for
+# proto/perftools/profiles/profile.proto (Google's pprof format, copied
+# unchanged from github.com/google/pprof) into the pprof extension's package.
 #
 # The OpenTelemetry common.proto that policy.proto imports is not shipped as a
 # file; its descriptor is taken from the installed opentelemetry-proto package
@@ -30,3 +32,10 @@ out=src/sluice/providers/wire
   proto/tero/policy/v1/policy.proto
 cp "$tmp/tero/policy/v1/policy_pb2.py" "$tmp/tero/policy/v1/policy_pb2.pyi" "$out/"
 echo "generated $out/policy_pb2.py and $out/policy_pb2.pyi"
+out=src/sluice/collector/components/extensions/pprof
+.venv/bin/python -m grpc_tools.protoc \
+  --proto_path=proto \
+  --python_out="$tmp" --pyi_out="$tmp" \
+  proto/perftools/profiles/profile.proto
+cp "$tmp/perftools/profiles/profile_pb2.py" "$tmp/perftools/profiles/profile_pb2.pyi" "$out/"
+echo "generated $out/profile_pb2.py and $out/profile_pb2.pyi"

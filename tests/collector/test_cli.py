@@ -218,7 +218,14 @@ def test_components_lists_every_builtin_with_stability() -> None:
         "processors": ["attributes", "batch", "memory_limiter", "policy", "resource"],
         "exporters": ["debug", "otlp", "otlphttp"],
         "connectors": ["forward"],
-        "extensions": ["basicauth", "bearertokenauth", "health_check", "healthcheckv2"],
+        "extensions": [
+            "basicauth",
+            "bearertokenauth",
+            "health_check",
+            "healthcheckv2",
+            "pprof",
+            "zpages",
+        ],
     }
     policy = next(c for c in doc["processors"] if c["name"] == "policy")
     assert policy["stability"] == {

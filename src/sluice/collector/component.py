@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import logging
 import re
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from sluice.policy import Signal
 
 if TYPE_CHECKING:
+    from sluice.collector.config import Config
+    from sluice.collector.graph import Graph
     from sluice.collector.telemetry import ServiceTelemetry
 
 
@@ -131,19 +134,49 @@ class Status(enum.Enum):
     STOPPED = "StatusStopped"
 
 
+@dataclass(frozen=True)
+class BuildInfo:
+    """The distribution that runs (upstream's ``component.BuildInfo``)."""
+
+    command: str = ""
+    description: str = ""
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    """The latest status an instance reported, and when (ns since the epoch)."""
+
+    status: Status
+    error: str
+    timestamp_ns: int
+
+
 class Host:
     """What the service offers running components: the extensions (auth,
-    health) and a place to report status."""
+    health), a place to report status, and what the service runs (for
+    pages that describe it, such as zpages)."""
 
-    def __init__(self) -> None:
+    def __init__(self, build_info: BuildInfo | None = None) -> None:
         self.extensions: dict[ComponentID, Component] = {}
         self.status_listeners: list[Callable[[str, Status, str], None]] = []
         self.pipelines: dict[str, list[str]] = {}
         """Pipeline id -> the ``kind:id`` instances in it (a status report
         names only the instance; health checks group it by pipeline)."""
+        self.build_info = build_info or BuildInfo()
+        self.start_time_ns = time.time_ns()
+        """When the service was made (upstream's ``StartTimestamp``)."""
+        self.statuses: dict[str, StatusEvent] = {}
+        """The latest report of every instance, so that a component that
+        starts late still sees what was reported before it listened."""
+        self.config: Config | None = None
+        """The running config (pipelines, extensions), set before anything starts."""
+        self.graph: Graph | None = None
+        """The built components, set once the pipelines are built."""
 
     def report_status(self, instance: str, status: Status, error: str = "") -> None:
         """`instance` is ``kind:id`` (``receiver:otlp``, ``pipeline:logs``...)."""
+        self.statuses[instance] = StatusEvent(status, error, time.time_ns())
         for listener in self.status_listeners:
             listener(instance, status, error)
 

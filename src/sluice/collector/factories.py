@@ -29,6 +29,8 @@ BUILTIN: tuple[str, ...] = tuple(
         "extensions.bearertokenauth",
         "extensions.healthcheck",
         "extensions.healthcheckv2",
+        "extensions.pprof",
+        "extensions.zpages",
     )
 )
 

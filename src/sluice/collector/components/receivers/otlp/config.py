@@ -14,18 +14,13 @@ from urllib.parse import unquote, urlsplit
 
 from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
+from sluice.collector.confighttp import MIB, NO_TIME, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.transport.listener import parse_endpoint
 
-MIB = 1 << 20
-NO_TIME = Duration(0)
 DEFAULT_MAX_RECV_MSG_SIZE_MIB = 4
 """gRPC's own limit, which upstream keeps when ``max_recv_msg_size_mib`` is 0."""
-DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
-"""confighttp's limit when ``max_request_body_size`` is 0 or less."""
-COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
-"""confighttp's default ``compression_algorithms`` (and every name it knows)."""
 TCP_TRANSPORTS = ("tcp", "tcp4", "tcp6")
 
 
@@ -101,59 +96,21 @@ class GrpcConfig:
 
 
 @dataclass
-class CorsConfig:
-    """``cors``: applied when `allowed_origins` is not empty."""
-
-    allowed_origins: list[str] = field(default_factory=list)
-    allowed_headers: list[str] = field(default_factory=list)
-    max_age: int = 0
-
-
-@dataclass
-class HttpAuthConfig(AuthConfig):
-    request_params: list[str] = field(default_factory=list)
-    """Query parameters handed to the authenticator as headers (the query wins)."""
-
-
-@dataclass
-class HttpConfig:
+class HttpConfig(HttpServerConfig):
     """``protocols.http`` (upstream ``confighttp.ServerConfig`` and URL paths)."""
 
     endpoint: str = "localhost:4318"
-    tls: TLSServerConfig | None = None
-    cors: CorsConfig | None = None
-    auth: HttpAuthConfig | None = None
-    max_request_body_size: int = 0
-    """Largest body in bytes, before and after decompression; 0: 20 MiB."""
-    include_metadata: bool = False
-    response_headers: dict[str, str] = field(default_factory=dict)
-    compression_algorithms: list[str] = field(default_factory=lambda: list(COMPRESSION_ALGORITHMS))
-    read_timeout: Duration = NO_TIME
-    read_header_timeout: Duration = NO_TIME
-    write_timeout: Duration = NO_TIME
-    idle_timeout: Duration = NO_TIME
     traces_url_path: str = "/v1/traces"
     metrics_url_path: str = "/v1/metrics"
     logs_url_path: str = "/v1/logs"
 
     def validate(self) -> Iterator[Problem]:
-        yield from _endpoint_problems(self.endpoint)
+        yield from super().validate()
         for key in ("traces_url_path", "metrics_url_path", "logs_url_path"):
             try:
                 url_path(getattr(self, key))
             except ValueError as problem:
                 yield key, str(problem)
-        for name in self.compression_algorithms:
-            if name not in COMPRESSION_ALGORITHMS:
-                yield "compression_algorithms", f'unsupported compression algorithm "{name}"'
-        yield from section_problems("tls", self.tls)
-        yield from section_problems("auth", self.auth)
-
-    @property
-    def max_body_bytes(self) -> int:
-        if self.max_request_body_size <= 0:
-            return DEFAULT_MAX_REQUEST_BODY_SIZE
-        return self.max_request_body_size
 
 
 @dataclass
