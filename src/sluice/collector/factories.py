@@ -17,6 +17,7 @@ BUILTIN: tuple[str, ...] = tuple(
     for name in (
         "receivers.otlp",
         "processors.batch",
+        "processors.filter",
         "processors.memorylimiter",
         "processors.policy",
         "exporters.debug",
