@@ -126,7 +126,7 @@ def log_item(body: Any = BODY) -> LogItem:
     item = LogItem()
     item.rc = lean.resource_logs[0]
     item.sc = item.rc.scope_logs[0]
-    item.raw = item.sc.log_records[0]
+    item.reset(item.sc.log_records[0])
     return item
 
 

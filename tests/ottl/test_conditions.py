@@ -361,3 +361,35 @@ def test_config_errors_name_the_condition_and_the_construct(
     message = str(raised.value)
     assert message.startswith(f'unable to parse OTTL condition "{condition}": ')
     assert problem in message
+
+
+def _raw_item(raw: bytes) -> Any:
+    item = log_item()
+    item.reset(raw)
+    return item
+
+
+BODY_TWICE = bytes([0x2A, 0x03, 0x0A, 0x01]) + b"a" + bytes([0x2A, 0x03, 0x0A, 0x01]) + b"b"
+BAD_UTF8_BODY = bytes([0x2A, 0x04, 0x0A, 0x02, 0xFF, 0xFE])
+LONG_ATTRIBUTE = (
+    bytes([0x32, 0x86, 0x01, 0x0A, 0x01]) + b"k" + bytes([0x12, 0x80, 0x01, 0x0A, 0x7E]) + b"v" * 126
+)
+
+
+@pytest.mark.parametrize(
+    ("condition", "raw", "expected"),
+    [
+        ('body == "b"', BODY_TWICE, T),  # outside the locator's layout: parsed (merged)
+        ('IsMatch(body, "^b$")', BODY_TWICE, T),
+        ('body == "x"', BAD_UTF8_BODY, ERROR),
+        ('IsMatch(body, "x")', BAD_UTF8_BODY, ERROR),
+        ("severity_number == 0", BAD_UTF8_BODY, ERROR),  # the protobuf runtime refuses it
+        ('body == ""', bytes([0x2A, 0x02, 0x0A, 0x00]), T),
+        ("body == nil", bytes([0x2A, 0x00]), T),
+        ('attributes["k"] == "' + "v" * 126 + '"', LONG_ATTRIBUTE, T),
+        ("Len(attributes) == 1", LONG_ATTRIBUTE, T),
+        ('body == "x"', b"\xff\xff", ERROR),
+    ],
+)
+def test_lean_records_read_like_messages(condition: str, raw: bytes, expected: bool | str) -> None:
+    assert evaluate(CONTEXTS["log"], condition, _raw_item(raw)) == expected

@@ -297,7 +297,7 @@ def compiled(condition: str, request: Any) -> bool | str:
     item = LogItem()
     item.rc = lean.resource_logs[0]
     item.sc = item.rc.scope_logs[0]
-    item.raw = item.sc.log_records[0]
+    item.reset(item.sc.log_records[0])
     try:
         return ConditionSequence(LOG, [condition]).matches(item)
     except ConditionFailed:

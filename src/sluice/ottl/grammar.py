@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from sluice.policy.patterns import DatabaseCache
+
 GRAMMAR = r"""
 ?start: or_expr
 
@@ -89,8 +91,18 @@ LOWER_NAME: /[a-z][a-z0-9_]*/
 
 @functools.cache
 def parser() -> Any:
-    """The LALR parser, built once per process (about 20 ms; lark's on-disk
-    cache would save less than it costs to read on a cold start)."""
-    from lark import Lark
+    """The LALR parser, built once per process. Building the tables takes
+    ~90 ms (more on a busy machine); lark's cache of them loads in ~3 ms, so
+    it is kept in Sluice's cache directory (where compiled pattern databases
+    are kept; not the shared temporary directory, as it is a pickle)."""
+    import lark
 
-    return Lark(GRAMMAR, parser="lalr", maybe_placeholders=True)
+    options: dict[str, Any] = {}
+    cache = DatabaseCache.default()
+    if cache is not None:
+        try:
+            cache.directory.mkdir(parents=True, exist_ok=True)
+            options["cache"] = str(cache.directory / f"ottl-grammar-lark-{lark.__version__}.pickle")
+        except OSError:
+            pass  # no cache: built every time
+    return lark.Lark(GRAMMAR, parser="lalr", maybe_placeholders=True, **options)

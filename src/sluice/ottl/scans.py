@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sluice.ottl.contexts import Getter, Resolved
+from sluice.ottl.errors import OttlRuntimeError
 from sluice.ottl.values import string_like
 from sluice.policy.model import MatchOp
 from sluice.policy.patterns import DatabaseCache, FieldScanner, PatternSpec
@@ -30,6 +31,7 @@ class Slot:
         self.index = index
         self.key = resolved.key
         self.getter: Getter = resolved.getter
+        self.text = resolved.text
         self.patterns: dict[str, int] = {}
         self.read: Reader = _unfinished
         """The ids an item's value hits (set by :meth:`Scans.finish`)."""
@@ -46,12 +48,16 @@ class Slot:
         )
         scan = scanner.hits if memoize else scanner.compute
         getter = self.getter
+        text_of = self.text
 
         def read(item: Any) -> tuple[int, ...]:
-            text = string_like(getter(item))
+            text = text_of(item) if text_of is not None else string_like(getter(item))
             if text is None:
                 return ()
-            return scan(text)
+            try:
+                return scan(text)
+            except UnicodeDecodeError as broken:  # bytes from a record
+                raise OttlRuntimeError(f"value is not valid UTF-8: {broken}") from None
 
         self.read = read
 

@@ -10,11 +10,7 @@ Maps and slices wrap the protobuf fields they read; nothing is copied.
 
 from __future__ import annotations
 
-import base64
-import json
-import math
 from collections.abc import Sequence as Seq
-from decimal import Decimal
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -22,18 +18,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from sluice.ottl.errors import OttlRuntimeError
 from sluice.telemetry.otlp_raw import key_and_value
-
-TYPE_NAMES = {
-    None: "Empty",
-    "string_value": "Str",
-    "int_value": "Int",
-    "double_value": "Double",
-    "bool_value": "Bool",
-    "kvlist_value": "Map",
-    "array_value": "Slice",
-    "bytes_value": "Bytes",
-}
-"""``pcommon.ValueType`` names, by ``AnyValue`` field, for error messages."""
+from sluice.telemetry.pdata_text import VALUE_TYPES, NotJson, go_json
 
 
 class PMap:
@@ -55,6 +40,11 @@ class PMap:
                 return kv.value
         return None
 
+    def value(self, key: str) -> Any:
+        """The OTTL value of `key` (nil when missing)."""
+        found = self.get(key)
+        return None if found is None else from_any(found)
+
     def pairs(self) -> list[tuple[str, Any]]:
         """(key, AnyValue) of every entry, in order."""
         return [(kv.key, kv.value) for kv in self.kvs]
@@ -71,6 +61,24 @@ class RawPMap(PMap):
             name, value = _split(kv)
             if name == wanted:
                 return _any(value)
+        return None
+
+    def value(self, key: str) -> Any:
+        # A short string value (the common case) is read without parsing.
+        wanted = key.encode()
+        for kv in self.kvs:
+            name, value = _split(kv)
+            if name != wanted:
+                continue
+            size = len(value)
+            if size >= 2 and value[0] == 0x0A and value[1] < 0x80 and value[1] + 2 == size:
+                try:
+                    return value[2:].decode()
+                except UnicodeDecodeError as broken:
+                    raise OttlRuntimeError(
+                        f"attribute value is not valid UTF-8: {broken}"
+                    ) from None
+            return from_any(_any(value))
         return None
 
     def pairs(self) -> list[tuple[str, Any]]:
@@ -162,7 +170,7 @@ def index_any(value: Any, keys: tuple[str | int, ...]) -> Any:
                 raise OttlRuntimeError(f"index {key} out of bounds")
             value = items[key]
         else:
-            raise OttlRuntimeError(f"type {TYPE_NAMES[kind]} does not support string indexing")
+            raise OttlRuntimeError(f"type {VALUE_TYPES[kind]} does not support string indexing")
     return from_any(value)
 
 
@@ -171,6 +179,8 @@ def index_map(attributes: PMap, keys: tuple[str | int, ...]) -> Any:
     first = keys[0]
     if not isinstance(first, str):
         raise OttlRuntimeError("non-string indexing is not supported")
+    if len(keys) == 1:
+        return attributes.value(first)
     found = attributes.get(first)
     if found is None:
         return None
@@ -191,38 +201,18 @@ def string_like(value: Any) -> str | None:
         return text
     if isinstance(value, bytes):
         return value.hex()
-    if isinstance(value, PMap | PSlice):
-        return go_json(raw_of(value))
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    raise OttlRuntimeError(f"unsupported type: {type_name(value)}")
-
-
-def as_string(value: Any) -> str:
-    """``pcommon.Value.AsString`` of a body (``body.string``)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        try:
-            return go_float(value)
-        except OttlRuntimeError:
-            return f"json: unsupported value: {_go_g(value)}"
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
     try:
-        return go_json(raw_of(value))
-    except OttlRuntimeError:
-        return ""  # upstream ignores the marshalling error
+        if isinstance(value, float):
+            return go_json(value)
+        if isinstance(value, PMap | PSlice):
+            return go_json(raw_of(value))
+    except NotJson as refused:
+        raise OttlRuntimeError(str(refused)) from None
+    raise OttlRuntimeError(f"unsupported type: {type_name(value)}")
 
 
 def raw_of(value: Any) -> Any:
@@ -233,65 +223,6 @@ def raw_of(value: Any) -> Any:
     if isinstance(value, PSlice):
         return [raw_of(from_any(item)) for item in value.values]
     return value
-
-
-def go_json(raw: Any) -> str:
-    """``json.Marshal`` as Go writes it: sorted keys, no spaces, HTML
-    characters escaped, byte slices base64, floats in Go's format."""
-    if raw is None:
-        return "null"
-    if isinstance(raw, str):
-        return _go_string(raw)
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if isinstance(raw, int):
-        return str(raw)
-    if isinstance(raw, float):
-        return go_float(raw)
-    if isinstance(raw, bytes):
-        return '"' + base64.b64encode(raw).decode() + '"'
-    if isinstance(raw, dict):
-        return "{" + ",".join(_go_string(k) + ":" + go_json(raw[k]) for k in sorted(raw)) + "}"
-    return "[" + ",".join(go_json(item) for item in raw) + "]"
-
-
-_HTML = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
-
-
-def _go_string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False).translate(_HTML)
-
-
-def go_float(value: float) -> str:
-    """A float64 as Go's ``encoding/json`` writes it: the shortest digits,
-    fixed notation unless below 1e-6 or from 1e21 up; NaN and infinities
-    cannot be written (an error, as upstream)."""
-    if math.isnan(value) or math.isinf(value):
-        raise OttlRuntimeError(f"json: unsupported value: {_go_g(value)}")
-    if value == 0:
-        return "-0" if math.copysign(1.0, value) < 0 else "0"
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    assert isinstance(exponent, int)
-    point = len(digits) + exponent  # digits before the decimal point
-    minus = "-" if sign else ""
-    if abs(value) < 1e-6 or abs(value) >= 1e21:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        power = point - 1
-        return f"{minus}{mantissa}e{'-' if power < 0 else '+'}{abs(power):02d}".replace("e-0", "e-")
-    if point <= 0:
-        return f"{minus}0.{'0' * -point}{text}"
-    if point >= len(text):
-        return minus + text + "0" * (point - len(text))
-    return f"{minus}{text[:point]}.{text[point:]}"
-
-
-def _go_g(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    return "+Inf" if value > 0 else "-Inf"
 
 
 def type_name(value: Any) -> str:

@@ -32,14 +32,31 @@ DOCS = "https://github.com/open-telemetry/opentelemetry-collector-contrib/tree/m
 class Resolved:
     """A path's getter. `key` names the value read (the path with its
     context, e.g. ``log.body``): pattern leaves on the same key share one
-    scan per item. `sequence` marks telemetry slices only ``Len`` takes."""
+    scan per item. `sequence` marks telemetry slices only ``Len`` takes.
+    `text`, when set, gives what ``IsMatch`` scans more cheaply than
+    converting the value (a str, UTF-8 bytes, or None for nil)."""
 
     getter: Getter
     key: str
     sequence: bool = False
+    text: Getter | None = None
 
 
 Resolver = Callable[["Resolution", tuple[Field, ...]], Resolved]
+
+
+class Item:
+    """What a condition is evaluated on: one item with its resource
+    container `rc` (ResourceLogs/Spans/Metrics) and scope container `sc`,
+    and the pattern hits of its scanned values. The signal's walker reuses
+    one per batch, setting its fields for each item."""
+
+    __slots__ = ("hits", "rc", "sc")
+
+    def __init__(self) -> None:
+        self.rc: Any = None
+        self.sc: Any = None
+        self.hits: list[Any] = []
 
 
 class ContainerMemo:
@@ -62,11 +79,11 @@ class Resolution:
     memos: list[ContainerMemo]
 
     def error(self, segment: str) -> OttlConfigError:
-        context = self.context
+        """Upstream's error for a segment the path's context does not have."""
+        name = self.context_name
         return OttlConfigError(
             f'segment "{segment}" from path "{self.text}" is not a valid path nor a valid OTTL '
-            f"keyword for the {context.title} context - review {DOCS}{context.name} to see all "
-            "valid paths"
+            f"keyword for the {name} context - review {DOCS}{name} to see all valid paths"
         )
 
     def unsupported(self, why: str) -> OttlConfigError:
@@ -171,7 +188,6 @@ class Context:
     (``resource``, ``scope``...), and its enums."""
 
     name: str
-    title: str
     own: Resolver
     enums: Mapping[str, int]
     others: Mapping[str, Resolver] = field(default_factory=dict)

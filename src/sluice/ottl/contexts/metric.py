@@ -9,6 +9,7 @@ from sluice.ottl.contexts.base import (
     COMMON,
     Context,
     Getter,
+    Item,
     Resolution,
     Resolved,
     attributes_getter,
@@ -39,6 +40,17 @@ ENUMS = {
 }
 DATAPOINT_ENUMS = {"FLAG_NONE": 0, "FLAG_NO_RECORDED_VALUE": 1, **ENUMS}
 _TEMPORAL = ("sum", "histogram", "exponential_histogram")
+_METRIC_PATHS = frozenset(
+    {
+        "name",
+        "description",
+        "unit",
+        "type",
+        "aggregation_temporality",
+        "is_monotonic",
+        "data_points",
+    }
+)
 _POINT_TYPES = {
     "gauge": "pmetric.NumberDataPointSlice",
     "sum": "pmetric.NumberDataPointSlice",
@@ -48,18 +60,15 @@ _POINT_TYPES = {
 }
 
 
-class MetricItem:
-    """One metric with its containers (ResourceMetrics `rc`, ScopeMetrics
-    `sc`); `kind` is the metric's ``data`` field (None when empty)."""
+class MetricItem(Item):
+    """One metric; `kind` is its ``data`` field (None when empty)."""
 
-    __slots__ = ("hits", "kind", "metric", "rc", "sc")
+    __slots__ = ("kind", "metric")
 
     def __init__(self) -> None:
-        self.rc: Any = None
-        self.sc: Any = None
+        super().__init__()
         self.metric: Any = None
         self.kind: str | None = None
-        self.hits: list[Any] = []
 
 
 class DataPointItem(MetricItem):
@@ -92,8 +101,10 @@ def _data_points(item: MetricItem) -> Any:
 
 def metric_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     """The metric's own paths (also ``metric.*`` in the data point context)."""
-    last = leaf(resolution, fields)
-    name = last.name
+    name = fields[0].name
+    if name not in _METRIC_PATHS:
+        raise resolution.error(name)
+    leaf(resolution, fields)
     getter: Getter
     if name in ("name", "description", "unit"):
         getter = _metric_field(name)
@@ -103,10 +114,8 @@ def metric_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
         getter = _temporality
     elif name == "is_monotonic":
         getter = _monotonic
-    elif name == "data_points":
-        return Resolved(_data_points, resolution.key(fields), sequence=True)
     else:
-        raise resolution.error(name)
+        return Resolved(_data_points, resolution.key(fields), sequence=True)
     return Resolved(getter, resolution.key(fields))
 
 
@@ -138,6 +147,28 @@ def _point_field(name: str, kinds: tuple[str, ...], convert: Any = None) -> Gett
 
 _ALL = ("gauge", "sum", "histogram", "exponential_histogram", "summary")
 _HISTOGRAMS = ("histogram", "exponential_histogram", "summary")
+_DATAPOINT_PATHS = frozenset(
+    {
+        "attributes",
+        "start_time_unix_nano",
+        "time_unix_nano",
+        "flags",
+        "value_int",
+        "value_double",
+        "count",
+        "sum",
+        "scale",
+        "zero_count",
+        "exemplars",
+        "bucket_counts",
+        "explicit_bounds",
+        "quantile_values",
+        "start_time",
+        "time",
+        "positive",
+        "negative",
+    }
+)
 _SEQUENCES = {
     "exemplars": (("gauge", "sum", "histogram", "exponential_histogram"), "pmetric.ExemplarSlice"),
     "bucket_counts": (("histogram",), "[]uint64"),
@@ -159,6 +190,10 @@ def _point_sequence(name: str) -> Getter:
 
 def datapoint_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     name = fields[0].name
+    if name not in _DATAPOINT_PATHS:
+        raise resolution.error(name)
+    if name in ("positive", "negative"):
+        raise resolution.unsupported("exponential histogram buckets are outside Sluice's subset")
     last = leaf(resolution, fields, keys=name == "attributes")
     getter: Getter
     if name == "attributes":
@@ -177,16 +212,10 @@ def datapoint_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolve
         getter = _point_field(name, ("exponential_histogram",), int64)
     elif name in _SEQUENCES:
         return Resolved(_point_sequence(name), resolution.key(fields), sequence=True)
-    elif name in ("start_time", "time"):
-        raise resolution.unsupported("time values need converters outside Sluice's subset")
-    elif name in ("positive", "negative"):
-        raise resolution.unsupported("exponential histogram buckets are outside Sluice's subset")
     else:
-        raise resolution.error(name)
+        raise resolution.unsupported("time values need converters outside Sluice's subset")
     return Resolved(getter, resolution.key(fields))
 
 
-METRIC = Context("metric", "metric", metric_path, ENUMS, COMMON)
-DATAPOINT = Context(
-    "datapoint", "datapoint", datapoint_path, DATAPOINT_ENUMS, {**COMMON, "metric": metric_path}
-)
+METRIC = Context("metric", metric_path, ENUMS, COMMON)
+DATAPOINT = Context("datapoint", datapoint_path, DATAPOINT_ENUMS, {**COMMON, "metric": metric_path})

@@ -9,6 +9,7 @@ from sluice.ottl.contexts.base import (
     COMMON,
     Context,
     Getter,
+    Item,
     Resolution,
     Resolved,
     attributes_getter,
@@ -31,16 +32,14 @@ ENUMS = {
 _KIND_NAMES = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
 
 
-class SpanItem:
-    """One span with its containers (ResourceSpans `rc`, ScopeSpans `sc`)."""
+class SpanItem(Item):
+    """One span."""
 
-    __slots__ = ("hits", "rc", "sc", "span")
+    __slots__ = ("span",)
 
     def __init__(self) -> None:
-        self.rc: Any = None
-        self.sc: Any = None
+        super().__init__()
         self.span: Any = None
-        self.hits: list[Any] = []
 
 
 class SpanEventItem(SpanItem):
@@ -88,6 +87,13 @@ _NUMBERS = (
     "dropped_events_count",
     "dropped_links_count",
 )
+_OTHERS = frozenset(
+    {"attributes", "name", "trace_state", "kind", "events", "links", "start_time", "end_time"}
+    | set(_NUMBERS)
+)
+_EVENT_PATHS = frozenset(
+    {"attributes", "name", "time_unix_nano", "dropped_attributes_count", "time"}
+)
 
 
 def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
@@ -122,6 +128,8 @@ def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
         else:
             raise resolution.error(last.name)
     else:
+        if name not in _OTHERS:
+            raise resolution.error(name)
         last = leaf(resolution, fields, keys=name == "attributes")
         if name == "attributes":
             getter = attributes_getter(lambda item: item.span.attributes, last.keys)
@@ -133,10 +141,8 @@ def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
             getter = _span_number(name)
         elif name in ("events", "links"):
             return Resolved(_sequence(name), resolution.key(fields), sequence=True)
-        elif name in ("start_time", "end_time"):
-            raise resolution.unsupported("time values need converters outside Sluice's subset")
         else:
-            raise resolution.error(name)
+            raise resolution.unsupported("time values need converters outside Sluice's subset")
     return Resolved(getter, resolution.key(fields))
 
 
@@ -146,8 +152,9 @@ def _sequence(name: str) -> Getter:
 
 
 def span_event_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
-    first = fields[0]
-    name = first.name
+    name = fields[0].name
+    if name not in _EVENT_PATHS:
+        raise resolution.error(name)
     last = leaf(resolution, fields, keys=name == "attributes")
     getter: Getter
     if name == "attributes":
@@ -158,14 +165,10 @@ def span_event_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolv
         getter = lambda item: int64(item.event.time_unix_nano)  # noqa: E731
     elif name == "dropped_attributes_count":
         getter = lambda item: item.event.dropped_attributes_count  # noqa: E731
-    elif name == "time":
-        raise resolution.unsupported("time values need converters outside Sluice's subset")
     else:
-        raise resolution.error(name)
+        raise resolution.unsupported("time values need converters outside Sluice's subset")
     return Resolved(getter, resolution.key(fields))
 
 
-SPAN = Context("span", "span", span_path, ENUMS, COMMON)
-SPAN_EVENT = Context(
-    "spanevent", "span event", span_event_path, ENUMS, {**COMMON, "span": span_path}
-)
+SPAN = Context("span", span_path, ENUMS, COMMON)
+SPAN_EVENT = Context("spanevent", span_event_path, ENUMS, {**COMMON, "span": span_path})

@@ -30,8 +30,7 @@ class LogFilter:
                     item.sc = scope
                     drop = []
                     for index, raw in enumerate(scope.log_records):
-                        item.raw = raw
-                        item.parsed = None
+                        item.reset(raw)
                         if matches(item):
                             drop.append(index)
                     if drop:
