@@ -7,12 +7,14 @@ binds tighter than ``or``; a ``not`` negates one comparison, constant or
 parenthesised group.
 
 The grammar also recognises constructs that Sluice's condition subset does
-not run (editors, math, lists, maps, converter indexing, named function
-values) so that the compiler can name them in its error instead of reporting
-a bare syntax error. One difference remains: parentheses group boolean
-expressions only. A parenthesised math expression (``(1 + 2) == 3``), which
-upstream accepts and Sluice would refuse anyway, is a syntax error here; it
-is what keeps the grammar LALR(1).
+not run (editors, math, lists, maps, converter indexing) so that the
+compiler can name them in its error instead of reporting a bare syntax
+error. Keywords (``and``, ``or``, ``not``, ``true``, ``false``, ``nil``) are
+lark string terminals, which its lexer only takes for whole words, as
+upstream's ``\b`` rules do. One difference remains: parentheses group
+boolean expressions only. A parenthesised math expression (``(1 + 2) == 3``),
+which upstream accepts and Sluice would refuse anyway, is a syntax error
+here; it is what keeps the grammar LALR(1).
 """
 
 from __future__ import annotations
