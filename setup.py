@@ -13,10 +13,23 @@ from typing import Any
 from setuptools import setup
 
 COMPILED = [
+    "collector/components/processors/filter/logs.py",
+    "collector/components/processors/filter/metrics.py",
+    "collector/components/processors/filter/traces.py",
     "collector/pdata.py",
     "edge/filtering.py",
     "edge/metrics.py",
     "edge/routes.py",
+    "ottl/compare.py",
+    "ottl/compiler.py",
+    "ottl/contexts/base.py",
+    "ottl/contexts/log.py",
+    "ottl/contexts/metric.py",
+    "ottl/contexts/trace.py",
+    "ottl/functions.py",
+    "ottl/scans.py",
+    "ottl/sequence.py",
+    "ottl/values.py",
     "policy/patterns.py",
     "policy/ratelimit.py",
     "policy/sampling.py",

@@ -18,6 +18,7 @@ BUILTIN: tuple[str, ...] = tuple(
         "receivers.otlp",
         "processors.attributes",
         "processors.batch",
+        "processors.filter",
         "processors.memorylimiter",
         "processors.policy",
         "processors.resource",

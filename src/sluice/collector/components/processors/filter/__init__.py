@@ -1,0 +1,8 @@
+"""``filter``: drops logs, metrics, data points, spans and span events that
+OTTL conditions match, as upstream's filter processor."""
+
+from sluice.collector.components.processors.filter.factory import FilterProcessorFactory
+
+FACTORY = FilterProcessorFactory()
+
+__all__ = ["FACTORY", "FilterProcessorFactory"]
