@@ -21,7 +21,7 @@ serialized again with the fields policies do not read carried as they came.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,19 +56,19 @@ Getter = Callable[[Any, dict[str, Any]], Any]
 share (its parsed tags)."""
 
 
-def _tag_map(tags: Iterable[Any], resources: Iterable[tuple[Any, Any]]) -> dict[str, str]:
-    """Tags by key (the first of a key wins), then resources by type; entries
-    of the wrong type are skipped."""
-    out: dict[str, str] = {}
+def _find_tag(tags: list[Any], key: str) -> str | None:
+    """The value of the first tag ``key:value`` (or bare ``key``, value "")
+    in `tags`; entries that are not strings are skipped. A series has a few
+    tags and a policy set reads a few keys, so scanning beats building a
+    dict of every tag."""
+    size = len(key)
     for tag in tags:
-        if tag.__class__ is str:
-            key, sep, value = tag.partition(":")
-            if key not in out:
-                out[key] = value if sep else ""
-    for kind, name in resources:
-        if kind.__class__ is str and kind not in out:
-            out[kind] = name if name.__class__ is str else str(name)
-    return out
+        if tag.__class__ is str and tag.startswith(key):
+            if len(tag) == size:
+                return ""
+            if tag[size] == ":":
+                return tag[size + 1 :]
+    return None
 
 
 class _SeriesView(FlatRecordView):
@@ -86,8 +86,19 @@ class _SeriesView(FlatRecordView):
     def _unit(self, record: Any) -> Any:
         return None
 
-    def _tags(self, record: Any) -> dict[str, str]:
+    def _tags(self, record: Any) -> list[Any]:
+        """The ``key:value`` tags, as a list (read once per record)."""
         raise NotImplementedError
+
+    def _resource(self, record: Any, kind: str) -> str | None:
+        """The name of the first resource of type `kind`."""
+        raise NotImplementedError
+
+    def _lookup(self, record: Any, tags: list[Any], key: str) -> str | None:
+        """An attribute: the tag `key`, else the resource of that type. A key
+        holding ``:`` cannot be a tag's key (that ends at the first ``:``)."""
+        value = None if ":" in key else _find_tag(tags, key)
+        return self._resource(record, key) if value is None else value
 
     def _getter(self, selector: Selector) -> Getter:
         if selector.source is Source.FIELD:
@@ -108,8 +119,10 @@ class _SeriesView(FlatRecordView):
             tags = cache.get("tags")
             if tags is None:
                 tags = cache["tags"] = self._tags(record)
-            value = tags.get(key)
-            return tags.get(alias) if value is None else value
+            value = self._lookup(record, tags, key)
+            if value is None and alias != key:
+                value = self._lookup(record, tags, alias)
+            return value
 
         return attribute
 
@@ -166,16 +179,16 @@ class DatadogSeriesView(_SeriesView):
     def _unit(self, record: Any) -> Any:
         return record.get("unit")
 
-    def _tags(self, record: Any) -> dict[str, str]:
-        resources = [
-            (r.get("type"), r.get("name", ""))
-            for r in _list(record.get("resources"))
-            if isinstance(r, dict)
-        ]
-        host = record.get("host")
-        if host.__class__ is str:
-            resources.append(("host", host))
-        return _tag_map(_list(record.get("tags")), resources)
+    def _tags(self, record: Any) -> list[Any]:
+        return _list(record.get("tags"))
+
+    def _resource(self, record: Any, kind: str) -> str | None:
+        for resource in _list(record.get("resources")):
+            if isinstance(resource, dict) and resource.get("type") == kind:
+                name = resource.get("name", "")
+                return name if name.__class__ is str else str(name)
+        host = record.get("host") if kind == "host" else None
+        return host if host.__class__ is str else None
 
     def _getter(self, selector: Selector) -> Getter:
         if selector.source is Source.FIELD and selector.name == "description":
@@ -247,8 +260,14 @@ class AgentSeriesView(_SeriesView):
     def _unit(self, record: Any) -> Any:
         return record.unit or None
 
-    def _tags(self, record: Any) -> dict[str, str]:
-        return _tag_map(record.tags, [(r.type, r.name) for r in record.resources])
+    def _tags(self, record: Any) -> list[Any]:
+        return list(record.tags)
+
+    def _resource(self, record: Any, kind: str) -> str | None:
+        for resource in record.resources:
+            if resource.type == kind:
+                return resource.name  # type: ignore[no-any-return]
+        return None
 
 
 class AgentSketchView(_SeriesView):
@@ -259,8 +278,13 @@ class AgentSketchView(_SeriesView):
     def _name(self, record: Any) -> Any:
         return record.metric or None
 
-    def _tags(self, record: Any) -> dict[str, str]:
-        return _tag_map(record.tags, [("host", record.host)] if record.host else [])
+    def _tags(self, record: Any) -> list[Any]:
+        return list(record.tags)
+
+    def _resource(self, record: Any, kind: str) -> str | None:
+        if kind == "host" and record.host:
+            return record.host  # type: ignore[no-any-return]
+        return None
 
 
 SERIES_VIEW = DatadogSeriesView()
