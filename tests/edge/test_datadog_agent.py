@@ -305,3 +305,32 @@ def test_api_url_defaults_to_the_main_endpoint_of_the_metrics_site() -> None:
     assert explicit.datadog_api_url == "https://other:1"
     with pytest.raises(ConfigError, match=r"edge\.json: api_url: expected http"):
         config(api_url="app.datadoghq.com")
+
+
+def test_every_method_and_legacy_path_follows_its_family(
+    start_edge: EdgeLauncher, upstream: Upstream, families: dict[str, Upstream]
+) -> None:
+    upstream.respond = Reply(202, b"{}")
+    edge = start_edge(
+        POLICIES,
+        logs_url=families[LOGS].url,
+        metrics_url=families[METRICS].url,
+        api_url=families[API].url,
+    )
+    requests = [
+        ("POST", "/v1/input/0123abcd", LOGS),  # the Agent's legacy logs HTTP intake
+        ("GET", "/api/v2/logs", LOGS),
+        ("PUT", "/api/v2/series", METRICS),
+        ("GET", "/api/beta/sketches?x=1", METRICS),
+        ("POST", "/api/v2/events", API),
+        ("POST", "/v1/logs", None),  # OTLP, and any other path: upstream_url
+        ("GET", "/somewhere/else", None),
+    ]
+    for method, target, _ in requests:
+        assert edge.request(method, target, b"[]").status == 202, target
+    for family, server in [*families.items(), (None, upstream)]:
+        expected = [(m, t) for m, t, f in requests if f == family]
+        assert [(r.method, r.target) for r in server.received()] == expected, family
+    counted = Prometheus.parse(edge.metrics())
+    assert counted.get("sluice_edge_requests_total", route="datadog_api", code="202") == 1
+    assert counted.get("sluice_edge_requests_total", route="datadog_logs_legacy", code="202") == 1
