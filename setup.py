@@ -38,6 +38,7 @@ COMPILED = [
     "policy/transform.py",
     "telemetry/compression.py",
     "telemetry/datadog.py",
+    "telemetry/datadog_metrics.py",
     "telemetry/jsonbody.py",
     "telemetry/otlp_codec.py",
     "telemetry/otlp_json.py",

@@ -136,3 +136,54 @@ def test_the_kubernetes_manifests_are_valid_and_their_embedded_configs_load(
         "Service",
     ]
     assert sorted(kinds["edge-gateway.yaml"]) == ["ConfigMap", "Deployment", "Secret", "Service"]
+
+
+def test_the_datadog_sidecar_example_routes_the_agents_calls(tmp_path: Path) -> None:
+    """The example as written, with its Datadog hosts replaced by recording
+    stand-ins and its port by a free one: the README's commands (its policies
+    drop the debug log), then the Agent's calls, each family where the Agent
+    would send it."""
+    from tests.edge.agent_replay import LOGS, agent_calls
+    from tests.edge.helpers import EdgeProcess, Reply, Upstream
+
+    folder = tmp_path / "datadog-sidecar"
+    shutil.copytree(EDGE_EXAMPLES / "datadog-sidecar", folder)
+    written = json.loads((folder / "config.json").read_text())
+    assert parse_config(written, "config.json").datadog_api_url == "https://app.datadoghq.com"
+    logs, metrics, fallback = Upstream(), Upstream(), Upstream()
+    for server in (logs, metrics, fallback):
+        server.respond = Reply(202, b"{}")
+    text = (folder / "config.json").read_text()
+    for host, server in (
+        ("https://http-intake.logs.datadoghq.com", logs),
+        ("https://api.datadoghq.com", metrics),
+        ("https://app.datadoghq.com", fallback),
+    ):
+        text = text.replace(host, server.url)
+    config = json.loads(text.replace("8080", str(free_port())))
+    # EdgeProcess writes this back as folder/config.json and runs it there, so
+    # policies.json resolves next to it as in the example.
+    edge = EdgeProcess(folder, config, program="sluice-edge-datadog", env={"DD_API_KEY": "env-key"})
+    try:
+        edge.wait_ready()
+        sent = [
+            {"message": "hello through Sluice Edge", "status": "info", "service": "demo"},
+            {"message": "cache miss", "status": "debug", "service": "demo"},
+        ]
+        answer = edge.post("/api/v2/logs", json.dumps(sent).encode(), "application/json")
+        assert answer.status == 202
+        [got] = logs.received()
+        assert json.loads(got.body) == sent[:1]
+        assert got.all("DD-API-KEY") == ["env-key"]
+        calls = agent_calls("agent-key")
+        for call in calls:
+            assert edge.request(call.method, call.target, call.body, call.headers).status == 202
+        assert [r.path for r in logs.received()[1:]] == [c.path for c in calls if c.family == LOGS]
+        # Outside Datadog's hosts the other API calls follow metrics_url (see
+        # datadog_intake); with the real hosts they go to app.datadoghq.com.
+        assert [r.path for r in metrics.received()] == [c.path for c in calls if c.family != LOGS]
+        assert fallback.received() == []
+    finally:
+        assert edge.terminate() == 0
+        for server in (logs, metrics, fallback):
+            server.stop()

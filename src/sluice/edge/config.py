@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from sluice.edge.datadog_intake import default_api_url
 from sluice.providers.config import ConfigError, ProviderConfig, expand_env, parse_providers
 from sluice.providers.sync import ClientIdentity
 from sluice.transport.http_client import DEFAULT_MAX_RESPONSE
@@ -37,6 +38,7 @@ KNOWN_KEYS = frozenset(
         "upstream_url",
         "logs_url",
         "metrics_url",
+        "api_url",
         "log_level",
         "max_body_size",
         "policy_providers",
@@ -58,6 +60,7 @@ class EdgeConfig:
     listen_port: int = 8080
     logs_url: str = ""
     metrics_url: str = ""
+    api_url: str = ""
     log_level: str = "info"
     max_body_size: int = 1_048_576
     policy_providers: tuple[ProviderConfig, ...] = ()
@@ -76,6 +79,19 @@ class EdgeConfig:
     @property
     def datadog_metrics_url(self) -> str:
         return self.metrics_url or self.upstream_url
+
+    @property
+    def datadog_api_url(self) -> str:
+        """Where the Agent's calls other than logs and metrics go (see
+        :mod:`sluice.edge.datadog_intake`)."""
+        if self.api_url:
+            return self.api_url
+        return default_api_url(self.metrics_url) if self.metrics_url else self.upstream_url
+
+    @property
+    def datadog_routing(self) -> bool:
+        """Whether any Datadog family has its own upstream."""
+        return bool(self.logs_url or self.metrics_url or self.api_url)
 
 
 def _expand(value: Any, where: str) -> Any:
@@ -150,7 +166,7 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
         raise ConfigError(f"{source}: upstream_url: required (where to forward telemetry)")
     values: dict[str, Any] = {"source": source}
     values["upstream_url"] = _url(doc["upstream_url"], f"{source}: upstream_url")
-    for key in ("logs_url", "metrics_url"):
+    for key in ("logs_url", "metrics_url", "api_url"):
         if key in doc:
             values[key] = _url(doc[key], f"{source}: {key}")
     if "listen_address" in doc:
