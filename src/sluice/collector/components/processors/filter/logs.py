@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sluice.ottl import ConditionSequence, LogItem
+from sluice.collector.components.processors.filter.processor import Matcher
+from sluice.ottl import LogItem
 from sluice.policy import Signal
 from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 
@@ -14,7 +15,7 @@ VIEW = PROTOBUF_FORMS[Signal.LOG][1]
 
 
 class LogFilter:
-    def __init__(self, records: ConditionSequence):
+    def __init__(self, records: Matcher):
         self.records = records
 
     def apply(self, batch: Any) -> int:
