@@ -1,6 +1,7 @@
 """Filtering lean log requests: each record's bytes are evaluated against
-``logs.log_record``; dropped records are removed, emptied scopes and
-resources pruned. Kept records leave byte for byte."""
+``logs.log_record`` (or the legacy ``logs.include`` / ``logs.exclude``);
+dropped records are removed, emptied scopes and resources pruned. Kept
+records leave byte for byte."""
 
 from __future__ import annotations
 
