@@ -27,6 +27,7 @@ from sluice.ottl.sequence import (
     SILENT,
     ConditionFailed,
     ConditionSequence,
+    Failures,
     check,
 )
 
@@ -43,6 +44,7 @@ __all__ = [
     "ConditionSequence",
     "Context",
     "DataPointItem",
+    "Failures",
     "LogItem",
     "MetricItem",
     "OttlConfigError",

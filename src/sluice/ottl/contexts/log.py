@@ -117,7 +117,7 @@ def _body(item: LogItem) -> Any:
         raise OttlRuntimeError(f"log record body is not valid UTF-8: {broken}") from None
 
 
-def _body_string(item: LogItem) -> str:
+def body_string(item: LogItem) -> str:
     """``body.string``: pdata's ``AsString`` of the body."""
     body = _body(item)
     return body if isinstance(body, str) else value_as_string(item.message().body)
@@ -148,26 +148,34 @@ def _body_key(keys: tuple[str | int, ...]) -> Getter:
     return get
 
 
-def _attribute_list(item: LogItem) -> Any:
+def attribute_list(item: LogItem) -> Any:
+    """The record's attributes as raw ``KeyValue`` bytes, one per entry."""
     at = item.located(True)
     return item.message().attributes if at is None else at.attributes
 
 
 def _attributes(keys: tuple[str | int, ...]) -> Getter:
     if not keys:
-        return lambda item: RawPMap(_attribute_list(item))
-    return lambda item: index_map(RawPMap(_attribute_list(item)), keys)
+        return lambda item: RawPMap(attribute_list(item))
+    return lambda item: index_map(RawPMap(attribute_list(item)), keys)
 
 
 def _number(name: str) -> Getter:
     return lambda item: int64(getattr(item.message(), name))
 
 
+def severity_number(item: LogItem) -> int:
+    """``severity_number`` (from the record parsed once, attributes left raw)."""
+    number: int = item.message().severity_number
+    return number
+
+
 def _text(name: str) -> Getter:
     return lambda item: getattr(item.message(), name)
 
 
-def _severity_text(item: LogItem) -> str:
+def severity_text(item: LogItem) -> str:
+    """``severity_text``, read from the record's bytes."""
     at = item.located(False)
     if at is None:
         return str(item.message().severity_text)
@@ -209,7 +217,7 @@ def log_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
             if fields[1].name != "string" or fields[1].keys or first.keys:
                 raise resolution.error(fields[1].name)
             leaf(resolution, fields[1:])
-            getter = _body_string
+            getter = body_string
         else:
             if not first.keys:
                 return Resolved(_body, resolution.key(fields), text=_body_text)
@@ -230,7 +238,7 @@ def log_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
         elif name in _NUMBERS:
             getter = _number(name)
         elif name == "severity_text":
-            getter = _severity_text
+            getter = severity_text
         elif name == "event_name":
             getter = _text(name)
         else:

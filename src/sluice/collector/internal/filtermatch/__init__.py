@@ -12,7 +12,9 @@ from sluice.collector.internal.filtermatch.config import (
 )
 from sluice.collector.internal.filtermatch.selection import (
     Chooser,
+    LogFields,
     Selection,
+    every,
     selection_problems,
 )
 from sluice.collector.internal.filtermatch.sets import MatchConfigError, StringSet
@@ -21,11 +23,13 @@ __all__ = [
     "AttributeMatch",
     "Chooser",
     "LibraryMatch",
+    "LogFields",
     "MatchConfigError",
     "MatchProperties",
     "RegexpOptions",
     "Selection",
     "SeverityNumberMatch",
     "StringSet",
+    "every",
     "selection_problems",
 ]

@@ -15,7 +15,9 @@ walked at all.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from sluice.collector.component import Problem
@@ -38,6 +40,25 @@ ItemTest = Callable[[Any, AttributeMap], bool]
 """Is an item (with its attributes' view) selected?"""
 
 
+def _message_body(record: Any) -> str:
+    return value_as_string(record.body)
+
+
+@dataclass(frozen=True)
+class LogFields:
+    """How the log tests read a record: its body as text (pdata's
+    ``AsString``), severity text and severity number. The default reads
+    ``LogRecord`` messages; the filter processor reads lean records' bytes
+    as its OTTL log context does, without parsing them whole."""
+
+    body: Callable[[Any], str] = _message_body
+    severity_text: Callable[[Any], str] = attrgetter("severity_text")
+    severity_number: Callable[[Any], int] = attrgetter("severity_number")
+
+
+MESSAGE_FIELDS = LogFields()
+
+
 def _built(prefix: str, build: Callable[[], T]) -> T:
     try:
         return build()
@@ -48,7 +69,7 @@ def _built(prefix: str, build: Callable[[], T]) -> T:
 class _Properties:
     """One ``include`` or ``exclude`` compiled for one signal."""
 
-    def __init__(self, mp: MatchProperties, signal: Signal):
+    def __init__(self, mp: MatchProperties, signal: Signal, fields: LogFields = MESSAGE_FIELDS):
         problem = SIGNAL_RULES[signal](mp)
         if problem is not None:
             raise MatchConfigError(problem)
@@ -59,7 +80,7 @@ class _Properties:
             tests = _metric_tests(mp)
         else:
             self._scope_properties(mp)
-            tests = _span_tests(mp) if signal is Signal.TRACE else _log_tests(mp)
+            tests = _span_tests(mp) if signal is Signal.TRACE else _log_tests(mp, fields)
             if mp.attributes:
                 attributes = _built(
                     "error creating attribute filters",
@@ -121,22 +142,25 @@ def _span_tests(mp: MatchProperties) -> list[ItemTest]:
     return tests
 
 
-def _log_tests(mp: MatchProperties) -> list[ItemTest]:
+def _log_tests(mp: MatchProperties, fields: LogFields) -> list[ItemTest]:
     tests: list[ItemTest] = []
     if mp.log_bodies:
         bodies = _strings("error creating log record body filters", mp.log_bodies, mp)
-        tests.append(lambda record, view: bodies.matches(value_as_string(record.body)))
+        body = fields.body
+        tests.append(lambda record, view: bodies.matches(body(record)))
     if mp.log_severity_texts:
         texts = _strings(
             "error creating log record severity text filters", mp.log_severity_texts, mp
         )
-        tests.append(lambda record, view: texts.matches(record.severity_text))
+        severity_text = fields.severity_text
+        tests.append(lambda record, view: texts.matches(severity_text(record)))
     severity = mp.log_severity_number
     if severity is not None:
         least, undefined = severity.min, severity.match_undefined
+        severity_number = fields.severity_number
 
         def severe_enough(record: Any, view: AttributeMap) -> bool:
-            number = record.severity_number
+            number = severity_number(record)
             return undefined if number == 0 else number >= least
 
         tests.append(severe_enough)
@@ -210,14 +234,22 @@ def _chooser(test: ItemTest | None, reads_attributes: bool) -> Chooser:
 
 class Selection:
     """``include`` and ``exclude`` compiled for one signal (raises
-    :class:`MatchConfigError`: check :func:`selection_problems` first)."""
+    :class:`MatchConfigError`: check :func:`selection_problems` first).
+    `fields` reads log records (see :class:`LogFields`)."""
 
     def __init__(
-        self, include: MatchProperties | None, exclude: MatchProperties | None, signal: Signal
+        self,
+        include: MatchProperties | None,
+        exclude: MatchProperties | None,
+        signal: Signal,
+        fields: LogFields = MESSAGE_FIELDS,
     ):
-        self.include = None if include is None else _Properties(include, signal)
-        self.exclude = None if exclude is None else _Properties(exclude, signal)
+        self.include = None if include is None else _Properties(include, signal, fields)
+        self.exclude = None if exclude is None else _Properties(exclude, signal, fields)
         reads = any(p is not None and p.reads_attributes for p in (self.include, self.exclude))
+        self.reads_attributes = reads
+        """Whether a chooser reads the item's attributes (else it may be
+        handed none: only an attribute map to act on is made of them)."""
         included = self.include.item_test if self.include is not None else None
         excluded = self.exclude.item_test if self.exclude is not None else None
         self._included = _chooser(included, reads)

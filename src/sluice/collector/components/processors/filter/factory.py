@@ -1,11 +1,12 @@
-"""The ``filter`` processor's factory: compiles the signal's conditions."""
+"""The ``filter`` processor's factory: compiles the signal's conditions, or
+its legacy include/exclude."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
-from sluice.collector.component import Consumer, Processor, ProcessorFactory, Settings
+from sluice.collector.component import Consumer, Problem, Processor, ProcessorFactory, Settings
 from sluice.collector.components.processors.filter.config import FilterConfig
 from sluice.policy import Signal
 
@@ -22,14 +23,23 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
     needs_native = True
     """Pattern conditions are scanned with Hyperscan/Vectorscan."""
 
+    def signal_problems(self, config: FilterConfig, signal: Signal) -> Iterable[Problem]:
+        """The legacy include/exclude properties the signal does not have, or
+        that do not compile (upstream's errors when it creates the processor)."""
+        from sluice.collector.components.processors.filter.legacy import legacy_problems
+
+        return legacy_problems(config, signal)
+
     def create(
         self, settings: Settings, config: FilterConfig, signal: Signal, next_: Consumer
     ) -> Processor:
+        from sluice.collector.components.processors.filter.legacy import legacy_matcher
         from sluice.collector.components.processors.filter.logs import LogFilter
         from sluice.collector.components.processors.filter.metrics import MetricFilter
         from sluice.collector.components.processors.filter.processor import (
             FilteredCounters,
             FilterProcessor,
+            Matcher,
             Walker,
         )
         from sluice.collector.components.processors.filter.traces import TraceFilter
@@ -52,9 +62,9 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
             return ConditionSequence(context, conditions, config.mode, cache)
 
         walker: Walker | None = None
-        sequences: list[ConditionSequence | None]
+        sequences: list[Matcher | None]
         if signal is Signal.LOG:
-            sequences = [compiled(LOG, config.logs.log_record)]
+            sequences = [compiled(LOG, config.logs.log_record) or legacy_matcher(config, signal)]
             if sequences[0] is not None:
                 walker = LogFilter(sequences[0])
         elif signal is Signal.METRIC:
@@ -66,7 +76,7 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
                 walker = MetricFilter(*sequences)
         else:
             sequences = [
-                compiled(SPAN, config.traces.span),
+                compiled(SPAN, config.traces.span) or legacy_matcher(config, signal),
                 compiled(SPAN_EVENT, config.traces.spanevent),
             ]
             if any(s is not None for s in sequences):

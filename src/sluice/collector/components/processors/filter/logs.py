@@ -1,12 +1,14 @@
 """Filtering lean log requests: each record's bytes are evaluated against
-``logs.log_record``; dropped records are removed, emptied scopes and
-resources pruned. Kept records leave byte for byte."""
+``logs.log_record`` (or the legacy ``logs.include`` / ``logs.exclude``);
+dropped records are removed, emptied scopes and resources pruned. Kept
+records leave byte for byte."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sluice.ottl import ConditionSequence, LogItem
+from sluice.collector.components.processors.filter.processor import Matcher
+from sluice.ottl import LogItem
 from sluice.policy import Signal
 from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 
@@ -14,7 +16,7 @@ VIEW = PROTOBUF_FORMS[Signal.LOG][1]
 
 
 class LogFilter:
-    def __init__(self, records: ConditionSequence):
+    def __init__(self, records: Matcher):
         self.records = records
 
     def apply(self, batch: Any) -> int:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sluice.ottl import ConditionSequence, DataPointItem, MetricItem
+from sluice.collector.components.processors.filter.processor import Matcher
+from sluice.ottl import DataPointItem, MetricItem
 from sluice.policy import Signal
 from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 
@@ -15,7 +16,7 @@ VIEW = PROTOBUF_FORMS[Signal.METRIC][1]
 
 
 class MetricFilter:
-    def __init__(self, metrics: ConditionSequence | None, points: ConditionSequence | None):
+    def __init__(self, metrics: Matcher | None, points: Matcher | None):
         self.metrics = metrics
         self.points = points
 

@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from sluice.collector import pdata
 from sluice.collector.component import SIGNAL_NAMES, Consumer, Processor, Settings, permanent
-from sluice.ottl import ConditionFailed, ConditionSequence
+from sluice.ottl import ConditionFailed, Failures
 from sluice.policy import Signal
 
 FILTERED = {
@@ -40,6 +40,22 @@ FILTERED = {
 
 class Walker(Protocol):
     def apply(self, batch: Any) -> int: ...
+
+
+class Matcher(Protocol):
+    """What a walker asks of each item: an OTTL
+    :class:`~sluice.ottl.ConditionSequence` or the legacy include/exclude
+    (:class:`~sluice.collector.components.processors.filter.legacy.LegacyMatcher`)."""
+
+    failures: Failures
+
+    def matches(self, item: Any) -> bool:
+        """Whether `item` is to be dropped."""
+        ...
+
+    def release(self) -> None:
+        """Forget the containers of the batch just walked."""
+        ...
 
 
 class FilteredCounters:
@@ -71,7 +87,7 @@ class FilterProcessor(Processor):
         signal: Signal,
         next_: Consumer,
         walker: Walker | None,
-        sequences: list[ConditionSequence],
+        sequences: list[Matcher],
         counter: Any,
         logger: logging.Logger,
     ):

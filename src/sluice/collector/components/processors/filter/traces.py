@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sluice.ottl import ConditionSequence, SpanEventItem, SpanItem
+from sluice.collector.components.processors.filter.processor import Matcher
+from sluice.ottl import SpanEventItem, SpanItem
 from sluice.policy import Signal
 from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 
@@ -14,7 +15,7 @@ VIEW = PROTOBUF_FORMS[Signal.TRACE][1]
 
 
 class TraceFilter:
-    def __init__(self, spans: ConditionSequence | None, events: ConditionSequence | None):
+    def __init__(self, spans: Matcher | None, events: Matcher | None):
         self.spans = spans
         self.events = events
 
