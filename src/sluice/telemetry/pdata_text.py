@@ -66,8 +66,9 @@ def special_float(x: float) -> str | None:
     return None
 
 
-def float_v(x: float) -> str:
-    """Go's ``%v`` (strconv ``'g'``, shortest): ``1.23``, ``1e+06``, ``1e-05``."""
+def _finite(x: float) -> tuple[str, int, bool] | str:
+    """(shortest digits, decimal point, negative) of a finite non-zero `x`;
+    otherwise its whole text: ``NaN``, ``+Inf``, ``-Inf``, ``0``, ``-0``."""
     special = special_float(x)
     if special is not None:
         return special
@@ -75,6 +76,15 @@ def float_v(x: float) -> str:
     if x == 0:
         return "-0" if negative else "0"
     digits, point = _shortest(x)
+    return digits, point, negative
+
+
+def float_v(x: float) -> str:
+    """Go's ``%v`` (strconv ``'g'``, shortest): ``1.23``, ``1e+06``, ``1e-05``."""
+    parts = _finite(x)
+    if isinstance(parts, str):
+        return parts
+    digits, point, negative = parts
     if point - 1 < -4 or point - 1 >= 6:
         return _exponent_form(digits, point, negative)
     return _fixed_form(digits, point, negative)
@@ -83,25 +93,17 @@ def float_v(x: float) -> str:
 def float_fixed(x: float) -> str:
     """Go's ``strconv.FormatFloat(x, 'f', -1, 64)``: the shortest digits that
     read back, never in exponent form (``1e21`` is 22 digits)."""
-    special = special_float(x)
-    if special is not None:
-        return special
-    negative = math.copysign(1.0, x) < 0
-    if x == 0:
-        return "-0" if negative else "0"
-    digits, point = _shortest(x)
-    return _fixed_form(digits, point, negative)
+    parts = _finite(x)
+    return parts if isinstance(parts, str) else _fixed_form(*parts)
 
 
 def float_as_string(x: float) -> str:
     """pdata's ``AsString`` of a double (JSON's number form): exponent form
     only below 1e-6 or from 1e21, without a padded exponent (``1e-7``)."""
-    if math.isnan(x) or math.isinf(x):
-        return f"json: unsupported value: {float_v(x)}"
-    negative = math.copysign(1.0, x) < 0
-    if x == 0:
-        return "-0" if negative else "0"
-    digits, point = _shortest(x)
+    parts = _finite(x)
+    if isinstance(parts, str):
+        return parts if x == 0 else f"json: unsupported value: {parts}"
+    digits, point, negative = parts
     if abs(x) < 1e-6 or abs(x) >= 1e21:
         return _exponent_form(digits, point, negative, width=1)
     return _fixed_form(digits, point, negative)
