@@ -4,7 +4,13 @@ its own process), exported with otlphttp to nginx, all on 127.0.0.1.
 
 Pipelines, one collector process each:
   policy:  otlp -> memory_limiter -> policy (1,000 policies + 9 rules) -> batch -> otlphttp
+  filter:  otlp -> memory_limiter -> filter (1,000 or 10 IsMatch(body, ...) conditions)
+           -> batch -> otlphttp
   none:    otlp -> otlphttp (no processors)
+The filter's conditions are the body patterns of the same 1,000 generated
+policies (regex, exact, contains, prefix, suffix, caseless; negated matchers
+left out), topped up from the next generated set when they hold fewer than
+1,000 distinct ones; the 10 are the first ten of them.
 Reports records/s, p50/p99 latency, the collector's CPU time per record and
 its peak RSS, median of ``--rounds`` interleaved rounds.
 
@@ -35,6 +41,8 @@ import yaml
 
 from bench.edge import PROTOBUF, RULES, _free_port, _wait_port, otlp_body, start_nginx, wrk
 from bench.workload import DeadVocabulary, make_dataset, make_policies, policy_document
+from sluice.policy.model import MatchOp
+from sluice.policy.patterns import PatternSpec
 
 COLLECTOR = Path(sys.executable).parent / "sluice-collector"
 MEMORY_LIMIT_MIB = 1024
@@ -43,9 +51,45 @@ GRPC_STREAMS = 8
 EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
 
 
-def collector_config(folder: Path, processors: bool, sink: int) -> tuple[dict[str, Any], int, int]:
+SCENARIOS: dict[str, list[str]] = {
+    "policy pipeline": ["memory_limiter", "policy", "batch"],
+    "filter, 1,000 conditions": ["memory_limiter", "filter/thousand", "batch"],
+    "filter, 10 conditions": ["memory_limiter", "filter/ten", "batch"],
+    "no processors": [],
+}
+_OPS = {
+    "regex": MatchOp.REGEX,
+    "exact": MatchOp.EXACT,
+    "contains": MatchOp.CONTAINS,
+    "starts_with": MatchOp.STARTS_WITH,
+    "ends_with": MatchOp.ENDS_WITH,
+}
+
+
+def body_conditions(count: int, seed: int, vocabulary: DeadVocabulary) -> list[str]:
+    """``IsMatch(body, ...)`` conditions from the body matchers of the
+    generated policies (1,000 first, then larger sets), as RE2 patterns."""
+    patterns: list[str] = []
+    size = 1000
+    while len(patterns) < count:
+        for draft in make_policies(size, seed, vocabulary):
+            for matcher in draft.match:
+                op = next((k for k in _OPS if k in matcher), None)
+                if matcher.get("log_field") != "body" or matcher.get("negate") or op is None:
+                    continue
+                spec = PatternSpec(_OPS[op], matcher[op], bool(matcher.get("case_insensitive")))
+                pattern = ("(?i)" if spec.case_insensitive else "") + spec.re2_pattern()
+                if pattern not in patterns:
+                    patterns.append(pattern)
+        size *= 2
+    quoted = (p.replace("\\", "\\\\").replace('"', '\\"') for p in patterns[:count])
+    return [f'IsMatch(body, "{p}")' for p in quoted]
+
+
+def collector_config(
+    folder: Path, chain: list[str], sink: int, conditions: list[str]
+) -> tuple[dict[str, Any], int, int]:
     grpc_port, http_port = _free_port(), _free_port()
-    chain = ["memory_limiter", "policy", "batch"] if processors else []
     config = {
         "receivers": {
             "otlp": {
@@ -63,6 +107,8 @@ def collector_config(folder: Path, processors: bool, sink: int) -> tuple[dict[st
                 ]
             },
             "batch": {},
+            "filter/thousand": {"logs": {"log_record": conditions}},
+            "filter/ten": {"logs": {"log_record": conditions[:10]}},
         },
         "exporters": {"otlphttp": {"endpoint": f"http://127.0.0.1:{sink}"}},
         "service": {
@@ -76,12 +122,13 @@ def collector_config(folder: Path, processors: bool, sink: int) -> tuple[dict[st
 
 
 class Collector:
-    def __init__(self, folder: Path, processors: bool, sink: int):
-        config, self.grpc_port, self.http_port = collector_config(folder, processors, sink)
-        path = folder / ("policy.yaml" if processors else "none.yaml")
+    def __init__(self, folder: Path, chain: list[str], sink: int, conditions: list[str]):
+        config, self.grpc_port, self.http_port = collector_config(folder, chain, sink, conditions)
+        name = "-".join(chain).replace("/", "_") or "none"
+        path = folder / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config))
         env = {**os.environ, "SLUICE_CACHE_DIR": str(folder / "cache")}
-        self.log = folder / ("policy.log" if processors else "none.log")
+        self.log = folder / f"{name}.log"
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(COLLECTOR), "--config", str(path)], env=env, stderr=log
@@ -92,7 +139,7 @@ class Collector:
                 raise SystemExit(f"collector did not start: {self.log.read_text()}")
             time.sleep(0.05)
         _wait_port(self.http_port)
-        if processors:
+        if "policy" in chain:
             time.sleep(2.0)  # the policy file provider's first load and compile
 
     def cpu_seconds(self) -> float:
@@ -179,7 +226,9 @@ def main() -> int:
     rng = random.Random(20261124)
     body, records = otlp_body(rng)
     data = make_dataset(20251121, 2)
-    thousand = policy_document(make_policies(1000, 20251121, DeadVocabulary.build(data.corpus)))
+    vocabulary = DeadVocabulary.build(data.corpus)
+    thousand = policy_document(make_policies(1000, 20251121, vocabulary))
+    conditions = body_conditions(1000, 20251121, vocabulary)
     rules = [{"name": r["id"], **r} for r in RULES]
     runs: dict[str, list[dict[str, float]]] = {}
     peaks: dict[str, float] = {}
@@ -194,9 +243,9 @@ def main() -> int:
         nginx = start_nginx(folder, sink)
         try:
             for _ in range(args.rounds):
-                for label, processors in (("policy pipeline", True), ("no processors", False)):
+                for label, chain in SCENARIOS.items():
                     for transport in ("http", "grpc"):
-                        collector = Collector(folder, processors, sink)
+                        collector = Collector(folder, chain, sink, conditions)
                         key = f"{label}, OTLP/{transport}"
                         try:
                             before, started = collector.cpu_seconds(), time.monotonic()

@@ -3,7 +3,9 @@
 Scenarios (50 connections, 10 s each, one Edge worker):
   (a) small Datadog log requests (1 record, ~500 bytes) with a 9-rule policy set;
   (b) 1 MiB OTLP protobuf log requests (~1,000 records) with the same rules;
-  (c) both request kinds with no policies (passthrough).
+  (d) Datadog Agent series flushes: protobuf ``/api/v2/series``, zstd, 2,000
+      series, with 4 metric rules added to the set;
+  (c) each request kind with no policies (passthrough).
 Reports requests/s, records/s, p50/p99 latency, Edge's CPU time per request and
 its peak RSS, plus the RSS with 1,000 policies loaded (idle, and under load).
 Each scenario runs ``--rounds`` times (default 3), the rounds interleaved so
@@ -15,6 +17,8 @@ Run from the repository root: ``.venv/bin/python bench/edge.py [--seconds 10]``.
 ``--edge NAME=PATH`` (repeatable) compares builds in one run, their rounds
 interleaved too: e.g. ``--edge before=../old/.venv/bin/sluice-edge --edge
 now=.venv/bin/sluice-edge``; the 1,000-policy figures are for the last one.
+``--only a,b`` runs some of the scenarios (a build older than (d) forwards
+Agent series unevaluated, with a warning per request).
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ from typing import Any
 if not __package__:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import zstandard
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from bench.workload import DeadVocabulary, make_dataset, make_policies, policy_document
+from sluice.telemetry.wire.agent_payload_pb2 import MetricPayload
 
 EDGE = Path(sys.executable).parent / "sluice-edge"
 PROTOBUF = "application/x-protobuf"
@@ -108,6 +114,39 @@ RULES: list[dict[str, Any]] = [
             "transform": {"add": [{"log_attribute": "canary", "value": "true"}]},
         },
     },
+]
+METRIC_RULES: list[dict[str, Any]] = [
+    {
+        "id": "drop-debug-metrics",
+        "metric": {"match": [{"metric_field": "name", "starts_with": "app.debug."}], "keep": False},
+    },
+    {
+        "id": "drop-staging-metrics",
+        "metric": {"match": [{"datapoint_attribute": "env", "exact": "staging"}], "keep": False},
+    },
+    {
+        "id": "drop-gc-metrics",
+        "metric": {
+            "match": [{"metric_field": "name", "regex": "^(jvm|go)\\.gc\\."}],
+            "keep": False,
+        },
+    },
+    {
+        "id": "keep-system",
+        "metric": {"match": [{"metric_field": "name", "starts_with": "system."}], "keep": True},
+    },
+]
+METRIC_NAMES = [
+    "system.cpu.user",
+    "system.mem.used",
+    "system.disk.in_use",
+    "app.requests.count",
+    "app.request.latency.avg",
+    "app.debug.cache_hits",
+    "jvm.gc.pause",
+    "go.gc.duration",
+    "kubernetes.cpu.usage.total",
+    "app.queue.depth",
 ]
 SERVICES = ["orders", "web", "payments-api", "chatty-batch", "search", "auth"]
 LEVELS = ["info", "info", "info", "warn", "error", "debug"]
@@ -179,6 +218,30 @@ def otlp_body(rng: random.Random, size: int = 1 << 20) -> tuple[bytes, int]:
             record.span_id = rng.getrandbits(64).to_bytes(8, "big")
             records += 1
     return request.SerializeToString(), records
+
+
+def agent_series_body(rng: random.Random, count: int = 2000) -> tuple[bytes, int]:
+    """An Agent flush: a zstd ``MetricPayload`` of `count` series of one point,
+    with the tags and resources the Agent attaches."""
+    payload = MetricPayload()
+    for n in range(count):
+        series = payload.series.add(
+            metric=f"{rng.choice(METRIC_NAMES)}.{n % 50}",
+            type=rng.choice([MetricPayload.GAUGE, MetricPayload.COUNT, MetricPayload.RATE]),
+            tags=[
+                f"env:{'staging' if rng.random() < 0.1 else 'prod'}",
+                f"service:{rng.choice(SERVICES)}",
+                f"version:1.{rng.randint(0, 9)}.{rng.randint(0, 9)}",
+                f"kube_namespace:{rng.choice(['default', 'payments', 'search'])}",
+                f"pod_name:{rng.choice(SERVICES)}-{rng.getrandbits(32):08x}",
+            ],
+            source_type_name="System",
+            interval=10,
+        )
+        series.resources.add(type="host", name=f"ip-10-0-{rng.randint(0, 9)}-{rng.randint(1, 254)}")
+        series.points.add(timestamp=1763726400 + rng.randint(0, 10), value=rng.random() * 100)
+        series.metadata.origin.origin_product = 10
+    return zstandard.ZstdCompressor(level=3).compress(payload.SerializeToString()), count
 
 
 def start_nginx(folder: Path, port: int) -> subprocess.Popen[bytes]:
@@ -261,7 +324,9 @@ class EdgeProcess:
         self.process.wait(timeout=30)
 
 
-def wrk(port: int, path: str, body_file: Path, content_type: str, seconds: int) -> dict[str, float]:
+def wrk(
+    port: int, path: str, body_file: Path, content_type: str, seconds: int, encoding: str = ""
+) -> dict[str, float]:
     """Run wrk; `body_file` holds one body, or (``.jsonl``) one body per line, rotated."""
     script = body_file.with_suffix(".lua")
     script.write_text(
@@ -273,6 +338,7 @@ def wrk(port: int, path: str, body_file: Path, content_type: str, seconds: int) 
         )
         + "f:close()\nlocal requests, i = {}, 0\n"
         + f'local headers = {{["Content-Type"] = "{content_type}", ["DD-API-KEY"] = "bench"}}\n'
+        + (f'headers["Content-Encoding"] = "{encoding}"\n' if encoding else "")
         + "for k, body in ipairs(bodies) do\n"
         + f'  requests[k] = wrk.format("POST", "{path}", headers, body)\nend\n'
         + "request = function()\n  i = i % #requests + 1\n  return requests[i]\nend\n"
@@ -317,7 +383,15 @@ def main() -> int:
         metavar="NAME=PATH",
         help="a sluice-edge build to measure (repeatable; default: this .venv's)",
     )
+    parser.add_argument(
+        "--only",
+        default="a,b,d",
+        help="scenarios to run, comma-separated (default a,b,d; each with rules and passthrough)",
+    )
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    if not only or not only <= {"a", "b", "d"}:
+        raise SystemExit(f"--only: expected some of a, b, d; got {args.only!r}")
     builds = [
         (name, Path(path))
         for name, _, path in (item.partition("=") for item in args.edge or [f"={EDGE}"])
@@ -326,7 +400,7 @@ def main() -> int:
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found: apt-get install wrk nginx-light")
     rng = random.Random(20251121)
-    rules = [{"name": r["id"], **r} for r in RULES]
+    rules = [{"name": r["id"], **r} for r in RULES + METRIC_RULES]
     runs: dict[str, list[dict[str, float]]] = {}
     labels: dict[str, tuple[str, int]] = {}
     peaks: dict[str, float] = {}
@@ -337,12 +411,26 @@ def main() -> int:
         small.write_bytes(b"\n".join(bodies))
         small_size = sum(map(len, bodies)) // len(bodies)
         (folder / "big.pb").write_bytes(big)
+        flush, flush_series = agent_series_body(rng)
+        (folder / "series.zst").write_bytes(flush)
         upstream_port = _free_port()
         nginx = start_nginx(folder, upstream_port)
 
-        def measure(edge: EdgeProcess, key: str, path: str, body: Path, kind: str) -> None:
+        scenarios = {
+            "a": ("/api/v2/logs", small, "application/json", ""),
+            "b": ("/v1/logs", folder / "big.pb", PROTOBUF, ""),
+            "d": ("/api/v2/series", folder / "series.zst", PROTOBUF, "zstd"),
+        }
+        names = {
+            "a": (f"(a) Datadog 1 record, ~{small_size} B", 1),
+            "b": (f"(b) OTLP protobuf {len(big) / 2**20:.2f} MiB", big_records),
+            "d": (f"(d) Agent series v2 protobuf zstd {len(flush) / 1024:.0f} KiB", flush_series),
+        }
+
+        def measure(edge: EdgeProcess, key: str, scenario: str) -> None:
+            path, body, kind, encoding = scenarios[scenario]
             before, started = edge.cpu_seconds(), time.monotonic()
-            result = wrk(edge.port, path, body, kind, args.seconds)
+            result = wrk(edge.port, path, body, kind, args.seconds, encoding)
             busy = edge.cpu_seconds() - before
             result["cpu_us"] = busy / (result["rps"] * (time.monotonic() - started)) * 1e6
             runs.setdefault(key, []).append(result)
@@ -353,12 +441,12 @@ def main() -> int:
                     for label, policies in (("rules", rules), ("passthrough", [])):
                         edge = EdgeProcess(folder, policies, upstream_port, 4 << 20, program)
                         tag = f"{build}: {label}" if build else label
-                        a_key = f"(a) Datadog 1 record, ~{small_size} B, {tag}"
-                        b_key = f"(b) OTLP protobuf {len(big) / 2**20:.2f} MiB, {tag}"
-                        labels[a_key], labels[b_key] = (tag, 1), (tag, big_records)
                         try:
-                            measure(edge, a_key, "/api/v2/logs", small, "application/json")
-                            measure(edge, b_key, "/v1/logs", folder / "big.pb", PROTOBUF)
+                            for scenario in sorted(only):
+                                name, records = names[scenario]
+                                key = f"{name}, {tag}"
+                                labels[key] = (tag, records)
+                                measure(edge, key, scenario)
                             peaks[tag] = max(peaks.get(tag, 0.0), edge.rss()[1])
                         finally:
                             edge.stop()
@@ -369,8 +457,8 @@ def main() -> int:
             edge = EdgeProcess(folder, thousand + rules, upstream_port, 4 << 20, builds[-1][1])
             try:
                 idle = edge.rss()[0]
-                measure(edge, "1000 (a)", "/api/v2/logs", small, "application/json")
-                measure(edge, "1000 (b)", "/v1/logs", folder / "big.pb", PROTOBUF)
+                for scenario in sorted(only):
+                    measure(edge, f"1000 ({scenario})", scenario)
                 peak_1000 = edge.rss()[1]
             finally:
                 edge.stop()
@@ -395,12 +483,15 @@ def main() -> int:
             f"{median['p50']:.2f} | {median['p99']:.2f} | {median['cpu_us']:,.0f} | "
             f"{non2xx:.0f} | {best['rps']:,.0f} | {peaks[label]:.1f} |"
         )
-    loaded, loaded_big = runs["1000 (a)"][0], runs["1000 (b)"][0]
+    loaded = [
+        f"({scenario}) {runs[f'1000 ({scenario})'][0]['rps'] * names[scenario][1]:,.0f} "
+        f"records/s, p99 {runs[f'1000 ({scenario})'][0]['p99']:.2f} ms"
+        for scenario in sorted(only)
+    ]
     print(
-        f"\n1,009 policies loaded (one round): idle RSS {idle:.1f} MiB; "
-        f"(a) {loaded['rps']:,.0f} requests/s, p99 {loaded['p99']:.2f} ms; "
-        f"(b) {loaded_big['rps'] * big_records:,.0f} records/s, "
-        f"p99 {loaded_big['p99']:.0f} ms; peak RSS over both {peak_1000:.1f} MiB"
+        f"\n{len(thousand) + len(rules):,} policies loaded (one round): idle RSS {idle:.1f} MiB; "
+        + "; ".join(loaded)
+        + f"; peak RSS over all {peak_1000:.1f} MiB"
     )
     return 0
 

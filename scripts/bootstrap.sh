@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Create .venv at the repository root and install the locked dependencies and
-# Sluice itself (editable). The hot-path modules listed in setup.py are
-# compiled with mypyc into extension modules next to their sources, so the
-# install re-runs whenever a source file, the lock file or the build files
-# change (otherwise a stale compiled module would shadow an edited .py).
+# Create .venv at the repository root and install the locked dependencies
+# (requirements-dev.lock: the runtime ones of requirements.lock plus the
+# build, lint and test tools) and Sluice itself (editable). The hot-path
+# modules listed in setup.py are compiled with mypyc into extension modules
+# next to their sources, so the install re-runs whenever a source file, a
+# lock file or the build files change (otherwise a stale compiled module would shadow an edited .py).
 # SLUICE_PURE_PYTHON=1 installs without compiling.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +14,7 @@ stamp=".venv/.sluice-installed"
 want="$(
   {
     echo "pure=${SLUICE_PURE_PYTHON:-0}"
-    cat requirements.lock pyproject.toml setup.py
+    cat requirements.lock requirements-dev.lock pyproject.toml setup.py
     find src -name '*.py' -print0 | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 )"
@@ -22,7 +23,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x .venv/bin/sluice ]
 fi
 "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Sluice needs Python >= 3.11")'
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.lock
 find src -name '*.so' -delete # compiled modules of an earlier install
 if [ "${SLUICE_PURE_PYTHON:-0}" != 1 ]; then
   echo "bootstrap: compiling the hot-path modules with mypyc (about a minute)" >&2

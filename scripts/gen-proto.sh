@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Regenerate the Python code for proto/tero/policy/v1/policy.proto into
-# src/sluice/providers/wire/ (policy_pb2.py and its .pyi stub).
+# Regenerate the Python code for the .proto files under proto/:
+#   proto/tero/policy/v1/policy.proto -> src/sluice/providers/wire/policy_pb2.py(i)
+#   proto/datadog/agentpayload/agent_payload.proto
+#                                     -> src/sluice/telemetry/wire/agent_payload_pb2.py(i)
+#   proto/perftools/profiles/profile.proto (Google's pprof format, copied
+#   unchanged from github.com/google/pprof)
+#                                     -> the pprof extension's profile_pb2.py(i)
 #
 # The OpenTelemetry common.proto that policy.proto imports is not shipped as a
 # file; its descriptor is taken from the installed opentelemetry-proto package
@@ -22,11 +27,17 @@ common_pb2.DESCRIPTOR.CopyToProto(files.file.add())
 with open(sys.argv[1], "wb") as out:
     out.write(files.SerializeToString())
 PY
-out=src/sluice/providers/wire
-.venv/bin/python -m grpc_tools.protoc \
-  --proto_path=proto \
-  --descriptor_set_in="$tmp/otel.pb" \
-  --python_out="$tmp" --pyi_out="$tmp" \
-  proto/tero/policy/v1/policy.proto
-cp "$tmp/tero/policy/v1/policy_pb2.py" "$tmp/tero/policy/v1/policy_pb2.pyi" "$out/"
-echo "generated $out/policy_pb2.py and $out/policy_pb2.pyi"
+generate() { # generate PROTO OUT_DIR
+  local proto="$1" out="$2" stem
+  stem="${proto%.proto}"
+  .venv/bin/python -m grpc_tools.protoc \
+    --proto_path=proto \
+    --descriptor_set_in="$tmp/otel.pb" \
+    --python_out="$tmp" --pyi_out="$tmp" \
+    "proto/$proto"
+  cp "$tmp/${stem}_pb2.py" "$tmp/${stem}_pb2.pyi" "$out/"
+  echo "generated $out/$(basename "$stem")_pb2.py and .pyi"
+}
+generate tero/policy/v1/policy.proto src/sluice/providers/wire
+generate datadog/agentpayload/agent_payload.proto src/sluice/telemetry/wire
+generate perftools/profiles/profile.proto src/sluice/collector/components/extensions/pprof

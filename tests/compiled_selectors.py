@@ -8,8 +8,8 @@ attributes of every level (holding ints, doubles, bools, bytes, strings and a
 nested kvlist) and on the enum selectors. Every policy keeps what it matches,
 so each one's hit count shows what it matched. The documents are the fuzzing
 seeds (``tests/faults/fuzz_corpus.py``) in OTLP JSON with typed attributes added
-at every level and typed bodies, and Datadog logs and series with the same
-values. Importing this module imports Sluice: import it only once the
+at every level and typed bodies, and Datadog logs and series (JSON, and the
+Agent's protobuf) with the same values. Importing this module imports Sluice: import it only once the
 source-first finder (if any) is installed.
 """
 
@@ -201,4 +201,24 @@ def series_documents() -> list[bytes]:
         for series in document["series"]:
             series["tags"].extend(f"{key}:{value}" for key, value in DATADOG_TYPED.items())
         out.append(json.dumps(document).encode())
+    return out
+
+
+def agent_series_documents() -> list[bytes]:
+    """The series documents as the Agent's protobuf ``MetricPayload``."""
+    from tests.edge.agent_replay import series_payload
+
+    out = []
+    for body in series_documents():
+        series = [
+            {
+                "metric": item["metric"],
+                "type": item["type"],
+                "tags": item["tags"],
+                "unit": item.get("unit", ""),
+                "host": item["resources"][0]["name"],
+            }
+            for item in json.loads(body)["series"]
+        ]
+        out.append(series_payload(series).SerializeToString())
     return out

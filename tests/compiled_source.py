@@ -14,7 +14,7 @@ a policy for every selector under every condition type (string conditions,
 with int and double literals; see ``tests/compiled_selectors.py``) against
 documents holding every value type at every level, and their variants,
 through every view: OTLP JSON, OTLP protobuf as Edge decodes it, OTLP protobuf
-log messages, Datadog logs and series. ``results()`` gives the outcome of
+log messages, Datadog logs and series, the Agent's protobuf series. ``results()`` gives the outcome of
 every run as JSON-able data.
 
 Run as ``python -m tests.compiled_source``, it imports Sluice from its ``.py``
@@ -139,9 +139,10 @@ def _run(
     through the view of `wire`, with `policies` compiled afresh or, when they
     hold no state that a run changes (no rate limits), `compiled` once."""
     from sluice.policy import Signal
-    from sluice.telemetry import datadog, otlp_codec
+    from sluice.telemetry import datadog, datadog_metrics, otlp_codec
     from sluice.telemetry.otlp_json import json_view
     from sluice.telemetry.otlp_proto import proto_view
+    from sluice.telemetry.wire.agent_payload_pb2 import MetricPayload
     from tests.telemetry.otlp_convert import REQUESTS, to_json, to_proto
 
     signal = {"log": Signal.LOG, "metric": Signal.METRIC, "trace": Signal.TRACE}[signal_name]
@@ -155,11 +156,15 @@ def _run(
         batch: Any = (
             datadog.DatadogBatch.parse(doc)
             if signal is Signal.LOG
-            else datadog.DatadogSeries.parse(doc)
+            else datadog_metrics.DatadogSeries.parse(doc)
         )
-        view = datadog.LOG_VIEW if signal is Signal.LOG else datadog.SERIES_VIEW
+        view = datadog.LOG_VIEW if signal is Signal.LOG else datadog_metrics.SERIES_VIEW
         outcome = snapshot.evaluate(signal, view, batch)
         out = json.loads(batch.encode())
+    elif wire == "agent":
+        payload = datadog_metrics.AgentPayload.parse_series(doc)
+        outcome = snapshot.evaluate(signal, datadog_metrics.AGENT_SERIES_VIEW, payload)
+        out = [series.metric for series in MetricPayload.FromString(payload.encode()).series]
     elif wire == "message":  # protobuf messages all the way down (logs: not Edge's view)
         message = to_proto(doc, signal)
         outcome = snapshot.evaluate(signal, proto_view(signal), message)
@@ -216,6 +221,10 @@ def _selector_runs(variants: int) -> dict[str, Any]:
         for n, body in enumerate(datadog):
             key = f"selectors/{signal.value}/datadog{n}/typed/datadog"
             found[key] = _attempt(policies, body, signal.value, "datadog", compiled)
+        if signal is Signal.METRIC:
+            for n, body in enumerate(compiled_selectors.agent_series_documents()):
+                key = f"selectors/metric/agent{n}/typed/agent"
+                found[key] = _attempt(policies, body, signal.value, "agent", compiled)
     return found
 
 

@@ -74,7 +74,7 @@ def test_dry_run_starts_nothing(tmp_path: Path) -> None:
         (
             ("  batch:\n", "  batch:\n  foo:\n"),
             'processors::foo: unknown type: "foo" for id: "foo" (valid values: '
-            "[batch memory_limiter policy])",
+            "[attributes batch filter memory_limiter policy resource])",
         ),
         (
             ("processors: [batch]", "processors: [batch, x]"),
@@ -215,10 +215,17 @@ def test_components_lists_every_builtin_with_stability() -> None:
     names = {kind: [c["name"] for c in doc[kind]] for kind in list(doc)[1:]}
     assert names == {
         "receivers": ["otlp"],
-        "processors": ["batch", "memory_limiter", "policy"],
+        "processors": ["attributes", "batch", "filter", "memory_limiter", "policy", "resource"],
         "exporters": ["debug", "otlp", "otlphttp"],
         "connectors": ["forward"],
-        "extensions": ["health_check", "healthcheckv2"],
+        "extensions": [
+            "basicauth",
+            "bearertokenauth",
+            "health_check",
+            "healthcheckv2",
+            "pprof",
+            "zpages",
+        ],
     }
     policy = next(c for c in doc["processors"] if c["name"] == "policy")
     assert policy["stability"] == {

@@ -73,7 +73,7 @@ def config_file(tmp_path: Path, doc: dict[str, Any]) -> Path:
             "policy_providers[0].headers[0].vaule: unknown key (did you mean 'value'?)",
         ),
         ({"service": {"nmae": "x"}}, "service.nmae: unknown key (did you mean 'name'?)"),
-        ({"zzz": 1}, "zzz: unknown key (valid keys: body_timeout_secs, "),
+        ({"zzz": 1}, "zzz: unknown key (valid keys: api_url, body_timeout_secs, "),
     ],
 )
 def test_an_unknown_key_is_an_error_naming_it_and_the_nearest_valid_one(
@@ -233,6 +233,7 @@ def test_validate_loads_every_provider_and_prints_the_plan(tmp_path: Path) -> No
             {
                 "upstream_url": "http://collector:4318",
                 "logs_url": "https://logs.example.com",
+                "metrics_url": "https://api.datadoghq.eu",
                 "listen_address": "0.0.0.0",
                 "listen_port": 9999,
                 "policy_providers": [
@@ -248,6 +249,8 @@ def test_validate_loads_every_provider_and_prints_the_plan(tmp_path: Path) -> No
     assert out.startswith(f"{path}: config is valid\n")
     assert "would listen on 0.0.0.0:9999 (1 worker" in out
     assert "/api/v2/logs (Datadog logs, filtered) -> https://logs.example.com" in out
+    assert "/api/beta/sketches (Datadog metrics, filtered) -> https://api.datadoghq.eu" in out
+    assert "(Datadog API, proxied unchanged) -> https://app.datadoghq.eu" in out
     assert "any other path (proxied unchanged) -> http://collector:4318" in out
     assert "baseline (file " in out and "control-plane (http http://127.0.0.1:" in out
     assert "1 active policies (1 logs, 0 metrics, 0 traces), 1 disabled, 1 with errors" in out

@@ -108,9 +108,11 @@ def test_debug_logs_one_line_per_request_without_secrets(
     )
     assert edge.post("/v1/logs", logs("x"), "application/json").status == 200
     assert edge.request("GET", "/passthrough?token=query-secret-5").status == 200
+    # The Agent sends its key in the query of its validate call.
+    assert edge.request("GET", "/api/v1/validate?api_key=query-secret-6").status == 200
     assert edge.terminate() == 0
     text = edge.stderr()
-    for secret in ("secret-0", "secret-1", "secret-2", "secret-3", "secret-4", "secret-5"):
+    for secret in (f"secret-{n}" for n in range(7)):
         assert secret not in text
     lines = [line for line in text.splitlines() if 'msg="POST /v1/logs"' in line]
     assert len(lines) == 2
@@ -129,3 +131,5 @@ def test_debug_logs_one_line_per_request_without_secrets(
     assert "upstream_status" not in fields[1]
     [passthrough] = [line for line in text.splitlines() if 'msg="GET /passthrough"' in line]
     assert " route=passthrough " in passthrough and " upstream_status=200 " in passthrough
+    [validate] = [line for line in text.splitlines() if 'msg="GET /api/v1/validate"' in line]
+    assert " route=datadog_api " in validate

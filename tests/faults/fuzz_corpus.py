@@ -18,6 +18,8 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sluice.policy import Signal
+from sluice.telemetry.wire.agent_payload_pb2 import MetricPayload
+from tests.edge.agent_replay import series_payload, sketch_payload
 
 
 def _log(pid: str, match: list[dict[str, Any]], keep: Any = "all", **rest: Any) -> dict[str, Any]:
@@ -351,3 +353,25 @@ def datadog_series() -> list[bytes]:
         for name, kind, code in (("drop.me", 3, 200), ("x.requests", 1, 503), ("latency", 3, 500))
     ]
     return [json.dumps({"series": series}).encode()]
+
+
+def agent_series() -> list[bytes]:
+    """Seed Agent protobuf series payloads (``/api/v2/series``)."""
+    series = [
+        {"metric": "drop.me", "tags": ["env:prod", "code:200"], "unit": "ms"},
+        {"metric": "x.requests", "type": MetricPayload.COUNT, "tags": ["code:503", "bare"]},
+        {"metric": "latency", "host": "noisy", "points": [(1_700_000_000, 0.5), (1, 2.0)]},
+    ]
+    return [
+        series_payload(series).SerializeToString(),
+        series_payload(series[1:]).SerializeToString(),
+    ]
+
+
+def agent_sketches() -> list[bytes]:
+    """Seed Agent protobuf sketch payloads (``/api/beta/sketches``)."""
+    sketches = [
+        {"metric": "drop.latency", "tags": ["env:prod"]},
+        {"metric": "x.size", "host": "noisy", "tags": ["code:503"]},
+    ]
+    return [sketch_payload(sketches).SerializeToString()]

@@ -2,7 +2,8 @@
 path (:func:`sluice.edge.filtering.filter_body`), in process.
 
 A target is one wire format of one signal: OTLP protobuf and OTLP JSON logs,
-metrics and traces, Datadog logs and series. Each input is a mutant of a
+metrics and traces, Datadog logs and series (JSON, and the Agent's protobuf
+series and sketches). Each input is a mutant of a
 valid seed body (``tests/faults/mutation.py``), sent as it is or compressed
 (gzip members, zstd frames, deflate), and filtered by a policy set that uses
 every selector, condition type, transform and sampling mode. What is checked:
@@ -44,15 +45,25 @@ from sluice.edge.filtering import (
     Decoder,
     Verdict,
     datadog_decoder,
+    decode_agent_sketches,
     filter_body,
     otlp_decoder,
 )
 from sluice.policy import PolicySnapshot, Signal, load_document
 from sluice.policy.view import MalformedRecord
 from sluice.telemetry import jsonbody
+from sluice.telemetry.agent_payload import LeanMetricPayload, LeanSketchPayload
 from sluice.telemetry.otlp_codec import JSON, PROTOBUF
 from sluice.telemetry.otlp_raw import LeanLogsRequest
-from tests.faults.fuzz_corpus import POLICIES, datadog_logs, datadog_series, otlp_requests
+from sluice.telemetry.wire.agent_payload_pb2 import MetricPayload, SketchPayload
+from tests.faults.fuzz_corpus import (
+    POLICIES,
+    agent_series,
+    agent_sketches,
+    datadog_logs,
+    datadog_series,
+    otlp_requests,
+)
 from tests.faults.mutation import mutate_json, mutate_protobuf
 from tests.telemetry.otlp_convert import to_json
 
@@ -181,6 +192,20 @@ def datadog_series_census(body: bytes) -> Census | None:
     return Census(len(document["series"]))
 
 
+def agent_census(lean: Any, records: str) -> Callable[[bytes], Census | None]:
+    """Counts an Agent payload's series or sketches. Edge reads the lean
+    messages (``agent_payload``), which carry the points as unknown bytes: a
+    series whose points are broken inside is still one series."""
+
+    def census(body: bytes) -> Census | None:
+        try:
+            return Census(len(getattr(lean.FromString(body), records)))
+        except DecodeError:
+            return None
+
+    return census
+
+
 # -- targets ---------------------------------------------------------------------------
 
 
@@ -211,7 +236,7 @@ def _stock_readable(request: Any) -> Callable[[bytes], bool]:
 
 
 def targets() -> list[Target]:
-    """The eight targets, with their seed bodies."""
+    """The ten targets, with their seed bodies."""
     requests = otlp_requests()
     out = []
     for signal, (top, scopes_key, records_key), request_class in (
@@ -270,6 +295,35 @@ def targets() -> list[Target]:
             datadog_series_census,
         )
     )
+    for name, decode, seeds, lean, records, stock in (
+        (
+            "datadog-agent-series",
+            datadog_decoder(Signal.METRIC, PROTOBUF),
+            agent_series(),
+            LeanMetricPayload,
+            "series",
+            MetricPayload,
+        ),
+        (
+            "datadog-agent-sketches",
+            decode_agent_sketches,
+            agent_sketches(),
+            LeanSketchPayload,
+            "sketches",
+            SketchPayload,
+        ),
+    ):
+        out.append(
+            Target(
+                name,
+                Signal.METRIC,
+                decode,
+                seeds,
+                mutate_protobuf,
+                agent_census(lean, records),
+                readable=_stock_readable(stock),
+            )
+        )
     return out
 
 

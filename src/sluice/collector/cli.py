@@ -17,7 +17,7 @@ import yaml
 
 from sluice import heap
 from sluice.collector import config as collector_config
-from sluice.collector.component import SIGNAL_NAMES, ConnectorFactory, Kind
+from sluice.collector.component import SIGNAL_NAMES, BuildInfo, ConnectorFactory, Kind
 from sluice.collector.confmap import expand, sources
 from sluice.collector.confmap.decode import Problems
 from sluice.collector.default_config import default_yaml
@@ -162,4 +162,5 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
     heap.limit_arenas()
     from sluice.collector.service import run
 
-    return uvloop.run(run(config))
+    build_info = BuildInfo(program, distribution.description, distribution.version)
+    return uvloop.run(run(config, build_info=build_info))

@@ -10,14 +10,17 @@ from __future__ import annotations
 import enum
 import logging
 import re
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from sluice.policy import Signal
 
 if TYPE_CHECKING:
+    from sluice.collector.config import Config
+    from sluice.collector.graph import Graph
     from sluice.collector.telemetry import ServiceTelemetry
 
 
@@ -131,19 +134,49 @@ class Status(enum.Enum):
     STOPPED = "StatusStopped"
 
 
+@dataclass(frozen=True)
+class BuildInfo:
+    """The distribution that runs (upstream's ``component.BuildInfo``)."""
+
+    command: str = ""
+    description: str = ""
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    """The latest status an instance reported, and when (ns since the epoch)."""
+
+    status: Status
+    error: str
+    timestamp_ns: int
+
+
 class Host:
     """What the service offers running components: the extensions (auth,
-    health) and a place to report status."""
+    health), a place to report status, and what the service runs (for
+    pages that describe it, such as zpages)."""
 
-    def __init__(self) -> None:
+    def __init__(self, build_info: BuildInfo | None = None) -> None:
         self.extensions: dict[ComponentID, Component] = {}
         self.status_listeners: list[Callable[[str, Status, str], None]] = []
         self.pipelines: dict[str, list[str]] = {}
         """Pipeline id -> the ``kind:id`` instances in it (a status report
         names only the instance; health checks group it by pipeline)."""
+        self.build_info = build_info or BuildInfo()
+        self.start_time_ns = time.time_ns()
+        """When the service was made (upstream's ``StartTimestamp``)."""
+        self.statuses: dict[str, StatusEvent] = {}
+        """The latest report of every instance, so that a component that
+        starts late still sees what was reported before it listened."""
+        self.config: Config | None = None
+        """The running config (pipelines, extensions), set before anything starts."""
+        self.graph: Graph | None = None
+        """The built components, set once the pipelines are built."""
 
     def report_status(self, instance: str, status: Status, error: str = "") -> None:
         """`instance` is ``kind:id`` (``receiver:otlp``, ``pipeline:logs``...)."""
+        self.statuses[instance] = StatusEvent(status, error, time.time_ns())
         for listener in self.status_listeners:
             listener(instance, status, error)
 
@@ -168,6 +201,21 @@ class Settings:
 
 Problem = tuple[str, str]
 """(key path below the component, message); an empty path is the component itself."""
+
+
+class Validated(Protocol):
+    """A config section that checks itself."""
+
+    def validate(self) -> Iterable[Problem]: ...
+
+
+def section_problems(key: str, section: Validated | None) -> Iterator[Problem]:
+    """A nested section's problems with their keys below `key` (none when
+    the section is absent)."""
+    if section is None:
+        return
+    for below, message in section.validate():
+        yield (f"{key}::{below}" if below else key), message
 
 
 class ComponentConfig:
@@ -212,6 +260,12 @@ class Factory(Generic[C]):
     @property
     def signals(self) -> frozenset[Signal]:
         return frozenset(SIGNALS_BY_NAME[s] for s in self.stability if s in SIGNALS_BY_NAME)
+
+    def signal_problems(self, config: C, signal: Signal) -> Iterable[Problem]:
+        """Problems of `config` in a pipeline of `signal`: what upstream finds
+        only when it creates the component for that signal (the attributes
+        processor's ``include`` properties differ by signal)."""
+        return ()
 
 
 class ReceiverFactory(Factory[C]):

@@ -278,6 +278,7 @@ def _check_graph(
                     f"Change one of the components' IDs to eliminate ambiguity "
                     f'(e.g. rename "{cid}" connector to "{cid}/connector")',
                 )
+    checked: set[tuple[Kind, ComponentID, Signal]] = set()
     for pid, pipeline in pipelines.items():
         name = pid.type
         path = join("service::pipelines", str(pid))
@@ -295,6 +296,15 @@ def _check_graph(
                         path,
                         f'failed to create "{cid}" {kind.singular} for data type "{name}": telemetry type is not supported',
                     )
+                elif (kind, cid, pipeline.signal) not in checked:
+                    checked.add((kind, cid, pipeline.signal))
+                    where = join(kind.value, str(cid))
+                    config = components[kind][cid].config
+                    for sub, message in factory.signal_problems(config, pipeline.signal):
+                        problems.add(
+                            join(where, sub) if sub else where,
+                            f'{message} (creating it for pipeline "{pid}")',
+                        )
     for cid, configured in connectors.items():
         factory = configured.factory
         assert isinstance(factory, ConnectorFactory)

@@ -1,9 +1,15 @@
-"""``auth: {authenticator: <extension id>}``: how a receiver finds the
-extension that checks its requests (upstream ``configauth``).
+"""``auth: {authenticator: <extension id>}``: how a receiver or an exporter
+finds the extension that authenticates its requests (upstream ``configauth``
+and ``extensionauth``).
 
-An extension that authenticates servers' requests implements
-:class:`ServerAuthenticator`; the receiver resolves it once, at start, from
-the host's extensions.
+Both sides share the config section and resolve the extension once, at
+start, from the host's extensions:
+
+* a receiver asks a :class:`ServerAuthenticator` to check each request's
+  headers (a refusal is HTTP ``401`` / gRPC ``UNAUTHENTICATED``);
+* an exporter asks a :class:`ClientAuthenticator` for the headers (HTTP) or
+  metadata (gRPC) to add to each request, every attempt, so that a credential
+  re-read from its file is used at once.
 """
 
 from __future__ import annotations
@@ -12,11 +18,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from sluice.collector.component import ComponentID, Host, Problem
+from sluice.collector.component import Component, ComponentID, Host, Problem
 
 
 class AuthenticationError(Exception):
-    """The request's credentials are missing or wrong; the message says which."""
+    """The request's credentials are missing or wrong; the message says which
+    (it goes back to the client, so it never holds a secret)."""
 
 
 @runtime_checkable
@@ -29,9 +36,35 @@ class ServerAuthenticator(Protocol):
         ...
 
 
+@runtime_checkable
+class ClientAuthenticator(Protocol):
+    """Signs the collector's outgoing requests.
+
+    An authenticator whose credentials must not cross a plaintext connection
+    sets the class attribute ``requires_transport_security = True``: a gRPC
+    client then refuses to start without TLS, as grpc-go does for upstream's
+    per-RPC credentials.
+    """
+
+    def request_headers(self) -> Mapping[str, str]:
+        """Header names and values for the next request."""
+        ...
+
+
+TRANSPORT_SECURITY_REQUIRED = (
+    "grpc: the credentials require transport level security "
+    "(use grpc.WithTransportCredentials() to set)"
+)
+"""grpc-go's refusal of such credentials on a plaintext channel."""
+
+
+def requires_transport_security(authenticator: ClientAuthenticator) -> bool:
+    return bool(getattr(authenticator, "requires_transport_security", False))
+
+
 @dataclass
 class AuthConfig:
-    """An ``auth:`` section of a server."""
+    """An ``auth:`` section of a server or a client."""
 
     authenticator: str = ""
 
@@ -44,11 +77,35 @@ class AuthConfig:
     def server_authenticator(self, host: Host) -> ServerAuthenticator:
         """The extension named by `authenticator`; raises ValueError with
         upstream's wording when it is missing or cannot authenticate."""
-        extension = host.extensions.get(ComponentID.parse(self.authenticator))
-        if extension is None:
-            raise ValueError(
-                f'failed to resolve authenticator "{self.authenticator}": authenticator not found'
-            )
+        extension = self._extension(host)
         if not isinstance(extension, ServerAuthenticator):
             raise ValueError("requested authenticator is not a server authenticator")
         return extension
+
+    def client_authenticator(self, host: Host, transport: str) -> ClientAuthenticator:
+        """The extension named by `authenticator` for a `transport` (``HTTP``
+        or ``gRPC``) client; raises ValueError with upstream's wording when it
+        is missing or cannot sign requests."""
+        extension = self._extension(host)
+        if not isinstance(extension, ClientAuthenticator):
+            raise ValueError(f"requested authenticator is not a {transport} client authenticator")
+        return extension
+
+    def _extension(self, host: Host) -> Component:
+        wanted = ComponentID.parse(self.authenticator)
+        extension = host.extensions.get(wanted)
+        if extension is None:
+            raise ValueError(f'failed to resolve authenticator "{wanted}": authenticator not found')
+        return extension
+
+
+def client_authenticator(
+    auth: AuthConfig | None, host: Host, transport: str
+) -> ClientAuthenticator | None:
+    """An exporter's authenticator, None without an ``auth`` section."""
+    return None if auth is None else auth.client_authenticator(host, transport)
+
+
+def server_authenticator(auth: AuthConfig | None, host: Host) -> ServerAuthenticator | None:
+    """A receiver's authenticator, None without an ``auth`` section."""
+    return None if auth is None else auth.server_authenticator(host)

@@ -81,6 +81,16 @@ class TLSConfig:
         """Problems as (key below ``tls``, message)."""
         if self.ca_file and self.ca_pem:
             yield "", "provide either a CA file or the PEM-encoded string, but not both"
+        if self.cert_file and self.cert_pem:
+            yield "", "provide either certificate file or PEM, but not both"
+        if self.key_file and self.key_pem:
+            yield "", "provide either key file or PEM, but not both"
+        if bool(self.cert_file or self.cert_pem) != bool(self.key_file or self.key_pem):
+            yield (
+                "",
+                "TLS configuration must include both certificate and key "
+                "(CertFile/CertPem and KeyFile/KeyPem)",
+            )
         for key in ("min_version", "max_version"):
             value = getattr(self, key)
             if value and value not in VERSIONS:
@@ -100,6 +110,10 @@ class TLSConfig:
     @property
     def has_certificate(self) -> bool:
         return bool(self.cert_file or self.cert_pem or self.key_file or self.key_pem)
+
+    @property
+    def has_ca(self) -> bool:
+        return bool(self.ca_file or self.ca_pem)
 
     def certificate_pem(self) -> tuple[bytes, bytes]:
         """(certificate chain, private key) as PEM; raises :class:`TLSError`."""
@@ -225,7 +239,7 @@ class TLSClientConfig(TLSConfig):
     def ssl_context(self) -> ssl.SSLContext | None:
         """A client context; None when `insecure` is set and no CA is given
         (upstream's rule). Raises :class:`TLSError`."""
-        if self.insecure and not (self.ca_file or self.ca_pem):
+        if self.insecure and not self.has_ca:
             return None
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         self._configure(context)
@@ -238,3 +252,25 @@ class TLSClientConfig(TLSConfig):
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         return context
+
+    def https_context(self) -> ssl.SSLContext:
+        """The context of an HTTP client's ``https`` URLs: where `insecure`
+        leaves none, Go's default (system roots, TLS 1.2 at least)."""
+        context = self.ssl_context()
+        if context is None:
+            context = ssl.create_default_context()
+            context.minimum_version = VERSIONS[DEFAULT_MIN_VERSION]
+        return context
+
+    def grpc_pem(self) -> tuple[bytes | None, bytes | None, bytes | None]:
+        """(root CAs, private key, certificate chain) as PEM for gRPC's
+        channel credentials (None: gRPC's default roots, no client
+        certificate). Raises :class:`TLSError` for files that do not load or
+        a CA that does not parse (gRPC would only fail at the first call)."""
+        roots = self.ca_pem_bytes()
+        if roots is not None:
+            _trust(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), roots, f"CA {self.ca_file or 'ca_pem'}")
+        if not self.has_certificate:
+            return roots, None, None
+        chain, key = self.certificate_pem()
+        return roots, key, chain

@@ -16,15 +16,22 @@ BUILTIN: tuple[str, ...] = tuple(
     f"{_PACKAGE}.{name}"
     for name in (
         "receivers.otlp",
+        "processors.attributes",
         "processors.batch",
+        "processors.filter",
         "processors.memorylimiter",
         "processors.policy",
+        "processors.resource",
         "exporters.debug",
         "exporters.otlp",
         "exporters.otlphttp",
         "connectors.forward",
+        "extensions.basicauth",
+        "extensions.bearertokenauth",
         "extensions.healthcheck",
         "extensions.healthcheckv2",
+        "extensions.pprof",
+        "extensions.zpages",
     )
 )
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from sluice import heap
 from sluice.collector.component import (
+    BuildInfo,
     Component,
     ComponentID,
     ExtensionFactory,
@@ -40,10 +41,16 @@ SHUTDOWN_SECS = 20.0
 class Service:
     """One collector: build with :meth:`start`, stop with :meth:`shutdown`."""
 
-    def __init__(self, config: Config, telemetry: ServiceTelemetry | None = None):
+    def __init__(
+        self,
+        config: Config,
+        telemetry: ServiceTelemetry | None = None,
+        build_info: BuildInfo | None = None,
+    ):
         self.config = config
         self.telemetry = telemetry or ServiceTelemetry()
-        self.host = Host()
+        self.host = Host(build_info)
+        self.host.config = config
         self.shared: dict[str, Any] = {}
         self.graph = Graph()
         self.extensions: list[tuple[str, Component]] = []
@@ -103,6 +110,7 @@ class Service:
             self.extensions.append((f"extension:{cid}", extension))
             await self._start(f"extension:{cid}", extension)
         self.graph = build(self.config, self.telemetry, self.shared)
+        self.host.graph = self.graph
         for cid, exporter in self.graph.exporters.items():
             await self._start(f"exporter:{cid}", exporter)
         for cid, connector in self.graph.connectors:
@@ -161,10 +169,10 @@ class Service:
             self.metrics_server = None
 
 
-async def run(config: Config, ready: Any = None) -> int:
+async def run(config: Config, ready: Any = None, build_info: BuildInfo | None = None) -> int:
     """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when start failed."""
     loop = asyncio.get_running_loop()
-    service = Service(config)
+    service = Service(config, build_info=build_info)
     try:
         await service.start()
     except Exception as problem:

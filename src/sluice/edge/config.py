@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sluice.confexpand import expand_tree
+from sluice.edge.datadog_intake import default_api_url
 from sluice.logs import level_name
 from sluice.providers.config import ConfigError, ProviderConfig, parse_providers, unknown_key
 from sluice.providers.sync import ClientIdentity
@@ -182,6 +183,7 @@ FIELDS: dict[str, Reader] = {
     "upstream_url": _url,
     "logs_url": _url,
     "metrics_url": _url,
+    "api_url": _url,
     "log_level": _log_level,
     "log_format": _log_format,
     "max_body_size": _integer(1, 1 << 31),
@@ -206,6 +208,7 @@ class EdgeConfig:
     listen_port: int = 8080
     logs_url: str = ""
     metrics_url: str = ""
+    api_url: str = ""
     log_level: str = "info"
     log_format: str = "logfmt"
     max_body_size: int = 1_048_576
@@ -233,9 +236,31 @@ class EdgeConfig:
         return [
             ("/v1/logs, /v1/metrics, /v1/traces (OTLP/HTTP, filtered)", self.upstream_url),
             ("/api/v2/logs (Datadog logs, filtered)", self.datadog_logs_url),
-            ("/api/v2/series (Datadog metrics, filtered)", self.datadog_metrics_url),
+            ("/v1/input (Datadog legacy logs, proxied unchanged)", self.datadog_logs_url),
+            (
+                "/api/v1/series, /api/v2/series, /api/beta/sketches (Datadog metrics, filtered)",
+                self.datadog_metrics_url,
+            ),
+            ("/api/v1/check_run (Datadog check runs, proxied unchanged)", self.datadog_metrics_url),
+            (
+                "other /api/ and /intake/ paths (Datadog API, proxied unchanged)",
+                self.datadog_api_url,
+            ),
             ("any other path (proxied unchanged)", self.upstream_url),
         ]
+
+    @property
+    def datadog_api_url(self) -> str:
+        """Where the Agent's calls other than logs and metrics go (see
+        :mod:`sluice.edge.datadog_intake`)."""
+        if self.api_url:
+            return self.api_url
+        return default_api_url(self.metrics_url) if self.metrics_url else self.upstream_url
+
+    @property
+    def datadog_routing(self) -> bool:
+        """Whether any Datadog family has its own upstream."""
+        return bool(self.logs_url or self.metrics_url or self.api_url)
 
 
 def _dotted(path: str, key: str) -> str:

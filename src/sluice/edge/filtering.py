@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sluice.policy import BatchOutcome, PolicySnapshot, RecordView, Signal
-from sluice.telemetry import compression, datadog, otlp_codec
+from sluice.telemetry import compression, datadog, datadog_metrics, otlp_codec
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +50,34 @@ def otlp_decoder(signal: Signal, media: str | None) -> Decoder:
     return decode
 
 
-def datadog_decoder(signal: Signal) -> Decoder:
-    """The decoder of a Datadog log array (LOG) or series payload (METRIC)."""
+def _decode_logs(raw: bytes) -> Decoded:
+    logs = datadog.DatadogBatch.parse(raw)
+    return Decoded(logs, datadog.LOG_VIEW, logs.encode)
 
-    def decode(raw: bytes) -> Decoded:
-        if signal is Signal.LOG:
-            logs = datadog.DatadogBatch.parse(raw)
-            return Decoded(logs, datadog.LOG_VIEW, logs.encode)
-        series = datadog.DatadogSeries.parse(raw)
-        return Decoded(series, datadog.SERIES_VIEW, series.encode)
 
-    return decode
+def _decode_json_series(raw: bytes) -> Decoded:
+    series = datadog_metrics.DatadogSeries.parse(raw)
+    return Decoded(series, datadog_metrics.SERIES_VIEW, series.encode)
+
+
+def _decode_agent_series(raw: bytes) -> Decoded:
+    payload = datadog_metrics.AgentPayload.parse_series(raw)
+    return Decoded(payload, datadog_metrics.AGENT_SERIES_VIEW, payload.encode)
+
+
+def decode_agent_sketches(raw: bytes) -> Decoded:
+    """The decoder of an Agent ``SketchPayload`` (``/api/beta/sketches``)."""
+    payload = datadog_metrics.AgentPayload.parse_sketches(raw)
+    return Decoded(payload, datadog_metrics.AGENT_SKETCH_VIEW, payload.encode)
+
+
+def datadog_decoder(signal: Signal, media: str | None = None) -> Decoder:
+    """The decoder of a Datadog log array (LOG) or series payload (METRIC): the
+    Agent's protobuf ``MetricPayload`` when `media` is protobuf, else JSON (the
+    v1 and v2 forms)."""
+    if signal is Signal.LOG:
+        return _decode_logs
+    return _decode_agent_series if media == otlp_codec.PROTOBUF else _decode_json_series
 
 
 class Verdict(enum.Enum):

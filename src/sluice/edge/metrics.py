@@ -20,6 +20,11 @@ ROUTES: dict[str, int] = {
     "/v1/traces": 200,
     "/api/v2/logs": 202,
     "/api/v2/series": 202,
+    "/api/v1/series": 202,
+    "/api/beta/sketches": 202,
+    "/api/v1/check_run": 202,
+    "datadog_api": 200,
+    "datadog_logs_legacy": 200,
     "passthrough": 200,
     "health": 200,
     "ready": 200,
@@ -28,7 +33,15 @@ ROUTES: dict[str, int] = {
 }
 """Every ``route`` label value and its usual answer, whose series are present
 from the start (as Prometheus seeds its own ``code="200"`` series)."""
-FILTERED_ROUTES = ("/v1/logs", "/v1/metrics", "/v1/traces", "/api/v2/logs", "/api/v2/series")
+FILTERED_ROUTES = (
+    "/v1/logs",
+    "/v1/metrics",
+    "/v1/traces",
+    "/api/v2/logs",
+    "/api/v2/series",
+    "/api/v1/series",
+    "/api/beta/sketches",
+)
 TELEMETRY_TYPES = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "traces"}
 """The ``telemetry_type`` label of each signal (OTLP and Datadog alike)."""
 UPSTREAM_ERRORS = ("timeout", "failed")

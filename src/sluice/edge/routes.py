@@ -13,8 +13,16 @@ import os
 import time
 from typing import Any
 
+from sluice.edge import datadog_intake as intake
 from sluice.edge.config import EdgeConfig
-from sluice.edge.filtering import Decoder, Verdict, datadog_decoder, filter_body, otlp_decoder
+from sluice.edge.filtering import (
+    Decoder,
+    Verdict,
+    datadog_decoder,
+    decode_agent_sketches,
+    filter_body,
+    otlp_decoder,
+)
 from sluice.edge.group import WorkerGroup
 from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics
 from sluice.edge.status import EdgeStatus
@@ -27,7 +35,9 @@ from sluice.transport.http_server import Request, Response, json_error
 log = logging.getLogger(__name__)
 
 OTLP_ROUTES = {"/v1/logs": Signal.LOG, "/v1/metrics": Signal.METRIC, "/v1/traces": Signal.TRACE}
-DD_LOGS, DD_SERIES = "/api/v2/logs", "/api/v2/series"
+AGENT_CONNECTIVITY_CHECK = b"{}"
+"""What the Agent's logs pipeline posts at start-up to check that it can reach
+its intake (an object, where logs are an array)."""
 _MEDIA = {
     b"application/x-protobuf": otlp_codec.PROTOBUF,
     b"application/protobuf": otlp_codec.PROTOBUF,
@@ -107,7 +117,15 @@ class Edge:
         self.upstream = pool(config.upstream_url)
         self.logs_upstream = pool(config.datadog_logs_url)
         self.metrics_upstream = pool(config.datadog_metrics_url)
+        self.api_upstream = pool(config.datadog_api_url)
         self.pools = list(pools.values())
+        if config.datadog_routing:
+            log.info(
+                "Datadog intake: logs to %s, metrics to %s, other API calls to %s",
+                config.datadog_logs_url,
+                config.datadog_metrics_url,
+                config.datadog_api_url,
+            )
         self.dd_api_key = os.environ.get("DD_API_KEY", "").encode()
         self.status = EdgeStatus(config, registry, providers, self.metrics, distribution, group)
         self.local = {
@@ -132,12 +150,18 @@ class Edge:
         elif method == "POST" and path in OTLP_ROUTES:
             route = path
             response = await self.otlp(request, OTLP_ROUTES[path], exchange)
-        elif method == "POST" and path == DD_LOGS:
+        elif path == intake.LOGS_PATH:
             route = path
-            response = await self.datadog(request, Signal.LOG, exchange)
-        elif method == "POST" and path == DD_SERIES:
+            response = await self.datadog_logs(request, exchange)
+        elif path in intake.METRICS_PATHS:
             route = path
-            response = await self.datadog(request, Signal.METRIC, exchange)
+            response = await self.datadog_metrics(request, exchange)
+        elif path.startswith(intake.API_PREFIXES):
+            route = "datadog_api"
+            response = await self.forward_datadog(self.api_upstream, request, exchange)
+        elif path.startswith(intake.LEGACY_LOGS_PREFIX):
+            route = "datadog_logs_legacy"
+            response = await self.forward_datadog(self.logs_upstream, request, exchange)
         else:
             route = "passthrough"
             response = await self.forward(self.upstream, request, request.body, exchange)
@@ -238,15 +262,59 @@ class Edge:
 
     # -- Datadog -------------------------------------------------------------------
 
-    async def datadog(self, request: Request, signal: Signal, exchange: Exchange) -> Response:
-        pool = self.logs_upstream if signal is Signal.LOG else self.metrics_upstream
-        extra = b""
+    def _datadog_key(self, request: Request) -> bytes:
+        """The environment's API key as an extra header, for a request without one."""
         if self.dd_api_key and request.header(b"dd-api-key") is None:
-            extra = b"DD-API-KEY: " + self.dd_api_key + b"\r\n"
-        telemetry_type = TELEMETRY_TYPES[signal]
-        decode = datadog_decoder(signal)
+            return b"DD-API-KEY: " + self.dd_api_key + b"\r\n"
+        return b""
+
+    async def forward_datadog(
+        self, pool: UpstreamPool, request: Request, exchange: Exchange
+    ) -> Response:
+        """A Datadog call no policy applies to, forwarded unchanged to its family's upstream."""
+        extra = self._datadog_key(request)
+        return await self.forward(pool, request, request.body, exchange, extra)
+
+    async def datadog_logs(self, request: Request, exchange: Exchange) -> Response:
+        """``/api/v2/logs``: a POSTed log array is filtered; the Agent's
+        connectivity check and other methods are forwarded as they came."""
+        if request.method != "POST" or request.body == AGENT_CONNECTIVITY_CHECK:
+            return await self.forward_datadog(self.logs_upstream, request, exchange)
+        decode = datadog_decoder(Signal.LOG)
+        return await self.datadog(request, Signal.LOG, self.logs_upstream, decode, exchange)
+
+    async def datadog_metrics(self, request: Request, exchange: Exchange) -> Response:
+        """The metrics family: POSTed series (JSON, or the Agent's protobuf) and
+        sketches are filtered; check runs and other methods are forwarded."""
+        path = request.path
+        if request.method != "POST" or path == intake.CHECK_RUNS:
+            return await self.forward_datadog(self.metrics_upstream, request, exchange)
+        decode: Decoder
+        if path == intake.SKETCHES:
+            decode = decode_agent_sketches
+        else:
+            decode = datadog_decoder(Signal.METRIC, _media(request))
+        return await self.datadog(request, Signal.METRIC, self.metrics_upstream, decode, exchange)
+
+    async def datadog(
+        self,
+        request: Request,
+        signal: Signal,
+        pool: UpstreamPool,
+        decode: Decoder,
+        exchange: Exchange,
+    ) -> Response:
+        """A Datadog payload through the policies of `signal`, counted under
+        its telemetry type as OTLP's is, to `pool`."""
         return await self._filter(
-            request, signal, pool, telemetry_type, decode, DATADOG_ACCEPTED, exchange, extra
+            request,
+            signal,
+            pool,
+            TELEMETRY_TYPES[signal],
+            decode,
+            DATADOG_ACCEPTED,
+            exchange,
+            self._datadog_key(request),
         )
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
-"""Datadog intake: log arrays (``/api/v2/logs``) and metric series
-(``/api/v2/series``) as record views.
+"""Datadog log intake (``/api/v2/logs``): log arrays as record views, and
+the flat view that Datadog metrics (:mod:`sluice.telemetry.datadog_metrics`)
+share.
 
 A Datadog batch is flat: one resource, one scope, the records. Field mapping
 for logs (EDGE.md section 3): ``body`` reads ``message`` (then ``msg``,
@@ -19,10 +20,9 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from sluice.policy.model import METRIC_TYPE, Level, Selector, Source
+from sluice.policy.model import Level, Selector, Source
 from sluice.policy.view import PRESENT, Ctx, FieldReader, MalformedRecord, RecordView, Scan, Value
 from sluice.telemetry import jsonbody
 
@@ -38,8 +38,8 @@ RESOURCE_ALIASES = {"service.name": "service", "host.name": "hostname"}
 
 
 class NotAnArray(ValueError):
-    """The body is not the JSON document expected (a log array, a series
-    object), or not JSON at all."""
+    """The body is not the document expected (a log array, a series object, an
+    Agent protobuf payload), or not in its format at all."""
 
 
 def split_array(text: str) -> list[tuple[Any, str]]:
@@ -76,7 +76,7 @@ def split_array(text: str) -> list[tuple[Any, str]]:
     return out
 
 
-def _parse_document(body: bytes) -> Any:
+def parse_document(body: bytes) -> Any:
     """``json.loads(body)``: through :mod:`jsonbody` when it can answer, else
     the C scanner behind ``json.loads`` without its Python-level wrappers."""
     value = jsonbody.parse(body)
@@ -116,7 +116,7 @@ class DatadogBatch:
     def parse(cls, body: bytes) -> DatadogBatch:
         """One call into the C JSON scanner; element source spans are only worked
         out (by :meth:`encode`) when some records are dropped and others kept."""
-        records = _parse_document(body)
+        records = parse_document(body)
         if records.__class__ is not list:
             raise NotAnArray("expected a JSON array")
         return cls(records, body)
@@ -143,7 +143,7 @@ class DatadogBatch:
         return jsonbody.to_utf8("[" + ",".join(parts) + "]")
 
 
-def _scalar(value: Any) -> Value | None:
+def scalar(value: Any) -> Value | None:
     """Typed view of a JSON value (None for null; objects and arrays PRESENT)."""
     if value is None:
         return None
@@ -207,8 +207,12 @@ def _first_key(record: dict[str, Any], keys: Sequence[str]) -> str | None:
     return None
 
 
-class _FlatView(RecordView):
+class FlatRecordView(RecordView):
     """A batch with one implicit resource and scope: every value is on the record."""
+
+    record_class: type = dict
+    """What every readable record is exactly (JSON forms: an object); any
+    other record is malformed."""
 
     def resources(self, batch: Any) -> Sequence[Any]:
         return (batch,)
@@ -233,16 +237,17 @@ class _FlatView(RecordView):
         holds what several selectors of one record share (parsed tags)."""
         raise NotImplementedError
 
-    def _getter(self, selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
+    def _getter(self, selector: Selector) -> Callable[[Any, dict[str, Any]], Any]:
         """A function reading one selector off a record (specialised once per plan)."""
         raw = self._raw
         return lambda record, cache: raw(record, selector, cache)
 
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
         plan = [(scan, self._getter(selector)) for scan, selector in fields]
+        record_class = self.record_class
 
         def read(container: Any) -> tuple[int, ...]:
-            if container.__class__ is not dict:
+            if container.__class__ is not record_class:
                 raise MalformedRecord("record is not an object")
             hits: tuple[int, ...] = ()
             cache: dict[str, Any] = {}
@@ -258,7 +263,7 @@ class _FlatView(RecordView):
         return read
 
 
-class DatadogLogView(_FlatView):
+class DatadogLogView(FlatRecordView):
     """Datadog log intake records (a :class:`DatadogBatch`)."""
 
     def _raw(self, record: Any, selector: Selector, cache: dict[str, Any] | None = None) -> Any:
@@ -266,11 +271,11 @@ class DatadogLogView(_FlatView):
             return None
         return _log_getter(selector)(record, {} if cache is None else cache)
 
-    def _getter(self, selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]], Any]:
+    def _getter(self, selector: Selector) -> Callable[[Any, dict[str, Any]], Any]:
         return _log_getter(selector)
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
-        value = _scalar(self._raw(ctx.record, selector))
+        value = scalar(self._raw(ctx.record, selector))
         return None if value == "" and selector.source is Source.FIELD else value
 
     def _target(self, ctx: Ctx, selector: Selector, create: bool) -> tuple[Any, str] | None:
@@ -322,85 +327,7 @@ class DatadogLogView(_FlatView):
         return True
 
 
-# -- series -----------------------------------------------------------------------
-
-_SERIES_TYPES = {1: "sum", 2: "sum", 3: "gauge"}
-"""Datadog series types (count, rate, gauge) as the OTLP metric types policies name."""
-
-
-@dataclass
-class DatadogSeries:
-    """A ``{"series": [...]}`` payload; `document` is edited in place."""
-
-    document: dict[str, Any]
-    dropped: set[int] = field(default_factory=set)
-
-    @classmethod
-    def parse(cls, body: bytes) -> DatadogSeries:
-        document = _parse_document(body)
-        if not isinstance(document, dict) or not isinstance(document.get("series"), list):
-            raise NotAnArray('expected {"series": [...]}')
-        return cls(document)
-
-    @property
-    def records(self) -> list[Any]:
-        series = self.document.get("series")
-        return series if isinstance(series, list) else []
-
-    def encode(self) -> bytes:
-        kept = [s for i, s in enumerate(self.records) if i not in self.dropped]
-        return jsonbody.encode({**self.document, "series": kept})
-
-
-def _series_tags(series: dict[str, Any]) -> dict[str, str]:
-    """A series' ``tags`` (``key:value``) and ``resources`` (type: name) by key;
-    entries of the wrong type are skipped."""
-    tags: dict[str, str] = {}
-    for tag in _list(series.get("tags")):
-        if isinstance(tag, str):
-            key, sep, value = tag.partition(":")
-            tags.setdefault(key, value if sep else "")
-    for resource in _list(series.get("resources")):
-        if isinstance(resource, dict) and isinstance(resource.get("type"), str):
-            tags.setdefault(resource["type"], str(resource.get("name", "")))
-    return tags
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-class DatadogSeriesView(_FlatView):
-    """Datadog metric series: a series is a record; tags and resources are its
-    attributes; ``metric`` is the name."""
-
-    def _raw(self, series: Any, selector: Selector, cache: dict[str, Any] | None = None) -> Any:
-        if not isinstance(series, dict):
-            return None
-        if selector.source is Source.FIELD:
-            if selector.name == "name":
-                return series.get("metric")
-            if selector.name == METRIC_TYPE:
-                kind = series.get("type")
-                return _SERIES_TYPES.get(kind) if isinstance(kind, int) else None
-            if selector.name in ("unit", "description"):
-                return series.get(selector.name)
-            return None
-        if selector.source is Source.SCOPE_ATTRIBUTE:
-            return None
-        tags = cache.get("tags") if cache is not None else None
-        if tags is None:
-            tags = _series_tags(series)
-            if cache is not None:
-                cache["tags"] = tags
-        return tags.get(".".join(selector.path))
-
-    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
-        return _scalar(self._raw(ctx.record, selector))
-
-
 LOG_VIEW = DatadogLogView()
-SERIES_VIEW = DatadogSeriesView()
 
 
 def _log_path(selector: Selector) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from sluice.collector.component import Host
 from sluice.collector.components.exporters.debug import FACTORY
 from sluice.collector.components.exporters.debug.config import DebugConfig
 from sluice.collector.components.exporters.debug.exporter import Sampler
-from sluice.collector.components.exporters.debug.go_text import float_v, value_as_string
+from sluice.collector.internal.go_text import float_v, value_as_string
 from sluice.policy import Signal
 from tests.collector.components.batches import TESTDATA, counter, load_config, settings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,11 +16,20 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 
-from sluice.collector.component import ConsumerError, Exporter, Host, Settings
+from sluice.collector.component import (
+    Component,
+    ComponentID,
+    ConsumerError,
+    Exporter,
+    Host,
+    Settings,
+)
 from sluice.collector.components.exporters.otlp import FACTORY
 from sluice.collector.components.exporters.otlp.config import OtlpGrpcConfig
+from sluice.collector.configauth import AuthConfig
+from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
-from sluice.collector.exporterhelper import ClientTLSSettings, QueueSettings, RetrySettings
+from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.policy import Signal
 from tests.collector.components.batches import TESTDATA, batch, counter, load_config, logs, settings
 from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
@@ -28,7 +37,7 @@ from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
 FAST_RETRY = RetrySettings(
     initial_interval=Duration(0.01), max_interval=Duration(0.02), max_elapsed_time=Duration(2.0)
 )
-INSECURE = ClientTLSSettings(insecure=True)
+INSECURE = TLSClientConfig(insecure=True)
 SENT = "otelcol_exporter_sent_log_records_total"
 FAILED = "otelcol_exporter_send_failed_log_records_total"
 
@@ -225,11 +234,60 @@ def test_works_on_uvloop(sink: GrpcSink) -> None:
 
 def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
     with GrpcSink(cert_folder=tmp_path) as secure:
-        tls = ClientTLSSettings(ca_file=str(secure.ca_file))
+        tls = TLSClientConfig(ca_file=str(secure.ca_file))
         used = run(config(secure, endpoint=f"localhost:{secure.port}", tls=tls), consume_logs(1))
         (call,) = secure.wait_for(1)
         assert call.body == logs(1).SerializeToString()
         assert counter(used, SENT, exporter="otlp") == 1
+
+
+class Signer(Component):
+    """A client authenticator; `secret` as basicauth's and bearertokenauth's are."""
+
+    def __init__(self, secret: bool) -> None:
+        self.requires_transport_security = secret
+
+    def request_headers(self) -> Mapping[str, str]:
+        return {"Authorization": "Bearer t0ken"}
+
+
+def test_credentials_that_require_tls_refuse_a_plaintext_channel(sink: GrpcSink) -> None:
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = Signer(secret=True)
+    host.extensions[ComponentID("headers")] = Signer(secret=False)
+    exporter = FACTORY.create(
+        settings("otlp"), config(sink, auth=AuthConfig("bearertokenauth")), frozenset(Signal)
+    )
+    with pytest.raises(ValueError) as refused:
+        asyncio.run(exporter.start(host))
+    assert str(refused.value) == (
+        "grpc: the credentials require transport level security "
+        "(use grpc.WithTransportCredentials() to set)"
+    )
+
+    async def signed(exporter: Exporter) -> None:
+        await exporter.start(host)
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+        await exporter.shutdown()
+
+    exporter = FACTORY.create(
+        settings("otlp"), config(sink, auth=AuthConfig("headers")), frozenset(Signal)
+    )
+    asyncio.run(signed(exporter))
+    (call,) = sink.wait_for(1)
+    assert call.metadata["authorization"] == "Bearer t0ken"
+
+
+def test_a_server_only_extension_is_not_a_client_authenticator(sink: GrpcSink) -> None:
+    host = Host()
+    host.extensions[ComponentID("basicauth", "server")] = Component()
+    exporter = FACTORY.create(
+        settings("otlp"), config(sink, auth=AuthConfig("basicauth/server")), frozenset(Signal)
+    )
+    with pytest.raises(
+        ValueError, match=r"^requested authenticator is not a gRPC client authenticator$"
+    ):
+        asyncio.run(exporter.start(host))
 
 
 def test_plaintext_client_cannot_reach_a_tls_server(tmp_path: Path) -> None:

@@ -530,6 +530,15 @@ def test_unsupported_encoding(start: Start) -> None:
         400,
         {"code": 3, "message": "unsupported Content-Encoding: br"},
     )
+    # No Content-Type: the Status is JSON, upstream's fallback format.
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces", b"{}", None, headers={"Content-Encoding": "br"}
+    )
+    assert (status, headers["content-type"], json.loads(body)["code"]) == (
+        400,
+        "application/json",
+        3,
+    )
     # Upstream's literal answer when the error cannot be written in the request's format.
     status, headers, body = post(
         f"{receiver.http}/v1/traces", b"x", "text/plain", headers={"Content-Encoding": "snappy"}
@@ -795,8 +804,19 @@ def test_authenticator(start: Start) -> None:
         host=host,
     )
     body = traces_request().SerializeToString()
-    status, _, answer = post(f"{receiver.http}/v1/traces", body)
-    assert (status, answer) == (401, b"Unauthorized\n")
+    # Upstream (since v0.124): a Status with the authenticator's reason, in
+    # the request's format; JSON when the request names none.
+    refused = {"code": 16, "message": "missing or wrong bearer token"}
+    for content_type, answered in [
+        ("application/x-protobuf", "application/x-protobuf"),
+        ("application/json", "application/json"),
+        (None, "application/json"),
+    ]:
+        status, headers, answer = post(f"{receiver.http}/v1/traces", body, content_type)
+        assert (status, headers["content-type"]) == (401, answered)
+        assert status_of(answer, answered) == refused
+    status, _, answer = post(f"{receiver.http}/v1/traces", body, "text/plain")
+    assert status == 500 and json.loads(answer)["code"] == 13
     assert (
         post(f"{receiver.http}/v1/traces", body, headers={"Authorization": "Bearer s3cret"})[0]
         == 200

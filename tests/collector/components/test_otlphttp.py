@@ -30,8 +30,9 @@ from sluice.collector.component import (
 from sluice.collector.components.exporters.otlphttp import FACTORY
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.components.exporters.otlphttp.response import retry_after
+from sluice.collector.configauth import AuthConfig
 from sluice.collector.confmap.decode import Duration
-from sluice.collector.exporterhelper import AuthSettings, QueueSettings, RetrySettings
+from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.rpc_status import encode_status
 from sluice.policy import Signal
 from tests.collector.components.batches import (
@@ -125,7 +126,7 @@ def test_full_config_decodes_every_key() -> None:
     assert config.headers == {"X-Scope-OrgID": "tenant-1"}
     assert (config.encoding, config.compression, config.timeout) == ("json", "zstd", 10.0)
     assert config.tls.server_name_override == "otel.internal"
-    assert config.auth == AuthSettings("bearertokenauth")
+    assert config.auth == AuthConfig("bearertokenauth")
     assert config.retry_on_failure.max_elapsed_time == 600.0
     assert config.sending_queue.sizer == "items"
 
@@ -251,14 +252,14 @@ def test_the_authenticator_signs_every_attempt(sink: Upstream) -> None:
     async def body(exporter: Exporter, _: Settings) -> None:
         await exporter.consumer(Signal.LOG).consume(logs(1))
 
-    run(config(sink, auth=AuthSettings("bearertokenauth")), body, host=host)
+    run(config(sink, auth=AuthConfig("bearertokenauth")), body, host=host)
     requests = sink.wait_for(2)
     assert [r.header("Authorization") for r in requests] == ["Bearer token-1", "Bearer token-2"]
 
 
 def test_a_missing_authenticator_fails_the_start(sink: Upstream) -> None:
     exporter = FACTORY.create(
-        settings("otlphttp"), config(sink, auth=AuthSettings("oauth2client")), frozenset(Signal)
+        settings("otlphttp"), config(sink, auth=AuthConfig("oauth2client")), frozenset(Signal)
     )
     with pytest.raises(ValueError, match='authenticator "oauth2client": authenticator not found'):
         asyncio.run(exporter.start(Host()))
@@ -557,11 +558,15 @@ def test_items_sizer_counts_items(sink: Upstream) -> None:
     run(config(sink, sending_queue=queue), body)
 
 
-def test_tls_with_the_servers_ca(tmp_path: Path) -> None:
+@pytest.mark.parametrize("given", ["ca_file", "ca_pem"])
+def test_tls_with_the_servers_ca(tmp_path: Path, given: str) -> None:
     from tests.collector.components.tls_sink import TlsUpstream
 
     with TlsUpstream(tmp_path) as secure:
-        tls = replace(OtlpHttpConfig().tls, ca_file=str(secure.ca_file))
+        if given == "ca_file":
+            tls = replace(OtlpHttpConfig().tls, ca_file=str(secure.ca_file))
+        else:
+            tls = replace(OtlpHttpConfig().tls, ca_pem=secure.ca_file.read_text())
 
         async def body(exporter: Exporter, _: Settings) -> None:
             await exporter.consumer(Signal.LOG).consume(logs(1))

@@ -23,6 +23,27 @@ class Duration(float):
     integer is nanoseconds, as upstream."""
 
 
+class Opaque(str):
+    """A secret (a password, a token), as upstream's ``configopaque.String``:
+    it compares, hashes and encodes as its value, but prints, formats and
+    reprs as ``[REDACTED]`` so that no log line, error message or dumped
+    config shows it. :meth:`reveal` gives the plain text."""
+
+    def __str__(self) -> str:
+        return REDACTED
+
+    def __repr__(self) -> str:
+        return repr(REDACTED)
+
+    def __format__(self, spec: str) -> str:
+        return format(REDACTED, spec)
+
+    def reveal(self) -> str:
+        return str.__str__(self)
+
+
+REDACTED = "[REDACTED]"
+
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 
@@ -80,9 +101,10 @@ def _go_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _mismatch(expected: str, value: Any) -> str:
+def _mismatch(expected: str, value: Any, secret: bool = False) -> str:
+    shown = REDACTED if secret else value
     return (
-        f"expected type '{expected}', got unconvertible type '{_go_type(value)}', value: '{value}'"
+        f"expected type '{expected}', got unconvertible type '{_go_type(value)}', value: '{shown}'"
     )
 
 
@@ -212,10 +234,10 @@ def _scalar(hint: Any, value: Any, path: str, problems: Problems, current: Any) 
         except ValueError:
             problems.add(path, _mismatch("float64", value))
             return current
-    if hint is str:
+    if hint is str or hint is Opaque:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            return str(value)
-        problems.add(path, _mismatch("string", value))
+            return hint(value)
+        problems.add(path, _mismatch("string", value, secret=hint is Opaque))
         return current
     raise TypeError(f"config field type {hint!r} is not supported")
 

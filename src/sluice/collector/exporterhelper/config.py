@@ -97,22 +97,20 @@ class RetrySettings:
                 yield key, "'max_elapsed_time' must not be less than 'max_interval'"
 
 
-@dataclass
-class AuthSettings:
-    """``auth``: the id of an authenticator extension (``bearertokenauth``,
-    ``basicauth``...) whose headers go with every request."""
+def is_header_name(name: str) -> bool:
+    """An HTTP token, as a header name must be."""
+    return _TOKEN.fullmatch(name) is not None
 
-    authenticator: str = ""
 
-    def problems(self) -> Iterator[Problem]:
-        if not self.authenticator:
-            yield "auth::authenticator", "must name an authenticator extension"
+def is_header_value(value: str) -> bool:
+    """ASCII on one line: a value that cannot smuggle a header or a request."""
+    return value.isascii() and not any(c in value for c in "\r\n\0")
 
 
 def header_problems(headers: dict[str, str]) -> Iterator[Problem]:
     """Header names must be tokens and values single lines (no request smuggling)."""
     for name, value in headers.items():
-        if not _TOKEN.fullmatch(name):
+        if not is_header_name(name):
             yield f"headers::{name}", "is not a valid header name"
-        elif any(c in value for c in "\r\n\0") or not value.isascii():
+        elif not is_header_value(value):
             yield f"headers::{name}", "a header value must be ASCII without line breaks or NUL"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sluice.collector.components.exporters.debug.go_text import (
+from sluice.collector.internal.go_text import (
     METRIC_TYPES,
     SEVERITIES,
     SPAN_KINDS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sluice.collector.components.exporters.debug.go_text import (
+from sluice.collector.internal.go_text import (
     float_f,
     float_v,
     hex_id,

@@ -7,14 +7,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.component import ComponentConfig, Problem, section_problems
+from sluice.collector.configauth import AuthConfig
+from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
-from sluice.collector.exporterhelper import (
-    AuthSettings,
-    ClientTLSSettings,
-    QueueSettings,
-    RetrySettings,
-)
+from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.exporterhelper.config import header_problems
 
 COMPRESSIONS = ("gzip", "none", "")
@@ -51,14 +48,14 @@ class OtlpGrpcConfig(ComponentConfig):
     compression: str = "gzip"
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
-    tls: ClientTLSSettings = field(default_factory=ClientTLSSettings)
+    tls: TLSClientConfig = field(default_factory=TLSClientConfig)
     keepalive: KeepaliveSettings | None = field(default_factory=KeepaliveSettings)
     balancer_name: str = "round_robin"
     authority: str = ""
     wait_for_ready: bool = False
     read_buffer_size: int = 0
     write_buffer_size: int = 524288
-    auth: AuthSettings | None = None
+    auth: AuthConfig | None = None
     retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
     sending_queue: QueueSettings = field(default_factory=QueueSettings)
     batcher: BatcherSettings = field(default_factory=BatcherSettings)
@@ -116,11 +113,15 @@ class OtlpGrpcConfig(ComponentConfig):
                     "(grpcio negotiates the version)"
                 ),
             )
+        if self.uses_tls and self.tls.cipher_suites:
+            yield (
+                "tls::cipher_suites",
+                "not supported by Sluice's gRPC exporter (grpcio picks the suites)",
+            )
         if self.batcher.enabled:
             yield "batcher::enabled", "not supported by Sluice; use the batch processor"
         yield from header_problems(self.headers)
-        yield from self.tls.problems()
-        if self.auth is not None:
-            yield from self.auth.problems()
+        yield from section_problems("tls", self.tls)
+        yield from section_problems("auth", self.auth)
         yield from self.retry_on_failure.problems()
         yield from self.sending_queue.problems()

@@ -14,19 +14,17 @@ grpc is imported when the exporter starts, not at module load (it costs
 from __future__ import annotations
 
 import logging
-import ssl
 from typing import TYPE_CHECKING, Any
 
 from sluice.collector.component import Host
 from sluice.collector.components.exporters.otlp.config import OtlpGrpcConfig
-from sluice.collector.exporterhelper import (
-    Attempt,
+from sluice.collector.configauth import (
+    TRANSPORT_SECURITY_REQUIRED,
     ClientAuthenticator,
-    ExportError,
-    Sender,
-    partial_success,
-    resolve_authenticator,
+    client_authenticator,
+    requires_transport_security,
 )
+from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.collector.rpc_status import parse_status
 from sluice.policy import Signal
@@ -43,11 +41,6 @@ RETRYABLE_CODES = frozenset(
     ("CANCELLED", "DEADLINE_EXCEEDED", "ABORTED", "OUT_OF_RANGE", "UNAVAILABLE", "DATA_LOSS")
 )
 _STATUS_DETAILS = "grpc-status-details-bin"
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as file:
-        return file.read()
 
 
 def channel_options(config: OtlpGrpcConfig) -> list[tuple[str, Any]]:
@@ -97,7 +90,13 @@ class OtlpGrpcSender(Sender):
         import grpc
 
         self._grpc = grpc
-        self.authenticator = resolve_authenticator(host, self.config.auth)
+        self.authenticator = client_authenticator(self.config.auth, host, "gRPC")
+        if (
+            self.authenticator is not None
+            and requires_transport_security(self.authenticator)
+            and not self.config.uses_tls
+        ):
+            raise ValueError(TRANSPORT_SECURITY_REQUIRED)
         compression = (
             grpc.Compression.Gzip
             if self.config.compression == "gzip"
@@ -116,19 +115,8 @@ class OtlpGrpcSender(Sender):
             )
 
     def _credentials(self) -> grpc.ChannelCredentials:
-        tls = self.config.tls
-        try:
-            roots = _read(tls.ca_file) if tls.ca_file else (tls.ca_pem.encode() or None)
-            key = _read(tls.key_file) if tls.key_file else None
-            chain = _read(tls.cert_file) if tls.cert_file else None
-        except OSError as problem:
-            raise ValueError(f"failed to load TLS config: {problem}") from None
-        if roots is not None:
-            try:
-                ssl.create_default_context(cadata=roots.decode("latin-1"))
-            except (ssl.SSLError, ValueError) as problem:
-                raise ValueError(f"failed to load TLS config: ca_file: {problem}") from None
-        return self._grpc.ssl_channel_credentials(roots, key, chain)
+        """Raises TLSError (a ValueError) naming what does not load."""
+        return self._grpc.ssl_channel_credentials(*self.config.tls.grpc_pem())
 
     async def prepare(self, signal: Signal, data: Any) -> Attempt:
         payload = bytes(data.SerializeToString())

@@ -12,6 +12,8 @@ from sluice.policy import Signal
 
 class OtlpGrpcExporterFactory(ExporterFactory[OtlpGrpcConfig]):
     component_type = "otlp"
+    aliases: ClassVar[tuple[str, ...]] = ("otlp_grpc",)
+    """Upstream's name for it since v0.144 (``otlp`` stays as its deprecated alias)."""
     module = "go.opentelemetry.io/collector/exporter/otlpexporter"
     stability: ClassVar[Mapping[str, str]] = {
         "logs": "beta",

@@ -9,14 +9,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
-from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem
+from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem, section_problems
+from sluice.collector.configauth import AuthConfig
+from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
-from sluice.collector.exporterhelper import (
-    AuthSettings,
-    ClientTLSSettings,
-    QueueSettings,
-    RetrySettings,
-)
+from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.exporterhelper.config import header_problems
 from sluice.policy import Signal
 
@@ -44,8 +41,8 @@ class OtlpHttpConfig(ComponentConfig):
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
     """For one request, from connecting to the end of the answer."""
-    tls: ClientTLSSettings = field(default_factory=ClientTLSSettings)
-    auth: AuthSettings | None = None
+    tls: TLSClientConfig = field(default_factory=TLSClientConfig)
+    auth: AuthConfig | None = None
     retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
     sending_queue: QueueSettings = field(default_factory=QueueSettings)
     proxy_url: str = ""
@@ -96,9 +93,8 @@ class OtlpHttpConfig(ComponentConfig):
             yield "timeout", "must be non-negative"
         if self.cookies is not None and self.cookies.enabled:
             yield "cookies::enabled", "cookies are not supported by Sluice's otlphttp exporter"
-        yield from self.tls.problems()
-        if self.auth is not None:
-            yield from self.auth.problems()
+        yield from section_problems("tls", self.tls)
+        yield from section_problems("auth", self.auth)
         yield from self.retry_on_failure.problems()
         yield from self.sending_queue.problems()
 

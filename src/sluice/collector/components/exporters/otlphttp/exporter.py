@@ -9,20 +9,14 @@ the batch again, after its backoff.
 from __future__ import annotations
 
 import logging
-import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
 from sluice.collector.component import SIGNAL_NAMES, Host
 from sluice.collector.components.exporters.otlphttp import body, response
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
-from sluice.collector.exporterhelper import (
-    Attempt,
-    ClientAuthenticator,
-    ExportError,
-    Sender,
-    resolve_authenticator,
-)
+from sluice.collector.configauth import ClientAuthenticator, client_authenticator
+from sluice.collector.exporterhelper import Attempt, ExportError, Sender
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamError, UpstreamPool
@@ -68,8 +62,10 @@ class OtlpHttpSender(Sender):
         self.authenticator: ClientAuthenticator | None = None
 
     async def start(self, host: Host) -> None:
-        self.authenticator = resolve_authenticator(host, self.config.auth)
-        tls = self._tls_context()
+        self.authenticator = client_authenticator(self.config.auth, host, "HTTP")
+        # `insecure` does not apply to HTTP: the URL's scheme says whether TLS
+        # is used, as upstream. Raises TLSError (a ValueError).
+        tls = self.config.tls.https_context()
         pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
         for signal in self.signals:
             url = self.config.signal_url(signal)
@@ -84,14 +80,6 @@ class OtlpHttpSender(Sender):
                     server_name=self.config.tls.server_name_override,
                 )
             self.routes[signal] = _Route(url, pools[origin])
-
-    def _tls_context(self) -> ssl.SSLContext:
-        """The context for https URLs (`insecure` does not apply to HTTP:
-        the URL's scheme says whether TLS is used, as upstream)."""
-        try:
-            return self.config.tls.context()
-        except (OSError, ssl.SSLError) as problem:
-            raise ValueError(f"failed to load TLS config: {problem}") from None
 
     async def prepare(self, signal: Signal, data: Any) -> Attempt:
         try:

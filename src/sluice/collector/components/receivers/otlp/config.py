@@ -8,25 +8,19 @@ its absent keys keep upstream's defaults.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
+from sluice.collector.confighttp import MIB, NO_TIME, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.transport.listener import parse_endpoint
 
-MIB = 1 << 20
-NO_TIME = Duration(0)
 DEFAULT_MAX_RECV_MSG_SIZE_MIB = 4
 """gRPC's own limit, which upstream keeps when ``max_recv_msg_size_mib`` is 0."""
-DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
-"""confighttp's limit when ``max_request_body_size`` is 0 or less."""
-COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
-"""confighttp's default ``compression_algorithms`` (and every name it knows)."""
 TCP_TRANSPORTS = ("tcp", "tcp4", "tcp6")
 
 
@@ -93,8 +87,8 @@ class GrpcConfig:
         for key in ("read_buffer_size", "write_buffer_size"):
             if getattr(self, key) < 0:
                 yield key, f"invalid {key} value: {getattr(self, key)}"
-        yield from _section("tls", self.tls)
-        yield from _section("auth", self.auth)
+        yield from section_problems("tls", self.tls)
+        yield from section_problems("auth", self.auth)
 
     @property
     def max_message_bytes(self) -> int:
@@ -102,59 +96,21 @@ class GrpcConfig:
 
 
 @dataclass
-class CorsConfig:
-    """``cors``: applied when `allowed_origins` is not empty."""
-
-    allowed_origins: list[str] = field(default_factory=list)
-    allowed_headers: list[str] = field(default_factory=list)
-    max_age: int = 0
-
-
-@dataclass
-class HttpAuthConfig(AuthConfig):
-    request_params: list[str] = field(default_factory=list)
-    """Query parameters handed to the authenticator as headers (the query wins)."""
-
-
-@dataclass
-class HttpConfig:
+class HttpConfig(HttpServerConfig):
     """``protocols.http`` (upstream ``confighttp.ServerConfig`` and URL paths)."""
 
     endpoint: str = "localhost:4318"
-    tls: TLSServerConfig | None = None
-    cors: CorsConfig | None = None
-    auth: HttpAuthConfig | None = None
-    max_request_body_size: int = 0
-    """Largest body in bytes, before and after decompression; 0: 20 MiB."""
-    include_metadata: bool = False
-    response_headers: dict[str, str] = field(default_factory=dict)
-    compression_algorithms: list[str] = field(default_factory=lambda: list(COMPRESSION_ALGORITHMS))
-    read_timeout: Duration = NO_TIME
-    read_header_timeout: Duration = NO_TIME
-    write_timeout: Duration = NO_TIME
-    idle_timeout: Duration = NO_TIME
     traces_url_path: str = "/v1/traces"
     metrics_url_path: str = "/v1/metrics"
     logs_url_path: str = "/v1/logs"
 
     def validate(self) -> Iterator[Problem]:
-        yield from _endpoint_problems(self.endpoint)
+        yield from super().validate()
         for key in ("traces_url_path", "metrics_url_path", "logs_url_path"):
             try:
                 url_path(getattr(self, key))
             except ValueError as problem:
                 yield key, str(problem)
-        for name in self.compression_algorithms:
-            if name not in COMPRESSION_ALGORITHMS:
-                yield "compression_algorithms", f'unsupported compression algorithm "{name}"'
-        yield from _section("tls", self.tls)
-        yield from _section("auth", self.auth)
-
-    @property
-    def max_body_bytes(self) -> int:
-        if self.max_request_body_size <= 0:
-            return DEFAULT_MAX_REQUEST_BODY_SIZE
-        return self.max_request_body_size
 
 
 @dataclass
@@ -171,8 +127,8 @@ class OtlpReceiverConfig(ComponentConfig):
         grpc, http = self.protocols.grpc, self.protocols.http
         if grpc is None and http is None:
             yield "", "must specify at least one protocol when using the OTLP receiver"
-        yield from _section("protocols::grpc", grpc)
-        yield from _section("protocols::http", http)
+        yield from section_problems("protocols::grpc", grpc)
+        yield from section_problems("protocols::http", http)
 
 
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -196,15 +152,3 @@ def _endpoint_problems(endpoint: str) -> Iterator[Problem]:
         parse_endpoint(endpoint)
     except ValueError as problem:
         yield "endpoint", str(problem)
-
-
-class _Section(Protocol):
-    def validate(self) -> Iterable[Problem]: ...
-
-
-def _section(key: str, section: _Section | None) -> Iterator[Problem]:
-    """A nested section's problems, their keys below `key` (none when absent)."""
-    if section is None:
-        return
-    for below, message in section.validate():
-        yield (f"{key}::{below}" if below else key), message

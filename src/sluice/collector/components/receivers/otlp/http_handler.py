@@ -1,25 +1,26 @@
 """OTLP/HTTP: the handler the shared HTTP server runs for the receiver.
 
-Checks run in upstream's order, each with upstream's answer: CORS preflight,
-authentication (401), ``Content-Encoding`` (400), the path (404: only the
-signals some pipeline uses have one), the method (405), the media type (415),
-then the body is decompressed (within ``max_request_body_size``: 413 past it),
-decoded once into the pipeline's message (400 with a ``google.rpc.Status``
-when it is not an export request) and exported. The answer is an export
-response, or a Status, in the request's format.
+Checks run in upstream's order, each with upstream's answer (CORS preflight
+and authentication come first, in :mod:`sluice.collector.confighttp`, which
+answers a refused credential with :func:`error_answer`: 401 with a Status
+holding the authenticator's reason): ``Content-Encoding`` (400), the path
+(404: only the signals some pipeline uses have one), the method (405), the
+media type (415), then the body is decompressed (within
+``max_request_body_size``: 413 past it), decoded once into the pipeline's
+message (400 with a ``google.rpc.Status`` when it is not an export request)
+and exported. The answer is an export response, or a Status, in the
+request's format.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 from sluice.collector import pdata
 from sluice.collector.components.receivers.otlp.config import HttpConfig, url_path
-from sluice.collector.components.receivers.otlp.cors import CorsPolicy
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.components.receivers.otlp.status import (
     JSON,
@@ -29,7 +30,6 @@ from sluice.collector.components.receivers.otlp.status import (
     code_for_http,
     status_body,
 )
-from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
 from sluice.policy import Signal
 from sluice.telemetry import compression, otlp_pbjson
 from sluice.transport.http_server import Headers, Request, Response
@@ -48,13 +48,7 @@ _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
 class OtlpHttpHandler:
     """Serves ``POST <path>`` for each signal that has an :class:`Ingest`."""
 
-    def __init__(
-        self,
-        config: HttpConfig,
-        ingests: Mapping[Signal, Ingest],
-        authenticator: ServerAuthenticator | None,
-        log: logging.Logger,
-    ):
+    def __init__(self, config: HttpConfig, ingests: Mapping[Signal, Ingest]):
         paths = {
             Signal.TRACE: config.traces_url_path,
             Signal.METRIC: config.metrics_url_path,
@@ -63,42 +57,14 @@ class OtlpHttpHandler:
         self._routes = {url_path(paths[signal]): ingest for signal, ingest in ingests.items()}
         self._limit = config.max_body_bytes
         self._encodings = frozenset(config.compression_algorithms)
-        self._cors = (
-            CorsPolicy(config.cors) if config.cors and config.cors.allowed_origins else None
-        )
-        self._authenticator = authenticator
-        self._request_params = tuple(config.auth.request_params) if config.auth else ()
-        self._extra: Headers = [
-            (name.encode("latin-1"), value.encode("latin-1"))
-            for name, value in config.response_headers.items()
-        ]
-        self._log = log
 
     async def __call__(self, request: Request) -> Response:
-        cors = self._cors
-        if cors is not None and cors.is_preflight(request):
-            response = cors.preflight(request)
-        else:
-            response = await self._answer(request)
-            if cors is not None:
-                cors.decorate(request, response)
-        if self._extra:
-            response.headers[:0] = self._extra
-        return response
-
-    async def _answer(self, request: Request) -> Response:
-        if self._authenticator is not None:
-            try:
-                await self._authenticator.authenticate(self._auth_headers(request))
-            except AuthenticationError as refused:
-                self._log.debug("request refused by the authenticator: %s", refused)
-                return Response(401, b"Unauthorized\n", content_type=_TEXT)
         media = _media_type(request.header(b"content-type"))
         encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip().lower()
         if encoding == "identity":
             encoding = ""
         if encoding not in self._encodings or encoding not in _DECODERS:
-            return _error(media, 400, f"unsupported Content-Encoding: {encoding}")
+            return error_answer(request, 400, f"unsupported Content-Encoding: {encoding}")
         path = request.path if "%" not in request.path else unquote(request.path)
         ingest = self._routes.get(path)
         if ingest is None:
@@ -132,17 +98,6 @@ class OtlpHttpHandler:
             return _refused(media, refusal)
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
 
-    def _auth_headers(self, request: Request) -> dict[str, str]:
-        headers = {
-            name.decode("latin-1"): value.decode("latin-1")
-            for name, value in request.headers.items()
-        }
-        if self._request_params and request.query:
-            for name, value in parse_qsl(request.query):
-                if name in self._request_params:
-                    headers[name.lower()] = value
-        return headers
-
 
 def _media_type(content_type: bytes | None) -> str | None:
     """PROTOBUF or JSON (parameters ignored), None for anything else."""
@@ -150,6 +105,15 @@ def _media_type(content_type: bytes | None) -> str | None:
         return None
     media = content_type.split(b";", 1)[0].strip().lower().decode("latin-1")
     return media if media in (PROTOBUF, JSON) else None
+
+
+def error_answer(request: Request, status: int, message: str) -> Response:
+    """An error answered before the media type is checked (a refused
+    credential, an unaccepted ``Content-Encoding``): a Status in the
+    request's format, JSON when it names none (upstream's error handler,
+    which the receiver also gives its confighttp server)."""
+    content_type = request.header(b"content-type")
+    return _error(JSON if not content_type else _media_type(content_type), status, message)
 
 
 def _decode(signal: Signal, media: str, body: bytes) -> Any:

@@ -8,17 +8,19 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import Mapping
-from dataclasses import replace
 
 from sluice.collector.component import Component, Consumer, Host, Settings
 from sluice.collector.components.receivers.otlp.config import HttpConfig, OtlpReceiverConfig
 from sluice.collector.components.receivers.otlp.grpc_service import OtlpGrpcServer
-from sluice.collector.components.receivers.otlp.http_handler import OtlpHttpHandler
+from sluice.collector.components.receivers.otlp.http_handler import (
+    OtlpHttpHandler,
+    error_answer,
+)
 from sluice.collector.components.receivers.otlp.ingest import Ingest
-from sluice.collector.configauth import AuthConfig, ServerAuthenticator
+from sluice.collector.configauth import server_authenticator
+from sluice.collector.confighttp import ServerMiddleware
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
-from sluice.transport.http_server import ServerLimits
 from sluice.transport.listener import HttpListener
 
 SHUTDOWN_GRACE = 5.0
@@ -57,7 +59,7 @@ class OtlpReceiver(Component):
         protocols = self._config.protocols
         try:
             if protocols.grpc is not None:
-                auth = _authenticator(protocols.grpc.auth, host)
+                auth = server_authenticator(protocols.grpc.auth, host)
                 self._log.info("Starting GRPC server on %s", protocols.grpc.endpoint)
                 self._grpc = await OtlpGrpcServer.start(
                     protocols.grpc, self._ingests("grpc"), auth, self._log
@@ -70,17 +72,12 @@ class OtlpReceiver(Component):
             raise
 
     async def _start_http(self, config: HttpConfig, host: Host) -> None:
-        if config.cors and not config.cors.allowed_origins and config.cors.allowed_headers:
-            self._log.warning(
-                "The CORS configuration specifies allowed headers but no allowed origins,"
-                " and is therefore ignored."
-            )
-        handler = OtlpHttpHandler(
-            config, self._ingests("http"), _authenticator(config.auth, host), self._log
+        handler = ServerMiddleware.for_host(
+            config, OtlpHttpHandler(config, self._ingests("http")), host, self._log, error_answer
         )
         tls = config.tls.ssl_context() if config.tls is not None else None
         self._log.info("Starting HTTP server on %s", config.endpoint)
-        self._http = await HttpListener.start(handler, config.endpoint, server_limits(config), tls)
+        self._http = await HttpListener.start(handler, config.endpoint, config.server_limits(), tls)
         self.http_port = self._http.port
         if tls is not None and config.tls is not None and config.tls.reload_interval > 0:
             self._reloading = asyncio.get_running_loop().create_task(
@@ -110,25 +107,3 @@ class OtlpReceiver(Component):
             http.stop(SHUTDOWN_GRACE) if http is not None else asyncio.sleep(0),
             grpc.stop(SHUTDOWN_GRACE) if grpc is not None else asyncio.sleep(0),
         )
-
-
-def server_limits(config: HttpConfig) -> ServerLimits:
-    """The shared server's limits for the config: its body limit, and its
-    timeouts where the config sets them (0 keeps the server's own)."""
-    defaults = ServerLimits()
-    body = config.max_body_bytes
-    return replace(
-        defaults,
-        max_body_size=body,
-        # The bodies held at once stay bounded whatever the per-request
-        # limit: one request may go over the budget when nothing else is
-        # being handled (see ConnectionTracker), so one largest body always fits.
-        body_budget=defaults.body_budget,
-        header_timeout=config.read_header_timeout or defaults.header_timeout,
-        body_timeout=config.read_timeout or defaults.body_timeout,
-        idle_timeout=config.idle_timeout or defaults.idle_timeout,
-    )
-
-
-def _authenticator(auth: AuthConfig | None, host: Host) -> ServerAuthenticator | None:
-    return None if auth is None else auth.server_authenticator(host)

@@ -1,12 +1,12 @@
-"""Values written the way the Go collector writes them, so the debug exporter's
-output reads (and diffs) like upstream's: floats as Go's ``%v``, ``%f`` and
-pdata's ``AsString`` print them, attribute values with pdata's type names,
-timestamps as Go's ``time.Time.String()``, enums by pdata's names."""
+"""Values as the Go collector's pdata writes them: floats in Go's ``%v``
+and JSON forms, an ``AnyValue``'s ``AsString`` and ``AsRaw``, and Go's
+``json.Marshal`` of raw values (sorted keys, HTML characters escaped, byte
+slices base64). The debug exporter prints with these; OTTL's ``IsMatch``
+matches against them."""
 
 from __future__ import annotations
 
 import base64
-import datetime
 import json
 import math
 from decimal import Decimal
@@ -22,28 +22,11 @@ VALUE_TYPES = {
     "bytes_value": "Bytes",
     None: "Empty",
 }
-SEVERITIES = ["Unspecified"] + [
-    f"{level}{n if n > 1 else ''}"
-    for level in ("Trace", "Debug", "Info", "Warn", "Error", "Fatal")
-    for n in range(1, 5)
-]
-SPAN_KINDS = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"]
-STATUS_CODES = ["Unset", "Ok", "Error"]
-TEMPORALITIES = ["Unspecified", "Delta", "Cumulative"]
-METRIC_TYPES = {
-    None: "Empty",
-    "gauge": "Gauge",
-    "sum": "Sum",
-    "histogram": "Histogram",
-    "exponential_histogram": "ExponentialHistogram",
-    "summary": "Summary",
-}
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+"""pdata's ``ValueType`` names, by ``AnyValue`` field."""
 
 
-def enum_name(names: list[str], number: int) -> str:
-    """pdata's name of an enum value ("" for one it does not know)."""
-    return names[number] if 0 <= number < len(names) else ""
+class NotJson(ValueError):
+    """A value Go's ``json.Marshal`` refuses (a NaN or infinite float)."""
 
 
 def _shortest(x: float) -> tuple[str, int]:
@@ -74,7 +57,8 @@ def _fixed_form(digits: str, point: int, negative: bool) -> str:
     return ("-" if negative else "") + text
 
 
-def _special(x: float) -> str | None:
+def special_float(x: float) -> str | None:
+    """Go's text of a NaN or infinity (None for a finite float)."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
@@ -82,34 +66,44 @@ def _special(x: float) -> str | None:
     return None
 
 
-def float_v(x: float) -> str:
-    """Go's ``%v`` (strconv ``'g'``, shortest): ``1.23``, ``1e+06``, ``1e-05``."""
-    special = _special(x)
+def _finite(x: float) -> tuple[str, int, bool] | str:
+    """(shortest digits, decimal point, negative) of a finite non-zero `x`;
+    otherwise its whole text: ``NaN``, ``+Inf``, ``-Inf``, ``0``, ``-0``."""
+    special = special_float(x)
     if special is not None:
         return special
     negative = math.copysign(1.0, x) < 0
     if x == 0:
         return "-0" if negative else "0"
     digits, point = _shortest(x)
+    return digits, point, negative
+
+
+def float_v(x: float) -> str:
+    """Go's ``%v`` (strconv ``'g'``, shortest): ``1.23``, ``1e+06``, ``1e-05``."""
+    parts = _finite(x)
+    if isinstance(parts, str):
+        return parts
+    digits, point, negative = parts
     if point - 1 < -4 or point - 1 >= 6:
         return _exponent_form(digits, point, negative)
     return _fixed_form(digits, point, negative)
 
 
-def float_f(x: float) -> str:
-    """Go's ``%f``: six decimals."""
-    return _special(x) or f"{x:f}"
+def float_fixed(x: float) -> str:
+    """Go's ``strconv.FormatFloat(x, 'f', -1, 64)``: the shortest digits that
+    read back, never in exponent form (``1e21`` is 22 digits)."""
+    parts = _finite(x)
+    return parts if isinstance(parts, str) else _fixed_form(*parts)
 
 
 def float_as_string(x: float) -> str:
     """pdata's ``AsString`` of a double (JSON's number form): exponent form
     only below 1e-6 or from 1e21, without a padded exponent (``1e-7``)."""
-    if math.isnan(x) or math.isinf(x):
-        return f"json: unsupported value: {float_v(x)}"
-    negative = math.copysign(1.0, x) < 0
-    if x == 0:
-        return "-0" if negative else "0"
-    digits, point = _shortest(x)
+    parts = _finite(x)
+    if isinstance(parts, str):
+        return parts if x == 0 else f"json: unsupported value: {parts}"
+    digits, point, negative = parts
     if abs(x) < 1e-6 or abs(x) >= 1e21:
         return _exponent_form(digits, point, negative, width=1)
     return _fixed_form(digits, point, negative)
@@ -120,24 +114,22 @@ def value_type(value: Any) -> str:
     return VALUE_TYPES[value.WhichOneof("value")]
 
 
-def _raw(value: Any) -> Any:
+def as_raw(value: Any) -> Any:
+    """pdata's ``AsRaw`` of an ``AnyValue``: dicts, lists and scalars."""
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "kvlist_value":
-        return {item.key: _raw(item.value) for item in value.kvlist_value.values}
+        return {item.key: as_raw(item.value) for item in value.kvlist_value.values}
     if kind == "array_value":
-        return [_raw(item) for item in value.array_value.values]
+        return [as_raw(item) for item in value.array_value.values]
     return getattr(value, kind)
 
 
-class _NotJson(ValueError):
-    pass
-
-
-def _json(raw: Any) -> str:
+def go_json(raw: Any) -> str:
     """Go's ``json.Marshal`` of a pdata ``AsRaw`` value (keys sorted, HTML
-    characters escaped, numbers in JSON's shortest form)."""
+    characters escaped, numbers in JSON's shortest form); raises
+    :class:`NotJson` for a NaN or infinite float."""
     if raw is None:
         return "null"
     if isinstance(raw, bool):
@@ -146,18 +138,19 @@ def _json(raw: Any) -> str:
         return str(raw)
     if isinstance(raw, float):
         if math.isnan(raw) or math.isinf(raw):
-            raise _NotJson
+            raise NotJson(f"json: unsupported value: {float_v(raw)}")
         return float_as_string(raw)
     if isinstance(raw, bytes):
-        return _json_string(base64.b64encode(raw).decode())
+        return json_string(base64.b64encode(raw).decode())
     if isinstance(raw, dict):
-        return "{" + ",".join(f"{_json_string(k)}:{_json(raw[k])}" for k in sorted(raw)) + "}"
+        return "{" + ",".join(f"{json_string(k)}:{go_json(raw[k])}" for k in sorted(raw)) + "}"
     if isinstance(raw, list):
-        return "[" + ",".join(_json(item) for item in raw) + "]"
-    return _json_string(str(raw))
+        return "[" + ",".join(go_json(item) for item in raw) + "]"
+    return json_string(str(raw))
 
 
-def _json_string(text: str) -> str:
+def json_string(text: str) -> str:
+    """A JSON string as Go writes it (HTML characters and U+2028/9 escaped)."""
     encoded = json.dumps(text, ensure_ascii=False)
     for char, escape in (
         ("<", "\\u003c"),
@@ -186,28 +179,6 @@ def value_as_string(value: Any) -> str:
     if kind == "bytes_value":
         return base64.b64encode(value.bytes_value).decode()
     try:
-        return _json(_raw(value))
-    except _NotJson:
+        return go_json(as_raw(value))
+    except NotJson:
         return ""  # Go's json.Marshal fails on NaN or Inf; AsString ignores the error
-
-
-def typed(value: Any) -> str:
-    """``Type(value)``, as the detailed dump writes attribute values."""
-    return f"{value_type(value)}({value_as_string(value)})"
-
-
-def timestamp(nanos: int) -> str:
-    """Go's ``time.Time.String()`` of a pdata timestamp, in UTC."""
-    if nanos >= 1 << 63:
-        nanos -= 1 << 64  # pdata reads the fixed64 as int64
-    seconds, fraction = divmod(nanos, 1_000_000_000)
-    moment = _EPOCH + datetime.timedelta(seconds=seconds)
-    text = moment.strftime("%Y-%m-%d %H:%M:%S")
-    if fraction:
-        text += "." + f"{fraction:09d}".rstrip("0")
-    return text + " +0000 UTC"
-
-
-def hex_id(raw: bytes) -> str:
-    """A trace or span id as pdata prints it ("" when all zeros or absent)."""
-    return raw.hex() if any(raw) else ""

@@ -7,12 +7,22 @@ gets no CORS headers (the browser then refuses it)."""
 
 from __future__ import annotations
 
-from sluice.collector.components.receivers.otlp.config import CorsConfig
+from dataclasses import dataclass, field
+
 from sluice.transport.http_server import Headers, Request, Response
 
 _SIMPLE_METHODS = frozenset({"GET", "POST", "HEAD"})
 _DEFAULT_HEADERS = frozenset({"accept", "content-type", "x-requested-with"})
 _PREFLIGHT_VARY = b"Origin, Access-Control-Request-Method, Access-Control-Request-Headers"
+
+
+@dataclass
+class CorsConfig:
+    """``cors``: applied when `allowed_origins` is not empty."""
+
+    allowed_origins: list[str] = field(default_factory=list)
+    allowed_headers: list[str] = field(default_factory=list)
+    max_age: int = 0
 
 
 class CorsPolicy:

@@ -1,0 +1,84 @@
+"""The ``basicauth`` extension's config, as contrib's basicauthextension:
+``htpasswd`` (server side) or ``client_auth`` (client side), never both."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sluice.collector.component import ComponentConfig, Problem, section_problems
+from sluice.collector.confmap.decode import Duration, Opaque
+
+NO_TIME = Duration(0)
+NO_SECRET = Opaque("")
+NO_CREDENTIAL_SOURCE = "no credential source provided"
+INVALID_FORMAT = "invalid authorization format"
+"""Upstream's refusal of a client username holding ``:``."""
+
+
+@dataclass
+class HtpasswdSettings:
+    file: str = ""
+    inline: str = ""
+    """Entries after the file's: for a user in both, the inline entry wins."""
+
+
+@dataclass
+class AwsSecretsManagerSettings:
+    """Upstream's credentials from AWS Secrets Manager: accepted, refused as
+    not supported."""
+
+    secret_arn: str = ""
+    region: str = ""
+    refresh_interval: Duration = NO_TIME
+    username_key: str = ""
+    password_key: str = ""
+
+
+@dataclass
+class ClientAuthSettings:
+    username: str = ""
+    username_file: str = ""
+    """Read at start and re-read when it changes; wins over `username`."""
+    password: Opaque = NO_SECRET
+    password_file: str = ""
+    """Read at start and re-read when it changes; wins over `password`."""
+    aws_secrets_manager: AwsSecretsManagerSettings | None = None
+
+    def validate(self) -> Iterator[Problem]:
+        secrets = self.aws_secrets_manager
+        if secrets is not None:
+            if self.username or self.username_file or self.password or self.password_file:
+                yield (
+                    "",
+                    "aws_secrets_manager cannot be combined with username, username_file, "
+                    "password, or password_file",
+                )
+            elif not secrets.secret_arn:
+                yield "", "aws_secrets_manager.secret_arn is required"
+            yield (
+                "aws_secrets_manager",
+                "not supported by Sluice; use username_file and password_file "
+                "(re-read when they change)",
+            )
+        if ":" in self.username and not self.username_file:
+            yield "username", INVALID_FORMAT
+
+
+@dataclass
+class BasicAuthConfig(ComponentConfig):
+    htpasswd: HtpasswdSettings | None = None
+    client_auth: ClientAuthSettings | None = None
+
+    def validate(self) -> Iterator[Problem]:
+        server, client = self.htpasswd, self.client_auth
+        if server is not None and client is not None:
+            yield "", "only one of `htpasswd` or `client_auth` can be specified"
+        elif server is None and client is None:
+            yield "", NO_CREDENTIAL_SOURCE
+        elif server is not None and not server.file and not server.inline:
+            # Upstream says so when the extension is created; here the
+            # config check already does.
+            yield "htpasswd", NO_CREDENTIAL_SOURCE
+        else:
+            yield from section_problems("client_auth", client)

@@ -1,0 +1,28 @@
+"""The ``attributes`` processor's config: upstream's ``actions`` (see
+:mod:`sluice.collector.internal.attraction`) and ``include`` / ``exclude``
+(see :mod:`sluice.collector.internal.filtermatch`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.internal.attraction import ActionConfig, action_problems
+from sluice.collector.internal.filtermatch import MatchProperties
+
+
+@dataclass(frozen=True)
+class AttributesConfig(ComponentConfig):
+    actions: list[ActionConfig] = field(default_factory=list)
+    """Applied in order to each selected span, log record or data point."""
+    include: MatchProperties | None = None
+    """Only items matching these are processed."""
+    exclude: MatchProperties | None = None
+    """Items matching these are not processed (checked after ``include``)."""
+
+    def validate(self) -> Iterator[Problem]:
+        if not self.actions:
+            yield "", 'missing required field "actions"'
+            return
+        yield from action_problems(self.actions, "actions")

@@ -1,0 +1,193 @@
+"""The ``filter`` processor's config: OTTL conditions per signal and
+``error_mode``, and upstream's legacy ``logs.include`` / ``logs.exclude``
+and ``spans.include`` / ``spans.exclude``, with upstream's keys and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.internal.filtermatch import (
+    AttributeMatch,
+    MatchProperties,
+    SeverityNumberMatch,
+)
+from sluice.ottl import DATAPOINT, LOG, METRIC, PROPAGATE, SPAN, SPAN_EVENT, Context, check
+
+ERROR_MODES = ("ignore", "propagate", "silent")
+LEGACY = (
+    "the legacy include/exclude matching is not supported by Sluice's filter processor "
+    "for metrics; write it as OTTL conditions ({where})"
+)
+SEVERITIES: dict[str, int] = {}
+"""``severity_number.min``'s names (upper-cased) and numbers, as upstream's:
+``TRACE`` = ``"1"``, ``TRACE2`` = ``"2"``... ``FATAL4`` = ``"24"``."""
+for _level, _short in enumerate(("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")):
+    for _step in range(4):
+        _number = _level * 4 + _step + 1
+        SEVERITIES[str(_number)] = SEVERITIES[f"{_short}{_step + 1 if _step else ''}"] = _number
+
+
+@dataclass(frozen=True)
+class SeverityNumberProperties:
+    """``severity_number``: records at `min` or above match; records without
+    a severity number match only with `match_undefined`."""
+
+    min: str = ""
+    """A short name (``INFO``, ``warn2``; case-insensitive) or its number
+    (``"9"``); empty: every defined severity."""
+    match_undefined: bool = False
+
+    def number(self) -> int:
+        return SEVERITIES.get(self.min.upper(), 0)
+
+
+@dataclass(frozen=True)
+class LogMatchProperties:
+    """``logs.include`` / ``logs.exclude`` (upstream's ``LogMatchProperties``):
+    every property given must match; within a list one item is enough,
+    except attributes, every entry of which must match."""
+
+    match_type: str = ""
+    """``strict`` or ``regexp`` (RE2, unanchored)."""
+    resource_attributes: list[AttributeMatch] = field(default_factory=list)
+    record_attributes: list[AttributeMatch] = field(default_factory=list)
+    severity_texts: list[str] = field(default_factory=list)
+    severity_number: SeverityNumberProperties | None = None
+    bodies: list[str] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        """No property to match: upstream ignores such an include/exclude."""
+        return not (
+            self.resource_attributes
+            or self.record_attributes
+            or self.severity_texts
+            or self.bodies
+            or self.severity_number is not None
+        )
+
+    def match_properties(self) -> MatchProperties | None:
+        """As the shared matcher's properties; None when empty."""
+        if self.is_empty():
+            return None
+        severity = self.severity_number
+        return MatchProperties(
+            match_type=self.match_type,
+            resources=self.resource_attributes,
+            attributes=self.record_attributes,
+            log_severity_texts=self.severity_texts,
+            log_bodies=self.bodies,
+            log_severity_number=None
+            if severity is None
+            else SeverityNumberMatch(severity.number(), severity.match_undefined),
+        )
+
+
+@dataclass(frozen=True)
+class LogFilters:
+    log_record: list[str] = field(default_factory=list)
+    """Drop a log record when any condition is true (log context)."""
+    include: LogMatchProperties | None = None
+    """Keep only the records that match (legacy)."""
+    exclude: LogMatchProperties | None = None
+    """Drop the records that match, after ``include`` (legacy)."""
+
+
+@dataclass(frozen=True)
+class SpanMatchConfig:
+    """``spans``: upstream's legacy span matching, the attributes
+    processor's ``include`` / ``exclude`` properties."""
+
+    include: MatchProperties | None = None
+    exclude: MatchProperties | None = None
+
+
+@dataclass(frozen=True)
+class MetricFilters:
+    metric: list[str] = field(default_factory=list)
+    """Drop a metric when any condition is true (metric context)."""
+    datapoint: list[str] = field(default_factory=list)
+    """Drop a data point when any condition is true (data point context); a
+    metric left with no data points is dropped."""
+    include: Any = None
+    exclude: Any = None
+    regexp: Any = None
+
+
+@dataclass(frozen=True)
+class TraceFilters:
+    span: list[str] = field(default_factory=list)
+    """Drop a span when any condition is true (span context)."""
+    spanevent: list[str] = field(default_factory=list)
+    """Drop a span event when any condition is true (span event context)."""
+
+
+@dataclass(frozen=True)
+class FilterConfig(ComponentConfig):
+    error_mode: str = PROPAGATE
+    """What a condition that fails on an item does: ``propagate`` (the batch
+    is refused), ``ignore`` (logged, the condition counts as false) or
+    ``silent`` (the same, not logged). Case-insensitive, as upstream."""
+    logs: LogFilters = field(default_factory=LogFilters)
+    metrics: MetricFilters = field(default_factory=MetricFilters)
+    traces: TraceFilters = field(default_factory=TraceFilters)
+    spans: SpanMatchConfig = field(default_factory=SpanMatchConfig)
+
+    @property
+    def mode(self) -> str:
+        return self.error_mode.lower()
+
+    def conditions(self) -> list[tuple[str, Context, list[str]]]:
+        """(key path, context, conditions) of every condition list."""
+        return [
+            ("logs::log_record", LOG, self.logs.log_record),
+            ("metrics::metric", METRIC, self.metrics.metric),
+            ("metrics::datapoint", DATAPOINT, self.metrics.datapoint),
+            ("traces::span", SPAN, self.traces.span),
+            ("traces::spanevent", SPAN_EVENT, self.traces.spanevent),
+        ]
+
+    def validate(self) -> Iterator[Problem]:
+        if self.mode not in ERROR_MODES:
+            yield "error_mode", f"unknown error mode {self.mode}"
+        yield from self._legacy()
+        for key, context, conditions in self.conditions():
+            for index, condition in enumerate(conditions):
+                if not isinstance(condition, str):
+                    yield f"{key}[{index}]", "a condition must be a string"
+            texts = [c for c in conditions if isinstance(c, str)]
+            for index, message in check(context, texts):
+                yield f"{key}[{index}]", message
+
+    def _legacy(self) -> Iterator[Problem]:
+        """Upstream's check against mixing both styles (its wording) and of
+        ``severity_number.min``; Sluice's refusal of legacy metric matching."""
+        legacy = {
+            "spans": [self.spans.include, self.spans.exclude],
+            "metrics": [self.metrics.include, self.metrics.exclude],
+            "logs": [self.logs.include, self.logs.exclude],
+        }
+        has_ottl = {
+            "spans": bool(self.traces.span or self.traces.spanevent),
+            "metrics": bool(self.metrics.metric or self.metrics.datapoint),
+            "logs": bool(self.logs.log_record),
+        }
+        for signal, given in legacy.items():
+            if has_ottl[signal] and any(p is not None for p in given):
+                yield (
+                    "",
+                    f"cannot use ottl conditions and include/exclude for {signal} at the same time",
+                )
+        for key in ("include", "exclude", "regexp"):
+            if getattr(self.metrics, key) is not None:
+                yield f"metrics::{key}", LEGACY.format(where="metrics.metric")
+        for key in ("include", "exclude"):
+            properties: LogMatchProperties | None = getattr(self.logs, key)
+            severity = properties.severity_number if properties is not None else None
+            if severity is not None and severity.min and severity.number() == 0:
+                yield (
+                    f"logs::{key}::severity_number::min",
+                    f"'{severity.min}' is not a valid severity: not a valid severity",
+                )

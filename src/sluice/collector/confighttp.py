@@ -1,0 +1,191 @@
+"""An HTTP server's settings as upstream's ``confighttp.ServerConfig`` reads
+them, and what they do to every request, whichever component serves: CORS
+preflights answered first, the ``auth`` authenticator (401 with its reason
+otherwise, in the component's error format), the ``response_headers`` on
+every answer, and the shared server's limits from the body size and timeouts.
+The otlp receiver's HTTP protocol and the zpages extension serve through it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from urllib.parse import parse_qsl
+
+from sluice.collector.component import Host, Problem, section_problems
+from sluice.collector.configauth import (
+    AuthConfig,
+    AuthenticationError,
+    ServerAuthenticator,
+    server_authenticator,
+)
+from sluice.collector.configtls import TLSServerConfig
+from sluice.collector.confmap.decode import Duration
+from sluice.collector.cors import CorsConfig, CorsPolicy
+from sluice.transport.http_server import Handler, Headers, Request, Response, ServerLimits
+from sluice.transport.listener import parse_endpoint
+
+MIB = 1 << 20
+NO_TIME = Duration(0)
+DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
+"""confighttp's limit when ``max_request_body_size`` is 0 or less."""
+COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
+"""confighttp's default ``compression_algorithms`` (and every name it knows)."""
+TEXT_PLAIN = b"text/plain; charset=utf-8"
+
+ErrorAnswer = Callable[[Request, int, str], Response]
+"""How a component answers an error the settings decide (a refused
+credential): the request, the HTTP status and the message (upstream's
+``confighttp.WithErrorHandler``)."""
+
+
+def text_error(request: Request, status: int, message: str) -> Response:
+    """Go's ``http.Error``: the message as plain text, what upstream answers
+    when the component gives no error handler (zpages)."""
+    return Response(
+        status,
+        f"{message}\n".encode(),
+        [(b"X-Content-Type-Options", b"nosniff")],
+        content_type=TEXT_PLAIN,
+    )
+
+
+@dataclass
+class HttpAuthConfig(AuthConfig):
+    request_params: list[str] = field(default_factory=list)
+    """Query parameters handed to the authenticator as headers (the query wins)."""
+
+
+@dataclass
+class HttpServerConfig:
+    """``confighttp.ServerConfig``'s keys (a component sets its own default
+    ``endpoint`` and adds its keys in a subclass)."""
+
+    endpoint: str = ""
+    tls: TLSServerConfig | None = None
+    cors: CorsConfig | None = None
+    auth: HttpAuthConfig | None = None
+    max_request_body_size: int = 0
+    """Largest body in bytes, before and after decompression; 0: 20 MiB."""
+    include_metadata: bool = False
+    response_headers: dict[str, str] = field(default_factory=dict)
+    compression_algorithms: list[str] = field(default_factory=lambda: list(COMPRESSION_ALGORITHMS))
+    read_timeout: Duration = NO_TIME
+    read_header_timeout: Duration = NO_TIME
+    write_timeout: Duration = NO_TIME
+    idle_timeout: Duration = NO_TIME
+
+    def validate(self) -> Iterator[Problem]:
+        try:
+            parse_endpoint(self.endpoint)
+        except ValueError as problem:
+            yield "endpoint", str(problem)
+        for name in self.compression_algorithms:
+            if name not in COMPRESSION_ALGORITHMS:
+                yield "compression_algorithms", f'unsupported compression algorithm "{name}"'
+        yield from section_problems("tls", self.tls)
+        yield from section_problems("auth", self.auth)
+
+    @property
+    def max_body_bytes(self) -> int:
+        if self.max_request_body_size <= 0:
+            return DEFAULT_MAX_REQUEST_BODY_SIZE
+        return self.max_request_body_size
+
+    def server_limits(self) -> ServerLimits:
+        """The shared server's limits for these settings: the body limit, and
+        the timeouts where they are set (0 keeps the server's own)."""
+        defaults = ServerLimits()
+        return replace(
+            defaults,
+            max_body_size=self.max_body_bytes,
+            # The bodies held at once stay bounded whatever the per-request
+            # limit: one request may go over the budget when nothing else is
+            # being handled (see ConnectionTracker), so one largest body always fits.
+            body_budget=defaults.body_budget,
+            header_timeout=self.read_header_timeout or defaults.header_timeout,
+            body_timeout=self.read_timeout or defaults.body_timeout,
+            idle_timeout=self.idle_timeout or defaults.idle_timeout,
+        )
+
+
+class ServerMiddleware:
+    """Wraps a component's handler with what the settings do to every
+    request, in upstream's order: a CORS preflight is answered at once,
+    then the authenticator decides (a refusal is logged at debug and
+    answered 401 with its reason by `error_answer`), then the handler
+    answers; CORS and ``response_headers`` go on every answer."""
+
+    def __init__(
+        self,
+        config: HttpServerConfig,
+        handler: Handler,
+        authenticator: ServerAuthenticator | None,
+        log: logging.Logger,
+        error_answer: ErrorAnswer = text_error,
+    ):
+        self._handler = handler
+        self._error_answer = error_answer
+        self._cors = (
+            CorsPolicy(config.cors) if config.cors and config.cors.allowed_origins else None
+        )
+        self._authenticator = authenticator
+        self._request_params = tuple(config.auth.request_params) if config.auth else ()
+        self._extra: Headers = [
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in config.response_headers.items()
+        ]
+        self._log = log
+
+    @classmethod
+    def for_host(
+        cls,
+        config: HttpServerConfig,
+        handler: Handler,
+        host: Host,
+        log: logging.Logger,
+        error_answer: ErrorAnswer = text_error,
+    ) -> ServerMiddleware:
+        """With the authenticator ``auth`` names among the host's extensions
+        (raises ValueError with upstream's wording when it is missing or
+        does not check requests)."""
+        if config.cors and not config.cors.allowed_origins and config.cors.allowed_headers:
+            log.warning(
+                "The CORS configuration specifies allowed headers but no allowed origins,"
+                " and is therefore ignored."
+            )
+        authenticator = server_authenticator(config.auth, host)
+        return cls(config, handler, authenticator, log, error_answer)
+
+    async def __call__(self, request: Request) -> Response:
+        cors = self._cors
+        if cors is not None and cors.is_preflight(request):
+            response = cors.preflight(request)
+        else:
+            response = await self._answer(request)
+            if cors is not None:
+                cors.decorate(request, response)
+        if self._extra:
+            response.headers[:0] = self._extra
+        return response
+
+    async def _answer(self, request: Request) -> Response:
+        if self._authenticator is not None:
+            try:
+                await self._authenticator.authenticate(self._auth_headers(request))
+            except AuthenticationError as refused:
+                self._log.debug("request refused by the authenticator: %s", refused)
+                return self._error_answer(request, 401, str(refused))
+        return await self._handler(request)
+
+    def _auth_headers(self, request: Request) -> dict[str, str]:
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in request.headers.items()
+        }
+        if self._request_params and request.query:
+            for name, value in parse_qsl(request.query):
+                if name in self._request_params:
+                    headers[name.lower()] = value
+        return headers

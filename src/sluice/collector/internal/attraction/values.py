@@ -1,0 +1,176 @@
+"""Attribute values as upstream's ``attraction`` treats them: config values
+turned into ``AnyValue`` the way pdata's ``Value.FromRaw`` does, SHA-256
+hashing of a value's Go byte form, and the ``convert`` rules (Go's
+``strconv.ParseInt`` / ``ParseFloat`` syntax, Go's float-to-int conversion).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import math
+import re
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from sluice.collector.internal.go_text import value_as_string
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+CONVERTED_TYPES = ("string", "int", "double")
+
+
+class UnsupportedValue(ValueError):
+    """A config value pdata cannot hold."""
+
+
+def unsupported(raw: Any) -> str | None:
+    """Why `raw` (a YAML value) cannot become an ``AnyValue``, or None."""
+    if raw is None or isinstance(raw, (bool, float, str, bytes, datetime.date)):
+        return None
+    if isinstance(raw, int):
+        return None if INT64_MIN <= raw <= INT64_MAX else f"integer {raw} overflows int64"
+    if isinstance(raw, list):
+        return next(filter(None, map(unsupported, raw)), None)
+    if isinstance(raw, Mapping):
+        return next(filter(None, map(unsupported, raw.values())), None)
+    return f"<Invalid value type {type(raw).__name__}>"
+
+
+def any_value(raw: Any) -> AnyValue:
+    """pdata's ``Value.FromRaw`` of a YAML value (raises :class:`UnsupportedValue`)."""
+    problem = unsupported(raw)
+    if problem is not None:
+        raise UnsupportedValue(problem)
+    value = AnyValue()
+    _fill(value, raw)
+    return value
+
+
+def _fill(value: AnyValue, raw: Any) -> None:
+    if raw is None:
+        return
+    if isinstance(raw, bool):
+        value.bool_value = raw
+    elif isinstance(raw, int):
+        value.int_value = raw
+    elif isinstance(raw, float):
+        value.double_value = raw
+    elif isinstance(raw, str):
+        value.string_value = raw
+    elif isinstance(raw, bytes):
+        value.bytes_value = raw
+    elif isinstance(raw, datetime.date):
+        # Go's YAML keeps an untagged timestamp as the text it was written as.
+        value.string_value = raw.isoformat()
+    elif isinstance(raw, list):
+        value.array_value.SetInParent()
+        for item in raw:
+            _fill(value.array_value.values.add(), item)
+    else:
+        value.kvlist_value.SetInParent()
+        for key, item in raw.items():
+            _fill(value.kvlist_value.values.add(key=str(key)).value, item)
+
+
+def hash_value(value: AnyValue) -> None:
+    """Replace `value` with the hex SHA-256 of its Go byte form (UTF-8 text,
+    one byte for a bool, little-endian int64 or float64 bits); any other type
+    (empty, bytes, map, slice) becomes the empty string, as upstream."""
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        data = value.string_value.encode()
+    elif kind == "int_value":
+        data = struct.pack("<q", value.int_value)
+    elif kind == "double_value":
+        data = struct.pack("<d", value.double_value)
+    elif kind == "bool_value":
+        data = b"\x01" if value.bool_value else b"\x00"
+    else:
+        value.string_value = ""
+        return
+    value.string_value = hashlib.sha256(data).hexdigest()
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_GO_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_HEX = r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
+_GO_HEX_FLOAT = re.compile(rf"([+-]?)0[xX]_?((?:{_HEX})?(?:\.(?:{_HEX})?)?)[pP]([+-]?[0-9]+)")
+_GO_SPECIAL = re.compile(r"([+-]?)(inf|infinity)|(nan)", re.IGNORECASE)
+
+
+def parse_go_int(text: str) -> int | None:
+    """Go's ``strconv.ParseInt(text, 10, 64)``; None where Go returns an error."""
+    if not _GO_INT.fullmatch(text):
+        return None
+    number = int(text)
+    return number if INT64_MIN <= number <= INT64_MAX else None
+
+
+def parse_go_float(text: str) -> float | None:
+    """Go's ``strconv.ParseFloat(text, 64)``; None where Go returns an error
+    (bad syntax, or a finite number beyond float64's range)."""
+    special = _GO_SPECIAL.fullmatch(text)
+    if special is not None:
+        if special.group(3):
+            return math.nan
+        return -math.inf if special.group(1) == "-" else math.inf
+    if _GO_DECIMAL.fullmatch(text):
+        number = float(text)
+    else:
+        hexadecimal = _GO_HEX_FLOAT.fullmatch(text)
+        if hexadecimal is None or not hexadecimal.group(2).strip("."):
+            return None
+        sign, mantissa, exponent = hexadecimal.groups()
+        try:
+            number = float.fromhex(f"{sign}0x{mantissa.replace('_', '')}p{exponent}")
+        except OverflowError:
+            return None
+    return None if math.isinf(number) else number
+
+
+def go_int64(number: float) -> int:
+    """Go's ``int64(f)`` on amd64: truncation, and the minimum int64 for NaN
+    or a value out of range."""
+    if math.isnan(number) or not INT64_MIN <= number < -INT64_MIN:
+        return INT64_MIN
+    return int(number)
+
+
+def convert_value(value: AnyValue, to: str) -> bool:
+    """Convert `value` in place to ``int``, ``double`` or ``string``; False
+    (value untouched) when it cannot be, as upstream leaves it."""
+    kind = value.WhichOneof("value")
+    if to == "string":
+        if kind == "string_value":
+            return False
+        value.string_value = value_as_string(value)
+        return True
+    if to == "int":
+        if kind == "double_value":
+            value.int_value = go_int64(value.double_value)
+        elif kind == "bool_value":
+            value.int_value = int(value.bool_value)
+        elif kind == "string_value":
+            number = parse_go_int(value.string_value)
+            if number is None:
+                return False
+            value.int_value = number
+        else:
+            return False
+        return True
+    if kind == "int_value":
+        value.double_value = float(value.int_value)
+    elif kind == "bool_value":
+        value.double_value = float(value.bool_value)
+    elif kind == "string_value":
+        real = parse_go_float(value.string_value)
+        if real is None:
+            return False
+        value.double_value = real
+    else:
+        return False
+    return True

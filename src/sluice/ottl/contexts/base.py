@@ -1,0 +1,219 @@
+"""What every OTTL context shares: resolving a path to a getter, the
+``resource`` and ``scope`` (``instrumentation_scope``) paths, and upstream's
+path errors.
+
+A path may start with a context name (``log.body``, ``resource.attributes``,
+``span.name`` in the span event context...) or not (``body``), as upstream's
+contexts accept since context names were introduced: a first segment that
+names a context of this context's hierarchy selects it, anything else is a
+path of the context itself.
+
+A getter takes the evaluation context of one item (a ``*Ctx`` object of the
+signal's module) and returns the path's value (see :mod:`sluice.ottl.values`).
+Values of the resource and the scope are read once per container: their
+getters remember the last container they read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sluice.ottl.errors import OttlConfigError
+from sluice.ottl.syntax import Field, Path
+from sluice.ottl.values import PMap, index_map
+
+Getter = Callable[[Any], Any]
+DOCS = "https://github.com/open-telemetry/opentelemetry-collector-contrib/tree/main/pkg/ottl/contexts/ottl"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A path's getter. `key` names the value read (the path with its
+    context, e.g. ``log.body``): pattern leaves on the same key share one
+    scan per item. `sequence` marks telemetry slices only ``Len`` takes.
+    `text`, when set, gives what ``IsMatch`` scans more cheaply than
+    converting the value (a str, UTF-8 bytes, or None for nil)."""
+
+    getter: Getter
+    key: str
+    sequence: bool = False
+    text: Getter | None = None
+
+
+Resolver = Callable[["Resolution", tuple[Field, ...]], Resolved]
+
+
+class Item:
+    """What a condition is evaluated on: one item with its resource
+    container `rc` (ResourceLogs/Spans/Metrics) and scope container `sc`,
+    and the pattern hits of its scanned values. The signal's walker reuses
+    one per batch, setting its fields for each item."""
+
+    __slots__ = ("hits", "rc", "sc")
+
+    def __init__(self) -> None:
+        self.rc: Any = None
+        self.sc: Any = None
+        self.hits: list[Any] = []
+
+
+class ContainerMemo:
+    """The last (container, value) a resource or scope getter returned."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last: tuple[Any, Any] = (None, None)
+
+
+@dataclass
+class Resolution:
+    """One path being resolved: its full text for messages, the context it
+    belongs to, and the memos the compiled conditions will reset."""
+
+    text: str
+    context: Context
+    context_name: str
+    memos: list[ContainerMemo]
+
+    def error(self, segment: str) -> OttlConfigError:
+        """Upstream's error for a segment the path's context does not have."""
+        name = self.context_name
+        return OttlConfigError(
+            f'segment "{segment}" from path "{self.text}" is not a valid path nor a valid OTTL '
+            f"keyword for the {name} context - review {DOCS}{name} to see all valid paths"
+        )
+
+    def unsupported(self, why: str) -> OttlConfigError:
+        return OttlConfigError(f'path "{self.text}" is not supported by Sluice: {why}')
+
+    def key(self, fields: tuple[Field, ...]) -> str:
+        return ".".join([self.context_name, *map(str, fields)])
+
+    def per_container(self, container: Getter, getter: Getter) -> Getter:
+        """`getter`, read once per container (`container` of the item)."""
+        memo = ContainerMemo()
+        self.memos.append(memo)
+
+        def get(item: Any) -> Any:
+            owner = container(item)
+            last = memo.last
+            if last[0] is owner:
+                return last[1]
+            value = getter(item)
+            memo.last = (owner, value)
+            return value
+
+        return get
+
+
+def leaf(resolution: Resolution, fields: tuple[Field, ...], keys: bool = False) -> Field:
+    """The one field left of a path; `keys` when it may be indexed. Extra
+    segments or keys are upstream's "not used by the context" errors."""
+    if len(fields) > 1:
+        raise OttlConfigError(
+            f'the path section "{fields[1].name}" was not used by the context - this likely '
+            "means you are using extra path sections"
+        )
+    last = fields[0]
+    if last.keys and not keys:
+        raise OttlConfigError(
+            f'the keys indexing "{last.name}" were not used by the context - this likely means '
+            "you are trying to index a path that does not support indexing"
+        )
+    return last
+
+
+def attributes_getter(kvs_of: Getter, keys: tuple[str | int, ...]) -> Getter:
+    """``attributes`` (a map) or ``attributes[...]`` over `kvs_of` an item."""
+    if not keys:
+        return lambda item: PMap(kvs_of(item))
+    return lambda item: index_map(PMap(kvs_of(item)), keys)
+
+
+def _rc(item: Any) -> Any:
+    return item.rc
+
+
+def _sc(item: Any) -> Any:
+    return item.sc
+
+
+def resource_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
+    """``resource.attributes[...]``, ``resource.dropped_attributes_count``,
+    ``resource.schema_url``; `item.rc` is the ResourceLogs/Spans/Metrics."""
+    if not fields:
+        raise resolution.unsupported("the resource itself cannot be compared")
+    last = leaf(resolution, fields, keys=fields[0].name == "attributes")
+    getter: Getter
+    if last.name == "attributes":
+        getter = attributes_getter(lambda item: item.rc.resource.attributes, last.keys)
+    elif last.name == "dropped_attributes_count":
+        getter = lambda item: item.rc.resource.dropped_attributes_count  # noqa: E731
+    elif last.name == "schema_url":
+        getter = lambda item: item.rc.schema_url  # noqa: E731
+    else:
+        raise resolution.error(last.name)
+    return Resolved(resolution.per_container(_rc, getter), resolution.key(fields))
+
+
+def scope_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
+    """``instrumentation_scope.name|version|attributes|dropped_attributes_count|
+    schema_url``; `item.sc` is the ScopeLogs/Spans/Metrics."""
+    if not fields:
+        raise resolution.unsupported("the instrumentation scope itself cannot be compared")
+    last = leaf(resolution, fields, keys=fields[0].name == "attributes")
+    getter: Getter
+    name = last.name
+    if name == "attributes":
+        getter = attributes_getter(lambda item: item.sc.scope.attributes, last.keys)
+    elif name in ("name", "version", "dropped_attributes_count"):
+        getter = _scope_field(name)
+    elif name == "schema_url":
+        getter = lambda item: item.sc.schema_url  # noqa: E731
+    else:
+        raise resolution.error(name)
+    return Resolved(resolution.per_container(_sc, getter), resolution.key(fields))
+
+
+def _scope_field(name: str) -> Getter:
+    return lambda item: getattr(item.sc.scope, name)
+
+
+@dataclass(frozen=True)
+class Context:
+    """One OTTL context: its own paths, the contexts its paths may name
+    (``resource``, ``scope``...), and its enums."""
+
+    name: str
+    own: Resolver
+    enums: Mapping[str, int]
+    others: Mapping[str, Resolver] = field(default_factory=dict)
+
+    def resolve(self, path: Path, memos: list[ContainerMemo]) -> Resolved:
+        """The getter of `path`; raises :class:`OttlConfigError`."""
+        text = str(path)
+        first, rest = path.fields[0], path.fields[1:]
+        parsers: dict[str, Resolver] = {self.name: self.own, **self.others}
+        if first.name == "cache":
+            raise Resolution(text, self, self.name, memos).unsupported(
+                "the filter processor has no cache"
+            )
+        parser = parsers.get(first.name)
+        if parser is None or first.keys:
+            return self.own(Resolution(text, self, self.name, memos), path.fields)
+        context_name = "scope" if first.name == "instrumentation_scope" else first.name
+        resolution = Resolution(text, self, context_name, memos)
+        if not rest:
+            raise resolution.error(first.name)
+        return parser(resolution, rest)
+
+
+COMMON: dict[str, Resolver] = {
+    "resource": resource_path,
+    "scope": scope_path,
+    "instrumentation_scope": scope_path,
+}
+"""The resource and scope contexts every signal's context can name."""

@@ -1,0 +1,311 @@
+"""OTTL conditions as plain data: the lark parse tree turned into a small
+AST the compiler walks once.
+
+Values keep what the grammar recognised even when Sluice does not run it
+(:class:`Unsupported`), so that the compiler can name the construct.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lark import Token, Transformer, v_args
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, VisitError
+
+from sluice.ottl.errors import OttlConfigError
+from sluice.ottl.grammar import parser
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class Field:
+    """One path segment and the keys that index it (``attributes["k"][0]``)."""
+
+    name: str
+    keys: tuple[str | int, ...] = ()
+
+    def __str__(self) -> str:
+        return self.name + "".join(
+            f'["{k}"]' if isinstance(k, str) else f"[{k}]" for k in self.keys
+        )
+
+
+@dataclass(frozen=True)
+class Path:
+    fields: tuple[Field, ...]
+
+    def __str__(self) -> str:
+        return ".".join(map(str, self.fields))
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A string, int, float, bool, byte slice or ``nil``."""
+
+    value: str | int | float | bool | bytes | None
+
+
+@dataclass(frozen=True)
+class EnumSymbol:
+    name: str
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str | None
+    value: Value
+
+
+@dataclass(frozen=True)
+class Call:
+    """A converter (``IsMatch(...)``) or, when `editor`, an editor (``set(...)``)."""
+
+    name: str
+    args: tuple[Argument, ...]
+    keys: tuple[str | int, ...] = ()
+    editor: bool = False
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A value form outside the subset: math expressions, lists, maps."""
+
+    what: str
+
+
+Value = Path | Literal | EnumSymbol | Call | Unsupported
+
+
+@dataclass(frozen=True)
+class Or:
+    left: Boolean
+    right: Boolean
+
+
+@dataclass(frozen=True)
+class And:
+    left: Boolean
+    right: Boolean
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Boolean
+
+
+@dataclass(frozen=True)
+class Compare:
+    left: Value
+    op: str
+    right: Value
+
+
+@dataclass(frozen=True)
+class Constant:
+    value: bool
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A converter used as a boolean (``IsMatch(body, "x")``)."""
+
+    call: Call
+
+
+Boolean = Or | And | Not | Compare | Constant | Predicate
+
+
+def parse_condition(text: str) -> Boolean:
+    """The AST of one condition; raises :class:`OttlConfigError` with
+    upstream's "condition has invalid syntax" for text that does not parse."""
+    try:
+        tree = parser().parse(text)
+    except UnexpectedCharacters as bad:
+        at = bad.pos_in_stream or 0
+        raise OttlConfigError(
+            f"condition has invalid syntax: {bad.line}:{bad.column}: "
+            f"invalid input text {text[at : at + 10]!r}"
+        ) from None
+    except UnexpectedInput as bad:
+        token = getattr(bad, "token", None)
+        found = "end of condition" if token is None or token.type == "$END" else repr(str(token))
+        raise OttlConfigError(
+            f"condition has invalid syntax: {bad.line}:{bad.column}: unexpected {found}"
+        ) from None
+    except LarkError as bad:
+        raise OttlConfigError(f"condition has invalid syntax: {bad}") from None
+    try:
+        result: Boolean = _ToAst().transform(tree)
+    except VisitError as bad:
+        if isinstance(bad.orig_exc, OttlConfigError):
+            raise bad.orig_exc from None
+        raise
+    return result
+
+
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    '"': '"',
+}
+_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+
+
+def unquote(token: str) -> str:
+    """A double-quoted OTTL string's value, with the escapes Go's
+    ``strconv.UnquoteChar`` takes (as upstream's parser); any other escape,
+    such as ``\\d`` written with one backslash, is invalid syntax."""
+    body = token[1:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char != "\\":
+            out.append(char)
+            i += 1
+            continue
+        code = body[i + 1] if i + 1 < len(body) else ""
+        if code in _ESCAPES:
+            out.append(_ESCAPES[code])
+            i += 2
+        elif code in _HEX_WIDTH:
+            width = _HEX_WIDTH[code]
+            digits = body[i + 2 : i + 2 + width]
+            value = _hex(digits, width)
+            if value is None or 0xD800 <= value <= 0xDFFF or value > 0x10FFFF:
+                raise _bad_string(token)
+            out.append(chr(value))
+            i += 2 + width
+        elif "0" <= code <= "7":
+            digits = body[i + 1 : i + 4]
+            if len(digits) != 3 or any(not "0" <= d <= "7" for d in digits) or int(digits, 8) > 255:
+                raise _bad_string(token)
+            out.append(chr(int(digits, 8)))
+            i += 4
+        else:
+            raise _bad_string(token)
+    return "".join(out)
+
+
+def _bad_string(token: str) -> OttlConfigError:
+    return OttlConfigError(
+        f"condition has invalid syntax: invalid quoted string {token}: invalid syntax "
+        '(inside an OTTL string a backslash is written \\\\, as in "\\\\d+")'
+    )
+
+
+def _hex(digits: str, width: int) -> int | None:
+    if len(digits) != width or any(d not in "0123456789abcdefABCDEF" for d in digits):
+        return None
+    return int(digits, 16)
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise OttlConfigError(
+            f'condition has invalid syntax: strconv.ParseInt: parsing "{text}": value out of range'
+        )
+    return value
+
+
+@v_args(inline=True)
+class _ToAst(Transformer[Token, Any]):
+    """Lark tree -> AST, bottom up."""
+
+    def or_(self, left: Boolean, right: Boolean) -> Boolean:
+        return Or(left, right)
+
+    def and_(self, left: Boolean, right: Boolean) -> Boolean:
+        return And(left, right)
+
+    def bool_value(self, negation: Token | None, atom: Any) -> Boolean:
+        boolean = _as_boolean(atom)
+        return Not(boolean) if negation is not None else boolean
+
+    def comparison(self, left: Value, op: Token, right: Value) -> Boolean:
+        return Compare(left, str(op), right)
+
+    def true(self, _token: Token) -> Literal:
+        return Literal(True)
+
+    def false(self, _token: Token) -> Literal:
+        return Literal(False)
+
+    def nil(self, _token: Token) -> Literal:
+        return Literal(None)
+
+    def string(self, token: Token) -> Literal:
+        return Literal(unquote(str(token)))
+
+    def bytes_(self, token: Token) -> Literal:
+        digits = str(token)[2:]
+        if len(digits) % 2:
+            raise OttlConfigError(
+                "condition has invalid syntax: encoding/hex: odd length hex string"
+            )
+        return Literal(bytes.fromhex(digits))
+
+    def int_(self, token: Token) -> Literal:
+        return Literal(_int(str(token)))
+
+    def float_(self, token: Token) -> Literal:
+        return Literal(float(str(token)))
+
+    def enum(self, token: Token) -> EnumSymbol:
+        return EnumSymbol(str(token))
+
+    def math(self, *_parts: Any) -> Unsupported:
+        return Unsupported("math expressions")
+
+    def list_(self, *_items: Any) -> Unsupported:
+        return Unsupported("lists")
+
+    def map_(self, *_items: Any) -> Unsupported:
+        return Unsupported("maps")
+
+    def map_item(self, *_parts: Any) -> None:
+        return None
+
+    def key(self, token: Token) -> str | int:
+        return unquote(str(token)) if token.type == "STRING" else _int(str(token))
+
+    def field(self, name: Token, *keys: str | int) -> Field:
+        return Field(str(name), tuple(keys))
+
+    def path(self, *fields: Field) -> Path:
+        return Path(tuple(fields))
+
+    def argument(self, name: Token | None, value: Value) -> Argument:
+        return Argument(None if name is None else str(name), value)
+
+    def converter(self, name: Token, *rest: Any) -> Call:
+        return _call(str(name), rest, editor=False)
+
+    def editor(self, name: Token, *rest: Any) -> Call:
+        return _call(str(name), rest, editor=True)
+
+
+def _call(name: str, rest: tuple[Any, ...], editor: bool) -> Call:
+    args = tuple(a for a in rest if isinstance(a, Argument))
+    keys = tuple(k for k in rest if isinstance(k, str | int) and not isinstance(k, bool))
+    return Call(name, args, keys, editor)
+
+
+def _as_boolean(atom: Any) -> Boolean:
+    if isinstance(atom, Literal):  # true / false
+        assert isinstance(atom.value, bool)
+        return Constant(atom.value)
+    if isinstance(atom, Call):
+        return Predicate(atom)
+    result: Boolean = atom
+    return result

@@ -1,0 +1,526 @@
+"""The ``attributes`` processor, in process: its config (testdata, upstream's
+wording), every action over spans, log records and data points, and
+``include`` / ``exclude`` with upstream's semantics per signal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sluice.collector import pdata
+from sluice.collector.components.processors.attributes import FACTORY
+from sluice.collector.components.processors.attributes.config import AttributesConfig
+from sluice.collector.internal.attraction import ActionConfig
+from sluice.collector.internal.filtermatch import MatchProperties
+from sluice.policy import Signal
+from tests.collector.components.attribute_data import (
+    ACTION_CASES,
+    SIGNALS,
+    Item,
+    Resource,
+    Scope,
+    decoded,
+    item_attributes,
+    one_item,
+    processed,
+    request,
+)
+from tests.collector.helpers import run_cli
+from tests.collector.testdata_configs import load_config
+
+TESTDATA = Path(__file__).parent / "testdata" / "attributes"
+
+
+def load(name: str) -> tuple[AttributesConfig, list[str]]:
+    return load_config(AttributesConfig, TESTDATA / name)
+
+
+def run(config: AttributesConfig, signal: Signal, data: Any) -> Any:
+    return processed(FACTORY, config, signal, data)
+
+
+def actions(*entries: dict[str, Any]) -> AttributesConfig:
+    return decoded(AttributesConfig, {"actions": list(entries)})
+
+
+# -- config --------------------------------------------------------------------
+
+
+def test_factory_is_upstreams() -> None:
+    assert FACTORY.component_type == "attributes"
+    assert FACTORY.stability == {"logs": "beta", "metrics": "beta", "traces": "beta"}
+    assert FACTORY.module.endswith("/processor/attributesprocessor")
+    assert FACTORY.default_config() == AttributesConfig()
+
+
+def test_every_action_and_value_type_decodes() -> None:
+    config, problems = load("config_actions.yaml")
+    assert problems == []
+    assert [a.kind for a in config.actions] == [
+        "insert",
+        "insert",
+        "update",
+        *["upsert"] * 4,
+        "insert",
+        "insert",
+        "delete",
+        "delete",
+        "hash",
+        "extract",
+        "convert",
+    ]
+    assert [a.value for a in config.actions[:6]] == [
+        "text",
+        123,
+        1.5,
+        True,
+        ["a", 1],
+        {"k": "v", "n": 2},
+    ]
+    assert config.actions[7] == ActionConfig(
+        key="origin", action="insert", from_context="metadata.origin", default_value="unknown"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("config_missing_actions.yaml", 'missing required field "actions"'),
+        (
+            "config_missing_key.yaml",
+            'actions[0]: error creating AttrProc due to missing required field "key" at the '
+            "0-th actions",
+        ),
+        (
+            "config_missing_key_and_pattern.yaml",
+            "actions[0]: error creating AttrProc due to missing required field (at least one "
+            'of "key" and "pattern" have to be used) at the 0-th actions',
+        ),
+        (
+            "config_missing_value.yaml",
+            'actions[0]: error creating AttrProc. Either field "value", "from_attribute", '
+            '"from_context" or "default_value" setting must be specified for 0-th action',
+        ),
+        (
+            "config_two_value_sources.yaml",
+            "actions[0]: error creating AttrProc due to multiple value sources being set at "
+            "the 0-th actions",
+        ),
+        (
+            "config_pattern_on_insert.yaml",
+            'actions[0]: error creating AttrProc. Action "insert" does not use the "pattern" '
+            "field. This must not be specified for 0-th action",
+        ),
+        (
+            "config_value_on_delete.yaml",
+            'actions[0]: error creating AttrProc. Action "delete" does not use "value" or '
+            '"from_attribute" field. These must not be specified for 0-th action',
+        ),
+        (
+            "config_bad_pattern.yaml",
+            'actions[0]: error creating AttrProc. Field "pattern" has invalid pattern: '
+            '"(unclosed" to be set at the 0-th actions (missing ): (unclosed)',
+        ),
+        (
+            "config_extract_without_pattern.yaml",
+            'actions[0]: error creating AttrProc due to missing required field "pattern" for '
+            'action "extract" at the 0-th action',
+        ),
+        (
+            "config_extract_unnamed_group.yaml",
+            'actions[0]: error creating AttrProc. Field "pattern" contains at least one '
+            "unnamed matcher group at the 0-th actions",
+        ),
+        (
+            "config_upstream_regex_insert.yaml",
+            'actions[0]: error creating AttrProc. Field "pattern" contains at least one '
+            "unnamed matcher group at the 0-th actions",
+        ),
+        (
+            "config_extract_no_groups.yaml",
+            'actions[0]: error creating AttrProc. Field "pattern" contains no named matcher '
+            "groups at the 0-th actions",
+        ),
+        (
+            "config_convert_without_type.yaml",
+            'actions[0]: error creating AttrProc due to missing required field "converted_type" '
+            'for action "convert" at the 0-th action',
+        ),
+        (
+            "config_convert_bad_type.yaml",
+            'actions[0]: error creating AttrProc due to invalid value "bool" in field '
+            '"converted_type" for action "convert" at the 0-th action',
+        ),
+        (
+            "config_converted_type_on_upsert.yaml",
+            'actions[0]: error creating AttrProc. Action "upsert" does not use the '
+            '"converted_type" field. This must not be specified for 0-th action',
+        ),
+        (
+            "config_unsupported_action.yaml",
+            'actions[0]: error creating AttrProc due to unsupported action "rename" at the '
+            "0-th actions",
+        ),
+        ("config_unknown_key.yaml", "actions[0]: has invalid keys: regex"),
+    ],
+)
+def test_invalid_configs_have_upstreams_wording(name: str, problem: str) -> None:
+    assert load(name)[1][0] == problem
+
+
+def test_unknown_keys_are_named_at_every_level() -> None:
+    assert load("config_unknown_key.yaml")[1] == [
+        "actions[0]: has invalid keys: regex",
+        "include: has invalid keys: service",
+    ]
+
+
+# -- include / exclude properties per signal ------------------------------------
+
+VALID_FOR = {
+    "config_include_logs.yaml": {Signal.LOG},
+    "config_include_spans.yaml": {Signal.TRACE},
+    "config_include_metrics.yaml": {Signal.METRIC},
+    "config_include_common.yaml": {Signal.LOG, Signal.TRACE},
+    "config_include_no_match_type.yaml": set(SIGNALS),
+}
+WRONG_SIGNAL = {
+    Signal.LOG: "services, span_names, span_kinds and metric_names are not valid for log records",
+    Signal.METRIC: '"span_names", "span_kinds", "log_bodies", "log_severity_texts", '
+    '"log_severity_number", "services", "attributes" and "libraries" are not valid for metrics',
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_FOR))
+def test_match_properties_are_valid_only_for_their_signals(name: str) -> None:
+    config, problems = load(name)
+    assert problems == []
+    for signal in SIGNALS:
+        found = list(FACTORY.signal_problems(config, signal))
+        if signal in VALID_FOR[name]:
+            assert found == []
+        elif signal is Signal.TRACE:
+            assert len(found) == 1 and found[0][1].endswith(
+                "should not be specified for trace spans"
+            )
+        else:
+            assert found == [("include", WRONG_SIGNAL[signal])]
+
+
+def test_match_properties_errors_with_upstreams_wording() -> None:
+    def problems(name: str, signal: Signal) -> list[Any]:
+        config, decoded = load(name)
+        assert decoded == []
+        return list(FACTORY.signal_problems(config, signal))
+
+    assert problems("config_include_empty.yaml", Signal.TRACE) == [
+        (
+            "include",
+            'at least one of "attributes", "libraries",  or "resources" field must be specified',
+        )
+    ]
+    assert problems("config_include_empty.yaml", Signal.METRIC) == [
+        ("include", 'at least one of "metric_names" or "resources" field must be specified')
+    ]
+    assert problems("config_include_spans.yaml", Signal.LOG) == [
+        ("include", WRONG_SIGNAL[Signal.LOG])
+    ]
+    assert problems("config_include_logs.yaml", Signal.TRACE) == [
+        ("include", "log_bodies should not be specified for trace spans")
+    ]
+    bad = "error parsing regexp: missing ): (oops: `(oops`"
+    assert problems("config_include_bad_regexp.yaml", Signal.TRACE) == [
+        ("exclude", f"error creating span name filters: {bad}")
+    ]
+    config = AttributesConfig(
+        actions=[ActionConfig(key="a", action="delete")],
+        exclude=MatchProperties(match_type="regexp", log_bodies=["(oops"]),
+    )
+    assert list(FACTORY.signal_problems(config, Signal.LOG)) == [
+        ("exclude", f"error creating log record body filters: {bad}")
+    ]
+    config = AttributesConfig(
+        actions=[ActionConfig(key="a", action="delete")],
+        exclude=MatchProperties(match_type="regexp", metric_names=["(oops"]),
+    )
+    assert list(FACTORY.signal_problems(config, Signal.METRIC)) == [("exclude", bad)]
+    assert problems("config_include_regexp_int_value.yaml", Signal.LOG) == [
+        (
+            "include",
+            'error creating attribute filters: match_type=regexp for "code" only supports Str, '
+            "but found Int",
+        )
+    ]
+    for signal in SIGNALS:
+        assert problems("config_include_value_without_match_type.yaml", signal) == [
+            (
+                "include",
+                "error creating resource filters: unrecognized match_type: '', valid types are: "
+                "[regexp strict]",
+            )
+        ]
+    assert problems("config_include_strict_span_kind.yaml", Signal.TRACE) == [
+        (
+            "include",
+            "span_kinds string must match one of the standard span kinds when "
+            "match_type=strict: [SPAN_KIND_CLIENT SPAN_KIND_CONSUMER SPAN_KIND_INTERNAL "
+            "SPAN_KIND_PRODUCER SPAN_KIND_SERVER]",
+        )
+    ]
+
+
+# -- actions -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entries", "given", "expected"),
+    [case[1:] for case in ACTION_CASES],
+    ids=[case[0] for case in ACTION_CASES],
+)
+@pytest.mark.parametrize("signal", SIGNALS, ids=["logs", "metrics", "traces"])
+def test_actions_edit_item_attributes_as_upstream(
+    signal: Signal,
+    entries: list[dict[str, Any]],
+    given: list[tuple[str, Any]],
+    expected: list[tuple[str, str]],
+) -> None:
+    data = run(actions(*entries), signal, one_item(signal, given))
+    assert item_attributes(signal, data) == [expected]
+    # The resource, which held the same attributes, is not the processor's.
+    assert len(getattr(data, pdata.RESOURCES[signal])[0].resource.attributes) == len(given)
+
+
+def test_log_records_no_action_changed_keep_their_bytes() -> None:
+    data = one_item(Signal.LOG, [("a", 1)])
+    records = data.resource_logs[0].scope_logs[0].log_records
+    # severity_text (field 3) before severity_number (field 2): protobuf
+    # would write them the other way round.
+    unusual = b"\x1a\x04INFO\x10\x09"
+    records.append(unusual)
+    run(actions({"key": "a", "value": 2, "action": "update"}), Signal.LOG, data)
+    assert records[1] == unusual
+    assert item_attributes(Signal.LOG, data) == [[("a", "Int(2)")], []]
+
+
+def test_unreadable_log_records_pass_on_unchanged(caplog: pytest.LogCaptureFixture) -> None:
+    data = one_item(Signal.LOG, [("a", 1)])
+    data.resource_logs[0].scope_logs[0].log_records.append(b"\xff\xff")
+    run(actions({"key": "b", "value": 2, "action": "insert"}), Signal.LOG, data)
+    records = data.resource_logs[0].scope_logs[0].log_records
+    assert records[1] == b"\xff\xff"
+    assert len(records) == 2
+    assert "1 log records are not valid protobuf" in caplog.text
+
+
+def test_log_records_without_the_keys_actions_need_are_not_parsed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data = request(
+        Signal.LOG,
+        [Resource([Scope([Item([("secret", "s"), ("a", 1)]), Item([("a", 1)], body="secret")])])],
+    )
+    records = data.resource_logs[0].scope_logs[0].log_records
+    records.append(b"\xff\xff")  # not a record, and no key in it
+    run(actions({"key": "secret", "action": "delete"}), Signal.LOG, data)
+    assert records[2] == b"\xff\xff"
+    assert "not valid protobuf" not in caplog.text  # never parsed
+    assert item_attributes(Signal.LOG, _first_two(data)) == [
+        [("a", "Int(1)")],
+        [("a", "Int(1)")],
+    ]
+
+
+def _first_two(data: Any) -> Any:
+    copy = type(data)()
+    copy.CopyFrom(data)
+    del copy.resource_logs[0].scope_logs[0].log_records[2:]
+    return copy
+
+
+# -- include / exclude -----------------------------------------------------------
+
+
+def selected(config: dict[str, Any], signal: Signal, data: Any) -> list[str]:
+    """The ids of the items the processor marked."""
+    raw = {"actions": [{"key": "marked", "value": True, "action": "insert"}], **config}
+    config = decoded(AttributesConfig, raw)
+    assert list(FACTORY.signal_problems(config, signal)) == []
+    run(config, signal, data)
+    return [
+        dict(attrs)["id"][4:-1]
+        for attrs in item_attributes(signal, data)
+        if ("marked", "Bool(true)") in attrs
+    ]
+
+
+def spans(*resources: Resource) -> Any:
+    return request(Signal.TRACE, resources)
+
+
+SERVICES = [
+    Resource([Scope([Item([("id", "a")])])], [("service.name", "svcA")]),
+    Resource([Scope([Item([("id", "b")])])], [("service.name", "authz")]),
+    Resource([Scope([Item([("id", "c")])])], []),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "ids"),
+    [
+        ({"include": {"match_type": "strict", "services": ["svcA", "svcB"]}}, ["a"]),
+        ({"include": {"match_type": "regexp", "services": ["auth"]}}, ["b"]),  # a search
+        ({"include": {"match_type": "strict", "services": ["<nil-service-name>"]}}, ["c"]),
+        ({"exclude": {"match_type": "regexp", "services": ["^svc"]}}, ["b", "c"]),
+    ],
+)
+def test_services_are_the_resources_service_name(config: dict[str, Any], ids: list[str]) -> None:
+    assert selected(config, Signal.TRACE, spans(*SERVICES)) == ids
+
+
+def test_span_properties_and_attributes() -> None:
+    items = [
+        Item([("id", "a"), ("env", "dev"), ("test_request", 1)], name="login", kind=2),
+        Item([("id", "b"), ("env", "dev")], name="login", kind=3),
+        Item([("id", "c"), ("env", 1), ("test_request", 1)], name="logout", kind=2),
+        Item([("id", "d"), ("redact", False)], name="query", kind=1),
+        Item([("id", "e"), ("redact", "false"), ("code", 200)], name="query", kind=1),
+    ]
+    data = lambda: spans(Resource([Scope(items)]))  # noqa: E731
+    # Every attribute entry must match (strict: equal type and value).
+    multi = {
+        "match_type": "strict",
+        "attributes": [{"key": "env", "value": "dev"}, {"key": "test_request"}],
+    }
+    assert selected({"exclude": multi}, Signal.TRACE, data()) == ["b", "c", "d", "e"]
+    assert selected(
+        {"include": {"match_type": "regexp", "span_names": ["^log"]}}, Signal.TRACE, data()
+    ) == [
+        "a",
+        "b",
+        "c",
+    ]
+    kinds = {"match_type": "strict", "span_kinds": ["SPAN_KIND_SERVER"]}
+    assert selected({"include": kinds}, Signal.TRACE, data()) == ["a", "c"]
+    include_exclude = {
+        "include": {"match_type": "strict", "span_names": ["query"]},
+        "exclude": {"match_type": "strict", "attributes": [{"key": "redact", "value": False}]},
+    }
+    assert selected(include_exclude, Signal.TRACE, data()) == ["e"]
+    # regexp attribute values match the value's text, whatever its type.
+    code = {"match_type": "regexp", "attributes": [{"key": "code", "value": "^2"}]}
+    assert selected({"include": code}, Signal.TRACE, data()) == ["e"]
+    # Within a list, one item is enough; across properties, all must match.
+    both = {
+        "match_type": "strict",
+        "span_names": ["login", "query"],
+        "span_kinds": ["SPAN_KIND_INTERNAL"],
+    }
+    assert selected({"include": both}, Signal.TRACE, data()) == ["d", "e"]
+
+
+def test_libraries_and_resources() -> None:
+    data = lambda: spans(  # noqa: E731
+        Resource(
+            [
+                Scope([Item([("id", "a")])], name="mongo", version="3.8.0"),
+                Scope([Item([("id", "b")])], name="mongo"),
+                Scope([Item([("id", "c")])], name="redis", version="3.8.0"),
+            ],
+            [("host.type", "n1-standard-1")],
+        ),
+        Resource(
+            [Scope([Item([("id", "d")])], name="mongo", version="3.8.0")], [("host.type", "n2")]
+        ),
+    )
+    library = {"match_type": "strict", "libraries": [{"name": "mongo", "version": "3.8.0"}]}
+    assert selected({"exclude": library}, Signal.TRACE, data()) == ["b", "c"]
+    any_version = {"match_type": "strict", "libraries": [{"name": "mongo"}]}
+    assert selected({"include": any_version}, Signal.TRACE, data()) == ["a", "b", "d"]
+    no_version = {"match_type": "strict", "libraries": [{"name": "mongo", "version": ""}]}
+    assert selected({"include": no_version}, Signal.TRACE, data()) == ["b"]
+    resources = {
+        "match_type": "strict",
+        "resources": [{"key": "host.type", "value": "n1-standard-1"}],
+    }
+    assert selected({"exclude": resources}, Signal.TRACE, data()) == ["d"]
+
+
+def test_log_properties() -> None:
+    items = [
+        Item([("id", "a")], body="AUTH ok", severity_text="debug", severity_number=5),
+        Item([("id", "b")], body="auth ok", severity_text="INFO", severity_number=9),
+        Item([("id", "c")], body=42, severity_text="debugging"),
+        Item([("id", "d"), ("env", "prod")], body={"msg": "AUTH"}, severity_number=17),
+    ]
+    data = lambda: request(Signal.LOG, [Resource([Scope(items)], [("k8s", "x")])])  # noqa: E731
+    bodies = {"match_type": "regexp", "log_bodies": ["AUTH"]}
+    assert selected({"include": bodies}, Signal.LOG, data()) == ["a", "d"]  # d: its body's JSON
+    assert selected(
+        {"include": {"match_type": "strict", "log_bodies": ["42"]}}, Signal.LOG, data()
+    ) == ["c"]
+    texts = {"match_type": "regexp", "log_severity_texts": ["^debug"]}
+    assert selected({"include": texts}, Signal.LOG, data()) == ["a", "c"]
+    severity = {"log_severity_number": {"min": 9}}
+    assert selected({"include": severity}, Signal.LOG, data()) == ["b", "d"]
+    undefined = {"log_severity_number": {"min": 13, "match_undefined": True}}
+    assert selected({"include": undefined}, Signal.LOG, data()) == ["c", "d"]
+    attributes = {"attributes": [{"key": "env"}]}
+    assert selected({"exclude": attributes}, Signal.LOG, data()) == ["a", "b", "c"]
+    resources = {"match_type": "strict", "resources": [{"key": "k8s", "value": "y"}]}
+    assert selected({"include": resources}, Signal.LOG, data()) == []
+
+
+def test_metric_properties() -> None:
+    data = lambda: request(  # noqa: E731
+        Signal.METRIC,
+        [
+            Resource(
+                [
+                    Scope(
+                        [Item([("id", "a")], name="http.requests"), Item([("id", "b")], name="cpu")]
+                    )
+                ],
+                [("env", "prod")],
+            ),
+            Resource([Scope([Item([("id", "c")], name="http.errors")])], [("env", "dev")]),
+        ],
+    )
+    names = {"match_type": "regexp", "metric_names": ["^http\\."]}
+    assert selected({"include": names}, Signal.METRIC, data()) == ["a", "c"]
+    resources = {"match_type": "strict", "resources": [{"key": "env", "value": "prod"}]}
+    assert selected({"include": resources}, Signal.METRIC, data()) == ["a", "b"]
+    both = {**names, "resources": [{"key": "env", "value": "prod"}]}
+    assert selected({"include": both}, Signal.METRIC, data()) == ["a"]
+    assert selected({"exclude": both}, Signal.METRIC, data()) == ["b", "c"]
+    cached = {**names, "regexp": {"cacheenabled": True, "cachemaxnumentries": 1}}
+    assert selected({"include": cached}, Signal.METRIC, data()) == ["a", "c"]
+
+
+# -- sluice-collector validate -------------------------------------------------------
+
+
+def test_upstreams_examples_validate() -> None:
+    result = run_cli("validate", "--config", str(TESTDATA / "upstream_examples.yaml"))
+    assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+
+
+def test_validate_names_the_property_a_pipelines_signal_does_not_have(tmp_path: Path) -> None:
+    config = tmp_path / "collector.yaml"
+    config.write_text(
+        (TESTDATA / "upstream_examples.yaml")
+        .read_text()
+        .replace("        - attributes/log_body_regexp\n", "")
+        .replace(
+            "        - attributes/regexp2\n",
+            "        - attributes/regexp2\n        - attributes/log_body_regexp\n",
+            1,
+        )
+    )
+    result = run_cli("validate", "--config", str(config))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        f"{config}: processors::attributes/log_body_regexp::include: log_bodies should not be "
+        'specified for trace spans (creating it for pipeline "traces")'
+    )
