@@ -145,8 +145,10 @@ def cmd_policy_server(args: argparse.Namespace) -> int:
     server = PolicyServer(path, token=token, host=args.host, tls=tls)
     if server.source.problem:
         raise PolicyFileError(server.source.problem)
-    http_port = server.start_http(args.http_port)
+    # gRPC first: once HTTP answers, both are serving, so a script can wait on
+    # one URL (the README's provider walk-through does).
     grpc_port = server.start_grpc(args.grpc_port)
+    http_port = server.start_http(args.http_port)
     print(f"HTTP_PORT={http_port}", flush=True)
     print(f"GRPC_PORT={grpc_port}", flush=True)
 
