@@ -130,7 +130,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     if args.endpoint:
         metrics = None if args.metrics == "none" else args.metrics
-        return send_demo(sys.stdout, args.endpoint, metrics)
+        return send_demo(sys.stdout, args.endpoint, metrics, args.wait)
     return run_demo(sys.stdout, Path(args.output_dir) if args.output_dir else None)
 
 
@@ -219,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="http://localhost:8888/metrics",
         help="with --endpoint: the collector's metrics, to show what its policies did "
         "('none' to skip)",
+    )
+    demo.add_argument(
+        "--wait",
+        type=float,
+        default=30,
+        metavar="SECS",
+        help="with --endpoint: wait this long for the collector to listen (default 30)",
     )
     demo.set_defaults(run=cmd_demo)
 

@@ -92,14 +92,50 @@ def _policy_counts(metrics_url: str) -> dict[tuple[str, str], float]:
     return counts
 
 
-def send_demo(out: TextIO, endpoint: str, metrics_url: str | None) -> int:
+def _wait_until_listening(url: str, wait_secs: float, out: TextIO) -> bool:
+    """Whether something accepts connections at ``url``'s host and port within
+    ``wait_secs``: a demo started right after its collector waits for it
+    rather than failing on the collector's start-up time."""
+    import socket
+    import time
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    address = (
+        parts.hostname or "localhost",
+        parts.port or (443 if parts.scheme == "https" else 80),
+    )
+    deadline = time.monotonic() + wait_secs
+    said = False
+    while True:
+        try:
+            socket.create_connection(address, timeout=1).close()
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+        if not said:
+            print(f"waiting for {url} (up to {wait_secs:g} s)", file=out, flush=True)
+            said = True
+        time.sleep(0.1)
+
+
+def send_demo(out: TextIO, endpoint: str, metrics_url: str | None, wait_secs: float = 30) -> int:
     """Send the bundled logs, metrics and traces to a collector over OTLP/HTTP
     JSON; print each answer and, from the collector's metrics, what its
     policies did with them."""
     import urllib.error
     import urllib.request
 
-    before = _policy_counts(metrics_url) if metrics_url else {}
+    for url in (endpoint, metrics_url):
+        if url and not _wait_until_listening(url, wait_secs, out):
+            print(f"cannot reach {url}: nothing listens there", file=out)
+            return 1
+    try:
+        before = _policy_counts(metrics_url) if metrics_url else {}
+    except (OSError, ValueError) as problem:
+        print(f"cannot read {metrics_url}: {problem}", file=out)
+        return 1
     failed = False
     for signal, name in EXAMPLES.items():
         body = resources.files("sluice.examples").joinpath(name).read_bytes()
@@ -120,7 +156,11 @@ def send_demo(out: TextIO, endpoint: str, metrics_url: str | None) -> int:
         import time
 
         time.sleep(0.5)  # the batch processor holds records up to 200 ms
-        after = _policy_counts(metrics_url)
+        try:
+            after = _policy_counts(metrics_url)
+        except (OSError, ValueError) as problem:
+            print(f"cannot read {metrics_url}: {problem}", file=out)
+            return 1
         print(f"\nwhat the policies did (from {metrics_url}):", file=out)
         print(f"{'signal':<9}{'result':<13}{'records':>8}", file=out)
         for key in sorted(after):

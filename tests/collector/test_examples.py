@@ -88,21 +88,27 @@ def test_collector_in_front_of_edge_runs_as_written(tmp_path: Path) -> None:
 def test_the_readme_run_and_demo_commands(tmp_path: Path) -> None:
     """``./scripts/run`` starts the default config on its fixed localhost ports;
     ``sluice demo --endpoint`` sends the bundled telemetry and reports what
-    the policies did; the records that passed are printed by the collector."""
-    collector = CollectorProcess(tmp_path, None).wait_ready()
+    the policies did; the records that passed are printed by the collector.
+    The demo is started first: it waits for the collector to listen."""
+    demo = subprocess.Popen(
+        [str(BIN / "sluice"), "demo", "--endpoint", "http://localhost:4318"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo.stdout is not None
+    first = demo.stdout.readline()
+    assert first == "waiting for http://localhost:4318 (up to 30 s)\n", first
+    collector = CollectorProcess(tmp_path, None)
     try:
-        demo = subprocess.run(
-            [str(BIN / "sluice"), "demo", "--endpoint", "http://localhost:4318"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert demo.returncode == 0, demo.stdout + demo.stderr
+        output = first + demo.communicate(timeout=60)[0]
+        assert demo.returncode == 0, output
         for name in ("logs.json", "metrics.json", "traces.json"):
-            assert f"sent {name}" in demo.stdout and "HTTP 200" in demo.stdout
-        assert re.search(r"logs\s+dropped\s+\d+", demo.stdout), demo.stdout
-        assert re.search(r"traces\s+sampled\s+\d+", demo.stdout), demo.stdout
+            assert f"sent {name}" in output and "HTTP 200" in output
+        assert re.search(r"logs\s+dropped\s+\d+", output), output
+        assert re.search(r"traces\s+sampled\s+\d+", output), output
     finally:
+        demo.kill()
         assert collector.terminate() == 0, collector.stderr()
     printed = collector.stdout_path.read_text()
     assert "sluice.redacted=true" in printed  # a transformed record passed
