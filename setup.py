@@ -35,6 +35,7 @@ COMPILED = [
     "policy/sampling.py",
     "policy/snapshot.py",
     "policy/stats.py",
+    "policy/table.py",
     "policy/transform.py",
     "telemetry/compression.py",
     "telemetry/datadog.py",

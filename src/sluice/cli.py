@@ -22,6 +22,7 @@ from sluice.evaluate import (
     write_json,
 )
 from sluice.policy import PolicySnapshot, Signal
+from sluice.policy.cache import CompileCache
 from sluice.providers import Provider, make_providers, parse_providers
 from sluice.providers.config import ConfigError, ProviderConfig, ProviderType, expand_env
 from sluice.providers.file import PolicyFileError, log_report, read_policy_file
@@ -57,7 +58,7 @@ def _synced_snapshot(args: argparse.Namespace) -> tuple[PolicySnapshot, RemotePr
         headers=_headers(args.header),
         timeout_secs=args.timeout,
     )
-    provider = RemoteProvider(config, PolicyRegistry())
+    provider = RemoteProvider(config, PolicyRegistry(cache=CompileCache.default()))
     if not provider.sync(full_sync=True):
         raise InputError(f"policy sync with {config.url} failed: {provider.last_error}")
     return provider.registry.snapshot, provider
@@ -73,7 +74,7 @@ def _configured_snapshot(path: str) -> tuple[PolicySnapshot, list[Provider]]:
     )
     if not configs:
         raise ConfigError(f"{path}: policy_providers: no providers configured")
-    registry = PolicyRegistry()
+    registry = PolicyRegistry(cache=CompileCache.default())
     providers = make_providers(configs, registry)
     failed = []
     for provider in providers:
@@ -99,9 +100,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     gc.disable()
     providers: list[Provider] = []
     if args.policies:
-        report = read_policy_file(args.policies)
+        cache = CompileCache.default()
+        report = read_policy_file(args.policies, cache)
         log_report(report, args.policies)
-        snapshot = PolicySnapshot.compile(report.policies)
+        snapshot = PolicySnapshot.compile(report.policies, cache=cache)
     elif args.config:
         snapshot, providers = _configured_snapshot(args.config)
     else:
