@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from sluice.policy import PolicySnapshot, Signal, load_document
+from sluice.policy import PolicySnapshot, Signal, databases, load_document, parse
 from sluice.policy import cache as cache_module
-from sluice.policy import databases, parse
 from sluice.policy.cache import CompileCache
 from sluice.policy.store import FILE_NAME
 from sluice.providers.file import parse_policy_bytes

@@ -11,8 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
-from sluice.policy import databases
+from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, databases, load_document
 from sluice.policy.cache import CompileCache
 from sluice.telemetry.otlp_json import json_view
 from tests.policy.test_cache import Counting

@@ -19,7 +19,8 @@ from sluice import heap
 from sluice.edge.config import EdgeConfig
 from sluice.edge.routes import Edge
 from sluice.logs import configure_logging
-from sluice.policy.patterns import DatabaseCache
+from sluice.policy.cache import CompileCache
+from sluice.policy.databases import SIDECAR_BUDGET_MIB
 from sluice.providers import PolicyRegistry, make_providers, stop_all
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.transport.listener import bind
@@ -34,7 +35,7 @@ async def serve(
 ) -> None:
     """Serve until SIGTERM/SIGINT, then drain and report."""
     loop = asyncio.get_running_loop()
-    registry = PolicyRegistry(cache=DatabaseCache.default())
+    registry = PolicyRegistry(cache=CompileCache.default(SIDECAR_BUDGET_MIB))
     providers = make_providers(list(config.policy_providers), registry, config.service)
     for provider in providers:
         provider.start()  # traffic before the first load passes unfiltered

@@ -105,6 +105,16 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+def default_directory() -> Path | None:
+    """``$SLUICE_CACHE_DIR`` (empty: no cache on disk, None), else
+    ``$XDG_CACHE_HOME/sluice`` or ``~/.cache/sluice``."""
+    configured = os.environ.get(DIRECTORY_VARIABLE)
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "sluice"
+
+
 def _digest(*parts: bytes) -> bytes:
     digest = hashlib.blake2b(digest_size=20)
     for part in parts:
@@ -138,7 +148,8 @@ class CompileCache:
     """What compiling has produced: parsed policies, translations, databases.
 
     `directory` (None: memory only) holds the entries on disk; `budget` is the
-    compile memory budget in bytes (None: from the environment, 0: no limit).
+    compile memory budget in bytes (None: ``$SLUICE_COMPILE_MEMORY_MIB``, else
+    no limit; 0: no limit).
     Thread-safe. One registry should own one cache: each compile trims the
     in-memory memos to what it used.
     """
@@ -163,14 +174,11 @@ class CompileCache:
         """The latest complete build that compiled something (for logs and benchmarks)."""
 
     @classmethod
-    def default(cls) -> CompileCache:
-        """On disk in ``$SLUICE_CACHE_DIR`` (empty: memory only), else
-        ``$XDG_CACHE_HOME/sluice`` or ``~/.cache/sluice``."""
-        configured = os.environ.get(DIRECTORY_VARIABLE)
-        if configured is not None:
-            return cls(Path(configured) if configured else None)
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-        return cls(Path(base) / "sluice")
+    def default(cls, budget_mib: int = 0) -> CompileCache:
+        """On disk in :func:`default_directory` (memory only when caching is
+        off), compiling within ``$SLUICE_COMPILE_MEMORY_MIB``, else
+        `budget_mib` (0: no limit)."""
+        return cls(default_directory(), databases.budget_from_environment(budget_mib))
 
     # -- policies ------------------------------------------------------------------
 

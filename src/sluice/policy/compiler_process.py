@@ -1,10 +1,10 @@
 """The short-lived child process Hyperscan's compiler runs in.
 
 A large build forks: the child shares the serving process's memory (copy on
-write), compiles, writes the serialized databases to a pipe and exits, and
-every byte the compiler used goes with it. The serving thread only waits on
-the pipe, without the GIL; a crash inside the compiler kills the child, not
-the server.
+write), compiles at the lowest CPU priority, writes the serialized databases
+to a pipe and exits, and every byte the compiler used goes with it. The
+serving thread only waits on the pipe, without the GIL; a crash inside the
+compiler kills the child, not the server.
 
 A watch thread in the child reads the child's own memory (the pages no other
 process maps: what the compiler allocates, pages copied from the parent, the
@@ -109,6 +109,10 @@ def _child(entries: Sequence[Entry], headroom: int, write_end: int) -> None:
             signal.signal(signum, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)  # the parent's event loop listens on it
         gc.disable()  # walking every object would copy the parent's pages
+        # The serving process keeps serving meanwhile: on a small machine the
+        # compiler must not take the CPU from it (the old snapshot is in use
+        # until this one is done, so a slower compile costs nothing else).
+        os.nice(19)
         try:
             import ctypes
 

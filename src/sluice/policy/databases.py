@@ -5,8 +5,8 @@ and rebuilt in part when a few patterns change.
 produces, and how much depends on the patterns, not just their number: 1,000
 regexes like ``event-N-[a-f0-9]+ failed`` take 76 MiB to compile into a
 412 KiB database, 4,800 patterns of a realistic mix 58 MiB. The budget
-(``$SLUICE_COMPILE_MEMORY_MIB``, default 64: a sidecar's limit) bounds the
-process and its compiler together: a field's patterns, sorted so that the
+(``$SLUICE_COMPILE_MEMORY_MIB``; Edge's default is 64, a sidecar's limit)
+bounds the process and its compiler together: a field's patterns, sorted so that the
 same set always splits the same way, are compiled in a child process held to
 what the budget leaves (:mod:`sluice.policy.compiler_process`); a run of
 patterns the compiler cannot fit is split in two and each half compiled
@@ -50,8 +50,8 @@ extra database (and at most :data:`MAX_OVERLAY`); beyond that the field is
 compiled complete at once."""
 MAX_OVERLAY = 512
 
-DEFAULT_BUDGET_MIB = 64
-"""The default compile memory budget: a sidecar's memory limit."""
+SIDECAR_BUDGET_MIB = 64
+"""Edge's compile memory budget by default: a sidecar's memory limit."""
 BUDGET_VARIABLE = "SLUICE_COMPILE_MEMORY_MIB"
 
 
@@ -89,14 +89,14 @@ class Layout:
     shards: tuple[ShardPlan, ...]
 
 
-def budget_from_environment() -> int:
+def budget_from_environment(default_mib: int = 0) -> int:
     """The compile memory budget in bytes: the most the process (with its
     compiler child) should hold while compiling. ``$SLUICE_COMPILE_MEMORY_MIB``
-    (0 means no limit), else :data:`DEFAULT_BUDGET_MIB`. A value that is not a
-    number is reported and the default used."""
+    (0 means no limit), else `default_mib`. A value that is not a number is
+    reported and the default used."""
     raw = os.environ.get(BUDGET_VARIABLE, "").strip()
     if not raw:
-        return DEFAULT_BUDGET_MIB << 20
+        return default_mib << 20
     try:
         mib = float(raw)
     except ValueError:
@@ -106,9 +106,9 @@ def budget_from_environment() -> int:
             "%s=%r is not a number of MiB (0 for no limit); using %d",
             BUDGET_VARIABLE,
             raw,
-            DEFAULT_BUDGET_MIB,
+            default_mib,
         )
-        return DEFAULT_BUDGET_MIB << 20
+        return default_mib << 20
     return int(mib * (1 << 20))
 
 

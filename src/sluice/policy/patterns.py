@@ -18,16 +18,26 @@ from typing import Any
 
 import hyperscan
 
-from sluice.policy.cache import CompileCache
+from sluice.policy.cache import CompileCache, default_directory
 from sluice.policy.conditions import PatternSpec
-from sluice.policy.databases import Entry, FieldDatabases
+from sluice.policy.databases import Entry, FieldDatabases, budget_from_environment
 from sluice.policy.model import MatchOp
 from sluice.policy.view import PRESENT, _Present
 
 __all__ = ["MEMO_LIMIT", "DatabaseCache", "FieldScanner", "PatternSpec"]
 
-DatabaseCache = CompileCache
-"""The name this cache had when it held databases only."""
+
+class DatabaseCache(CompileCache):
+    """The compile cache under the name it had when it held databases only;
+    :meth:`default` keeps that name's contract."""
+
+    @classmethod
+    def default(cls, budget_mib: int = 0) -> DatabaseCache | None:  # type: ignore[override]
+        """The cache in :func:`~sluice.policy.cache.default_directory`, or None
+        when caching on disk is off (``SLUICE_CACHE_DIR`` empty)."""
+        directory = default_directory()
+        return None if directory is None else cls(directory, budget_from_environment(budget_mib))
+
 
 MEMO_LIMIT = 2048
 """Distinct values remembered per field, so low-cardinality fields (severity,
