@@ -18,7 +18,7 @@ from sluice.policy import PolicySnapshot, Signal, databases, load_document, pars
 from sluice.policy import cache as cache_module
 from sluice.policy.cache import CompileCache
 from sluice.policy.store import FILE_NAME
-from sluice.providers.file import parse_policy_bytes
+from sluice.providers.file import PolicyFileError, parse_policy_bytes
 from sluice.telemetry.otlp_json import json_view
 from tests.policy.test_snapshot import bodies, logs, rec
 
@@ -330,3 +330,24 @@ def test_sluice_eval_uses_the_cache(tmp_path: Path) -> None:
     assert f"{len(DOCUMENT['policies'])} policies from the cached document" in outputs[1][1]
     assert "compiled 20 patterns" in outputs[0][1]
     assert "compiled" not in outputs[1][1]
+
+
+def test_a_large_first_document_is_parsed_in_a_child_process(
+    tmp_path: Path, counts: tuple[Counting, Counting]
+) -> None:
+    """What the child parses is what a parse here gives; the parse's errors
+    come back as the same exceptions."""
+    parsed, _ = counts
+    document = {"policies": [body_policy(i) for i in range(2500)] + DOCUMENT["policies"]}
+    raw = json.dumps(document).encode()
+    assert len(raw) > cache_module.ISOLATED_PARSE_BYTES
+    cache = CompileCache(tmp_path, budget=1 << 30)
+    report = parse_policy_bytes(raw, "p.json", cache)
+    assert parsed.calls == 0  # the child parsed them (and counted in its own memory)
+    plain = parse_policy_bytes(raw, "p.json")
+    assert report.policies == plain.policies
+    assert report.warnings == plain.warnings
+    assert surviving(PolicySnapshot.compile(report.policies, cache=cache)) == EXPECTED
+    broken = b'{"policies": [' + b" " * (400 << 10)
+    with pytest.raises(PolicyFileError, match=r"p\.json: not valid JSON"):
+        parse_policy_bytes(broken, "p.json", CompileCache(tmp_path, budget=1 << 30))

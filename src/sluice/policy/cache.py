@@ -23,9 +23,10 @@ import json
 import logging
 import marshal
 import os
+import pickle
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -37,6 +38,7 @@ import sluice
 from sluice.gcpause import collection_paused
 from sluice.policy import (
     codec,
+    compiler_process,
     conditions,
     databases,
     model,
@@ -63,6 +65,10 @@ FORMAT = 1
 """Bumped whenever the meaning of an entry changes."""
 
 DIRECTORY_VARIABLE = "SLUICE_CACHE_DIR"
+ISOLATED_PARSE_BYTES = 256 << 10
+"""Policy documents at least this large (about 1,500 policies) are parsed in
+a child process when the process holds few parsed policies."""
+ISOLATED_PARSE_HELD = 1000
 
 _FINGERPRINTED: tuple[ModuleType, ...] = (
     codec,
@@ -213,7 +219,8 @@ class CompileCache:
                     if key is not None:
                         translations = self._translate_policy(policy)
                         self._policies[key] = policy
-                        written[key] = codec.encode(policy, translations)
+                        if self.store is not None:
+                            written[key] = codec.encode(policy, translations)
                 out.append(policy)
             if written and self.store is not None:
                 self.store.put_many("policy", written.items())
@@ -226,7 +233,78 @@ class CompileCache:
         log.debug("%d policies: %d from cache, %d parsed", len(out), len(out) - parsed, parsed)
         return out
 
-    # -- whole documents (restarts) ------------------------------------------------
+    # -- whole documents (starts and restarts) -------------------------------------
+
+    def parse_isolated(
+        self, raw: bytes, parse: Callable[[bytes, CompileCache], LoadReport]
+    ) -> LoadReport:
+        """``parse(raw, self)``: in a forked child (like the compiler) when
+        the document is large and this process holds few parsed policies (a
+        start, or a first large set), so that the decoded JSON and the parse's
+        other transient objects (15 MiB for 10,000 policies) never take this
+        process's memory, and the parse never holds its GIL; the child sends
+        back each policy's stored form. Otherwise, or when the child fails,
+        here. An exception `parse` raises is raised here either way."""
+        if not (
+            self.budget
+            and len(raw) > ISOLATED_PARSE_BYTES
+            and len(self._policies) < ISOLATED_PARSE_HELD
+            and compiler_process.can_fork()
+        ):
+            return parse(raw, self)
+        headroom = compiler_process.headroom_within(self.budget, compiler_process.resident_bytes())
+        try:
+            payload, _ = compiler_process.run_forked(
+                lambda: self._parse_in_child(raw, parse), headroom
+            )
+        except compiler_process.ChildFailed as problem:
+            log.warning("parsing policies in a child process failed (%s); parsing here", problem)
+            return parse(raw, self)
+        kind, body = marshal.loads(payload)
+        if kind == "error":
+            raise pickle.loads(body)
+        report = self._report_from(*body)
+        return parse(raw, self) if report is None else report
+
+    def _parse_in_child(
+        self, raw: bytes, parse: Callable[[bytes, CompileCache], LoadReport]
+    ) -> bytes:
+        held = set(self._policies.keys())
+        if self.directory is not None:  # a connection of its own: none crosses a fork
+            self.store = store.CacheStore(self.directory, self._fingerprint)
+        try:
+            report = parse(raw, self)
+        except Exception as problem:
+            return marshal.dumps(("error", pickle.dumps(problem)))
+        items = []
+        for policy in report.policies:
+            key, encoded = self._entries.get(id(policy), (b"", b""))
+            if not encoded and key not in held:
+                encoded = codec.encode(policy, self._translate_policy(policy))
+            items.append((key, encoded))
+        return marshal.dumps(("ok", (report.warnings, items)))
+
+    def _report_from(
+        self, warnings: list[str], items: list[tuple[bytes, bytes]]
+    ) -> LoadReport | None:
+        """A report from stored forms (an empty form: a policy this process
+        holds, by key); None if one of those is gone meanwhile."""
+        decoder = codec.Decoder()
+        report = LoadReport(warnings=list(warnings))
+        entries: dict[int, tuple[bytes, bytes]] = {}
+        for key, encoded in items:
+            if encoded:
+                decoded = decoder.decode(encoded)
+                policy = self._remember(key, *decoded) if key else decoded[0]
+            else:
+                found = self._policies.get(key)
+                if found is None:
+                    return None
+                policy = found
+            entries[id(policy)] = (key, encoded)
+            report.policies.append(policy)
+        self._entries = entries
+        return report
 
     def _document_key(self, raw: bytes) -> bytes:
         return hashlib.blake2b(raw, digest_size=20, key=self._salt, person=b"document").digest()
@@ -263,7 +341,9 @@ class CompileCache:
             return
         items = [self._entries.get(id(policy), (b"", b"")) for policy in report.policies]
         if any(not encoded for _, encoded in items):
+            self._entries = {}
             return  # some came from memory: an update in a running process
+        self._entries = {}
         data = marshal.dumps((report.warnings, items))
         self.store.put_many("document", [(self._document_key(raw), data)])
 

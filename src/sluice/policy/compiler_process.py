@@ -1,4 +1,5 @@
-"""The short-lived child process Hyperscan's compiler runs in.
+"""The short-lived child processes Hyperscan's compiler (and a large first
+parse) runs in.
 
 A large build forks: the child shares the serving process's memory (copy on
 write), compiles at the lowest CPU priority, writes the serialized databases
@@ -26,7 +27,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sluice.policy import shardplan
 from sluice.policy.shardplan import Entry, Plans
@@ -35,8 +36,8 @@ log = logging.getLogger(__name__)
 
 EXIT_OVER_BUDGET = 75
 """The child's exit status when its memory passed the headroom."""
-WATCH_SECS = 0.004
-MARGIN_BYTES = 2 << 20
+WATCH_SECS = 0.002
+MARGIN_BYTES = 4 << 20
 """Kept free of the budget: what the parent may grow by meanwhile, and what
 the watch may miss between two looks."""
 MIN_HEADROOM_BYTES = 8 << 20
@@ -101,18 +102,19 @@ class _Watch(threading.Thread):
             time.sleep(WATCH_SECS)
 
 
-def _child(entries: Sequence[Entry], headroom: int, write_end: int) -> None:
-    """The child's work: compile, report, and leave (never returns)."""
+Work = Callable[[], bytes]
+"""What a child computes: its result, as bytes."""
+
+
+def _child(work: Work, headroom: int, write_end: int) -> None:
+    """The child's side: run `work`, write its result and peak memory, leave
+    (never returns)."""
     code = 1
     try:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)  # the parent's event loop listens on it
         gc.disable()  # walking every object would copy the parent's pages
-        # The serving process keeps serving meanwhile: on a small machine the
-        # compiler must not take the CPU from it (the old snapshot is in use
-        # until this one is done, so a slower compile costs nothing else).
-        os.nice(19)
         try:
             import ctypes
 
@@ -121,8 +123,13 @@ def _child(entries: Sequence[Entry], headroom: int, write_end: int) -> None:
             pass
         watch = _Watch(headroom)
         watch.start()
-        plans = shardplan.plan(entries)
-        payload = marshal.dumps((plans, max(watch.peak, _private_bytes())))
+        # The serving process keeps serving meanwhile: on a small machine the
+        # work must not take the CPU from it (the old snapshot is in use until
+        # this one is done, so slower work costs nothing else). Only this
+        # thread: a nice value is per thread, and the watch must keep up.
+        os.nice(19)
+        result = work()
+        payload = marshal.dumps((result, max(watch.peak, _private_bytes())))
         with os.fdopen(write_end, "wb") as out:
             out.write(payload)
         code = 0
@@ -131,7 +138,7 @@ def _child(entries: Sequence[Entry], headroom: int, write_end: int) -> None:
 
 
 class ChildFailed(Exception):
-    """The compiler child ended without a result."""
+    """The child ended without a result."""
 
     def __init__(self, status: int) -> None:
         self.over_budget = os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_OVER_BUDGET
@@ -144,14 +151,14 @@ class ChildFailed(Exception):
         super().__init__(reason)
 
 
-def _in_child(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
-    """Plan and compile `entries` in a forked child. Returns the plans and
-    the child's peak memory of its own; raises ChildFailed."""
+def run_forked(work: Work, headroom: int) -> tuple[bytes, int]:
+    """Run `work` in a forked child held to `headroom` bytes of its own.
+    Returns its result and the child's peak memory; raises ChildFailed."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, which leaves by os._exit
         os.close(read_end)
-        _child(entries, headroom, write_end)
+        _child(work, headroom, write_end)
     os.close(write_end)
     chunks: list[bytes] = []
     with os.fdopen(read_end, "rb") as source:
@@ -160,7 +167,15 @@ def _in_child(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
     _, status = os.waitpid(pid, 0)
     if status != 0:
         raise ChildFailed(status)
-    plans, peak = marshal.loads(b"".join(chunks))
+    result, peak = marshal.loads(b"".join(chunks))
+    return result, peak
+
+
+def _in_child(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
+    """Plan and compile `entries` in a forked child. Returns the plans and
+    the child's peak memory of its own; raises ChildFailed."""
+    payload, peak = run_forked(lambda: marshal.dumps(shardplan.plan(entries)), headroom)
+    plans = marshal.loads(payload)
     return [((count, tuple(refused)), blob) for (count, refused), blob in plans], peak
 
 

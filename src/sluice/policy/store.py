@@ -88,6 +88,9 @@ class CacheStore:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
+            # Entries are read once per start: SQLite's page cache (2 MiB by
+            # default) would only hold memory a sidecar does not have.
+            connection.execute("PRAGMA cache_size=-256")
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS entries (kind TEXT NOT NULL, key BLOB NOT NULL,"
                 " value BLOB NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (kind, key))"

@@ -26,16 +26,21 @@ def parse_policy_bytes(
 ) -> LoadReport:
     """Parse a policy file's content (UTF-8 JSON; orjson reads it unless
     only the standard library reads it exactly, see :mod:`jsonbody`). With a
-    `cache`, policies parsed before are taken from it."""
+    `cache`: the same bytes parsed before come back in one read, policies
+    parsed before are not parsed again, and a large first document is parsed
+    in a child process (:meth:`CompileCache.parse_isolated`)."""
     with collection_paused():  # a document of 10,000 policies is 200,000 objects
-        return _parse(raw, path, cache)
-
-
-def _parse(raw: bytes, path: str | Path, cache: CompileCache | None) -> LoadReport:
-    if cache is not None:
+        if cache is None:
+            return _parse(raw, path, None)
         known = cache.load_document_bytes(raw)
         if known is not None:
             return known
+        report = cache.parse_isolated(raw, lambda data, within: _parse(data, path, within))
+        cache.remember_document_bytes(raw, report)
+        return report
+
+
+def _parse(raw: bytes, path: str | Path, cache: CompileCache | None) -> LoadReport:
     try:
         doc = jsonbody.parse(raw)
         if doc is jsonbody.UNPARSED:
@@ -47,12 +52,9 @@ def _parse(raw: bytes, path: str | Path, cache: CompileCache | None) -> LoadRepo
     except jsonbody.TooDeep as problem:
         raise PolicyFileError(f"{path}: {problem}") from None
     try:
-        report = load_document(doc, cache)
+        return load_document(doc, cache)
     except PolicyDocumentError as problem:
         raise PolicyFileError(f"{path}: {problem}") from None
-    if cache is not None:
-        cache.remember_document_bytes(raw, report)
-    return report
 
 
 def read_policy_file(path: str | Path, cache: CompileCache | None = None) -> LoadReport:
