@@ -15,6 +15,7 @@ the last one ends, and only if it was enabled when the first one began.
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +23,16 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _depth = 0
 _was_enabled = False
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (the compiler's, a parse's) starts with the lock free:
+    another thread may have held it at the fork."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from sluice.policy import shardplan
+from sluice.policy import shardplan, store
 from sluice.policy.shardplan import Entry, Plans
 
 log = logging.getLogger(__name__)
@@ -155,7 +155,8 @@ def run_forked(work: Work, headroom: int) -> tuple[bytes, int]:
     """Run `work` in a forked child held to `headroom` bytes of its own.
     Returns its result and the child's peak memory; raises ChildFailed."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with store.SQLITE_LOCK:  # see there
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, which leaves by os._exit
         os.close(read_end)
         _child(work, headroom, write_end)

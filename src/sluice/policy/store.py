@@ -36,6 +36,19 @@ TOUCH_AFTER_SECS = 86_400
 """An entry read this long after its last use is marked used again, so that
 entries a running set still needs are not the ones evicted."""
 _CHECKSUM = 16
+
+SQLITE_LOCK = threading.Lock()
+"""Held around every use of SQLite here, and by :mod:`compiler_process`
+around each fork: a child that opens SQLite must not inherit its mutexes
+held by another thread. A child starts with a fresh one."""
+
+
+def _after_fork_in_child() -> None:
+    global SQLITE_LOCK
+    SQLITE_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 _BATCH = 500
 """Keys per SELECT (SQLite allows 999 parameters in older builds)."""
 
@@ -49,13 +62,12 @@ def _checksum(kind: str, key: bytes, payload: bytes) -> bytes:
 
 class CacheStore:
     """Checksummed entries in ``<directory>/compile-cache-v1.sqlite3``.
-    Thread-safe (one connection, used under a lock)."""
+    Thread-safe (one connection, used under :data:`SQLITE_LOCK`)."""
 
     def __init__(self, directory: Path, fingerprint: str, max_bytes: int = MAX_BYTES) -> None:
         self.path = directory / FILE_NAME
         self.fingerprint = fingerprint
         self.max_bytes = max_bytes
-        self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._broken = False
         self._stale: list[tuple[str, bytes]] = []
@@ -159,7 +171,7 @@ class CacheStore:
         if not keys:
             return found
         now = int(time.time())
-        with self._lock:
+        with SQLITE_LOCK:
             connection = self._connect()
             if connection is None:
                 return found
@@ -193,7 +205,7 @@ class CacheStore:
         since the last write that were damaged or long unused."""
         now = int(time.time())
         rows = [(kind, key, _checksum(kind, key, payload) + payload, now) for key, payload in items]
-        with self._lock:
+        with SQLITE_LOCK:
             connection = self._connect()
             if connection is None:
                 return
