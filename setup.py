@@ -30,6 +30,7 @@ COMPILED = [
     "ottl/scans.py",
     "ottl/sequence.py",
     "ottl/values.py",
+    "policy/outcomes.py",
     "policy/patterns.py",
     "policy/ratelimit.py",
     "policy/sampling.py",

@@ -337,7 +337,9 @@ def report(
 
 
 def _counts(counter: Counter[int] | Counter[str] | dict[str, float]) -> str:
-    return ", ".join(f"{key} {value:,.0f}" for key, value in sorted(counter.items(), key=str))
+    return ", ".join(
+        f"{key} {value:,.0f}" for key, value in sorted(counter.items(), key=str) if value
+    )
 
 
 def main() -> int:

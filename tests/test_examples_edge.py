@@ -14,6 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from sluice.edge.config import parse_config
 
 ROOT = Path(__file__).parent.parent
@@ -27,7 +29,8 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_every_edge_example_config_validates() -> None:
+def test_every_edge_example_config_validates(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_API_KEY", "k")  # the remote providers' headers need it
     configs = sorted(EDGE_EXAMPLES.glob("*/config.json"))
     assert len(configs) == 3
     for path in configs:
@@ -40,6 +43,10 @@ def test_every_edge_example_config_validates() -> None:
     assert config.listen_address == "0.0.0.0" and len(config.policy_providers) == 2
     assert "limits: { cpu: 200m, memory: 64Mi }" in manifest
     assert "secretKeyRef: { name: sluice-edge, key: api-key }" in manifest
+    for name in ("edge-sidecar.yaml", "edge-gateway.yaml"):
+        text = (EDGE_EXAMPLES / "kubernetes" / name).read_text()
+        probes = dict(re.findall(r"(\w+Probe):\n\s+httpGet: \{ path: (\S+),", text))
+        assert probes == {"livenessProbe": "/_health", "readinessProbe": "/_ready"}, name
 
 
 def test_the_quickstart_runs(tmp_path: Path) -> None:
@@ -58,18 +65,13 @@ def test_the_quickstart_runs(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 30
-        while True:
+        while True:  # as the README's block waits: until /_ready answers 200
             try:
-                health = json.loads(
-                    urllib.request.urlopen(
-                        f"http://127.0.0.1:{edge_port}/_health", timeout=2
-                    ).read()
-                )
-                if health["policies"]["logs"]:
+                if urllib.request.urlopen(f"http://127.0.0.1:{edge_port}/_ready").status == 200:
                     break
-            except OSError:
+            except OSError:  # not listening yet, or 503 (HTTPError) until policies load
                 pass
-            assert time.monotonic() < deadline, "Edge did not become healthy"
+            assert time.monotonic() < deadline, "Edge did not become ready"
             time.sleep(0.1)
         logs = (ROOT / "src" / "sluice" / "examples" / "logs.json").read_bytes()
         request = urllib.request.Request(
@@ -89,12 +91,29 @@ def test_the_quickstart_runs(tmp_path: Path) -> None:
     assert "4111-****-****-" in printed  # the card number was masked
 
 
+def test_the_quickstart_config_validates_as_documented() -> None:
+    path = EDGE_EXAMPLES / "quickstart" / "config.json"
+    proc = subprocess.run(
+        [str(BIN / "sluice-edge"), "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "would listen on 127.0.0.1:8080 (1 worker, log_level info, log_format logfmt)" in (
+        proc.stdout
+    )
+    assert "8 active policies (5 logs, 1 metrics, 2 traces), 0 disabled, 0 with errors" in (
+        proc.stdout
+    )
+
+
 KUBERNETES_VERSION = "1.34.0"
 """A current Kubernetes release the manifests are validated against."""
 
 
 def test_the_kubernetes_manifests_are_valid_and_their_embedded_configs_load(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every document of the sidecar and gateway manifests against the
     Kubernetes schemas (kubernetes-validate, strict: unknown fields fail);
@@ -102,6 +121,8 @@ def test_the_kubernetes_manifests_are_valid_and_their_embedded_configs_load(
     in sluice-collector (it uses only components both distributions have)."""
     import kubernetes_validate
     import yaml
+
+    monkeypatch.setenv("SERVICE_API_KEY", "k")  # the remote providers' headers need it
 
     folder = EDGE_EXAMPLES / "kubernetes"
     kinds: dict[str, list[str]] = {}

@@ -1,27 +1,50 @@
-"""Process log output shared by Edge and the collector: one line per record,
-``time=… level=… pid=… logger=… msg="…"`` (``console``) or one JSON object per
-line (``json``), exceptions folded into the line."""
+"""Process log output shared by Edge and the collector: one line per record on
+stderr, logfmt (``time=… level=… pid=… logger=… msg="…"``, the collector's
+``console`` encoding) or one JSON object per line, exceptions folded into the
+line, and structured fields (``extra={"fields": {...}}``) as further keys.
+
+One format from the first line on: :func:`hold_early_records` keeps what is
+logged before the configuration is read, and :func:`configure_logging`
+writes it out in the configured format and level. ``SLUICE_LOG_LEVEL``
+overrides the configured level.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "warn": logging.WARNING,
     "warning": logging.WARNING,
+    "err": logging.ERROR,
     "error": logging.ERROR,
 }
+"""Level spellings accepted in configs and ``SLUICE_LOG_LEVEL`` (any case)."""
+LEVEL_ENV = "SLUICE_LOG_LEVEL"
+_PRINTED = {logging.WARNING: "warn", logging.CRITICAL: "error"}
+"""Printed level names that differ from Python's, lowercased (``warn`` as in
+the configs and as the OpenTelemetry Collector prints it)."""
+EARLY_LIMIT = 1000
+"""Records kept before logging is configured; later ones are counted, not kept."""
 
 
 def _stamp(record: logging.LogRecord) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + (
         f".{int(record.msecs):03d}Z"
     )
+
+
+def _level(record: logging.LogRecord) -> str:
+    return _PRINTED.get(record.levelno) or record.levelname.lower()
 
 
 def _message(formatter: logging.Formatter, record: logging.LogRecord) -> str:
@@ -31,36 +54,113 @@ def _message(formatter: logging.Formatter, record: logging.LogRecord) -> str:
     return message
 
 
-class OneLineFormatter(logging.Formatter):
-    """``time=… level=… pid=… logger=… msg="…"``."""
+def _fields(record: logging.LogRecord) -> Mapping[str, Any]:
+    fields = getattr(record, "fields", None)
+    return fields if isinstance(fields, Mapping) else {}
+
+
+def _logfmt_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    text = str(value)
+    if text and not any(c in text for c in ' ="\\') and text.isprintable():
+        return text
+    return json.dumps(text)
+
+
+class LogfmtFormatter(logging.Formatter):
+    """``time=… level=… pid=… logger=… msg="…"`` then the record's fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return (
-            f"time={_stamp(record)} level={record.levelname.lower()} "
+        line = (
+            f"time={_stamp(record)} level={_level(record)} "
             f"pid={record.process} logger={record.name} "
             f"msg={json.dumps(_message(self, record))}"
         )
+        for key, value in _fields(record).items():
+            line += f" {key}={_logfmt_value(value)}"
+        return line
 
 
 class JsonFormatter(logging.Formatter):
-    """The same fields as one JSON object."""
+    """The same keys as one JSON object."""
 
     def format(self, record: logging.LogRecord) -> str:
         return json.dumps(
             {
                 "time": _stamp(record),
-                "level": record.levelname.lower(),
+                "level": _level(record),
                 "pid": record.process,
                 "logger": record.name,
                 "msg": _message(self, record),
+                **_fields(record),
             }
         )
 
 
-def configure_logging(level: str, encoding: str = "console") -> None:
-    """Send every log record to stderr in `encoding` (console or json)."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if encoding == "json" else OneLineFormatter())
+class _EarlyRecords(logging.Handler):
+    """Keeps records until logging is configured."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        self.dropped = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.records) < EARLY_LIMIT:
+            self.records.append(record)
+        else:
+            self.dropped += 1
+
+
+def hold_early_records() -> None:
+    """Keep every record logged from now until :func:`configure_logging`
+    (which writes them in the configured format), so that a program's first
+    lines look like its others."""
     root = logging.getLogger()
+    root.handlers[:] = [_EarlyRecords()]
+    root.setLevel(logging.DEBUG)
+
+
+def level_name(spelling: str) -> str | None:
+    """The level a spelling means (``debug``, ``info``, ``warn`` or ``error``;
+    any case, ``warning`` and ``err`` too), None when it is not one."""
+    level = LEVELS.get(spelling.strip().lower())
+    return None if level is None else _PRINTED.get(level) or logging.getLevelName(level).lower()
+
+
+def env_level() -> str | None:
+    """The level ``SLUICE_LOG_LEVEL`` sets, None when it is unset or empty;
+    ValueError when it is not a level."""
+    raw = os.environ.get(LEVEL_ENV, "").strip()
+    if not raw:
+        return None
+    level = level_name(raw)
+    if level is None:
+        raise ValueError(f"{LEVEL_ENV}: expected one of debug, info, warn, error, got {raw!r}")
+    return level
+
+
+def configure_logging(level: str, encoding: str = "logfmt") -> None:
+    """Send every log record to stderr in `encoding` (``logfmt``, its alias
+    ``console``, or ``json``) at `level`, or at ``SLUICE_LOG_LEVEL`` when that
+    is set; records held since :func:`hold_early_records` go out first."""
+    with contextlib.suppress(ValueError):  # the program reports it with its config
+        level = env_level() or level
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if encoding == "json" else LogfmtFormatter())
+    root = logging.getLogger()
+    held = [h for h in root.handlers if isinstance(h, _EarlyRecords)]
     root.handlers[:] = [handler]
-    root.setLevel(LEVELS.get(level, logging.INFO))
+    threshold = LEVELS.get(level.lower(), logging.INFO)
+    root.setLevel(threshold)
+    for early in held:
+        for record in early.records:
+            if record.levelno >= threshold:
+                handler.handle(record)
+        if early.dropped:
+            logging.getLogger(__name__).warning(
+                "%d log records from start-up were not kept", early.dropped
+            )

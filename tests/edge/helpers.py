@@ -29,6 +29,7 @@ from typing import Any
 
 import zstandard
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from prometheus_client.parser import text_string_to_metric_families
 
 BIN = Path(sys.executable).parent
 LISTENING = re.compile(r"listening on \S+:(\d+)")
@@ -558,28 +559,37 @@ def decompress(encoding: str, data: bytes) -> bytes:
     return data
 
 
+POLICY_RECORDS = "sluice_processor_policy_records_total"
+
+
 @dataclass
 class Prometheus:
-    """Parsed Prometheus text: {(name, frozenset(labels)): value}."""
+    """Parsed Prometheus text (by prometheus_client's parser, which also checks
+    the format): {(sample name, frozenset(labels)): value}."""
 
     samples: dict[tuple[str, frozenset[tuple[str, str]]], float] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, text: str) -> Prometheus:
         out = cls()
-        line_re = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$")
-        label_re = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
-        for line in text.splitlines():
-            if not line or line.startswith("#"):
-                continue
-            found = line_re.match(line)
-            assert found, f"not a Prometheus sample line: {line!r}"
-            labels = frozenset(label_re.findall(found.group(2) or ""))
-            out.samples[(found.group(1), labels)] = float(found.group(3))
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                out.samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
         return out
 
     def get(self, name: str, **labels: str) -> float:
         return self.samples.get((name, frozenset(labels.items())), 0.0)
+
+    def has(self, name: str, **labels: str) -> bool:
+        return (name, frozenset(labels.items())) in self.samples
+
+    def results(self, telemetry_type: str) -> dict[str, float]:
+        """``sluice_processor_policy_records_total`` of a telemetry type, by result."""
+        return {
+            dict(labels)["result"]: value
+            for (name, labels), value in self.samples.items()
+            if name == POLICY_RECORDS and ("telemetry_type", telemetry_type) in labels
+        }
 
 
 def otlp_metrics_json(names: Sequence[str]) -> dict[str, Any]:

@@ -760,9 +760,8 @@ def test_a_broken_protobuf_log_record_is_forwarded_as_it_came(
         records[2],
         broken,
     ]
-    metrics = Prometheus.parse(edge.metrics())
-    assert metrics.get("processor_policy_records", telemetry_type="logs", result="malformed") == 1
-    assert metrics.get("processor_policy_records", telemetry_type="logs", result="dropped") == 1
+    results = Prometheus.parse(edge.metrics()).results("logs")
+    assert (results["malformed"], results["dropped"]) == (1, 1)
 
 
 def test_upstream_closing_idle_keep_alive_connections_is_harmless(
@@ -973,7 +972,7 @@ def test_health_is_local(edge: EdgeProcess, up: Upstream) -> None:
 def test_metrics_count_dropped_records(start_edge: EdgeLauncher, upstream: Upstream) -> None:
     edge = start_edge(POLICIES)
     before = Prometheus.parse(edge.metrics())
-    assert before.get("processor_policy_records", telemetry_type="logs", result="dropped") == 0
+    assert before.results("logs")["dropped"] == 0
     for i in range(3):
         bodies = ["drop-me"] * (i + 1) + ["keep"]
         assert (
@@ -986,7 +985,6 @@ def test_metrics_count_dropped_records(start_edge: EdgeLauncher, upstream: Upstr
     assert answer.status == 200
     assert (answer.header("Content-Type") or "").startswith("text/plain")
     after = Prometheus.parse(answer.body.decode())
-    assert after.get("processor_policy_records", telemetry_type="logs", result="dropped") == 10
-    assert after.get("processor_policy_records", telemetry_type="metrics", result="dropped") == 1
-    assert after.get("processor_policy_records", telemetry_type="traces", result="dropped") == 0
+    dropped = [after.results(kind)["dropped"] for kind in ("logs", "metrics", "traces")]
+    assert dropped == [10, 1, 0]
     assert len(upstream.received()) == 4

@@ -238,22 +238,17 @@ def test_a_malformed_record_is_kept_as_it_came_and_the_others_are_filtered(
         "drop-me",
         records[4],
     ]
-    metrics = Prometheus.parse(edge.metrics())
-    assert metrics.get("processor_policy_records", telemetry_type="logs", result="malformed") >= 2
+    assert Prometheus.parse(edge.metrics()).results("logs")["malformed"] >= 2
 
 
 def test_a_malformed_datadog_record_is_kept_and_counted(edge: EdgeProcess, up: Upstream) -> None:
-    before = Prometheus.parse(edge.metrics()).get(
-        "processor_policy_records", telemetry_type="datadog_logs", result="malformed"
-    )
+    before = Prometheus.parse(edge.metrics()).results("logs")["malformed"]
     body = json.dumps(
         [{"message": "drop-me"}, 5, {"message": "paid " + CARD, "status": "info"}, ["x"]]
     ).encode()
     assert edge.post("/api/v2/logs", body, JSON).status == 200  # the upstream's answer
     assert json.loads(only_body(up)) == [5, {"message": "paid ****", "status": "info"}, ["x"]]
-    after = Prometheus.parse(edge.metrics()).get(
-        "processor_policy_records", telemetry_type="datadog_logs", result="malformed"
-    )
+    after = Prometheus.parse(edge.metrics()).results("logs")["malformed"]
     assert after - before == 2
 
 

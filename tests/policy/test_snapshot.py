@@ -233,6 +233,28 @@ def test_outcome_counts_and_modified_flag() -> None:
     assert gone == {"resourceLogs": []}
 
 
+def test_each_record_counts_under_one_result_and_a_transform_wins() -> None:
+    """A record kept by a sample or a rate limit and changed by a transform is
+    ``transformed`` (COLLECTOR.md section 4); one only sampled is ``sampled``."""
+    snap = compile_log(
+        {
+            "match": [{"log_field": "body", "contains": "card"}],
+            "keep": "100%",
+            "transform": {"redact": [{"log_field": "body", "regex": "[0-9]+"}]},
+        },
+        {"match": [{"log_field": "body", "contains": "rated"}], "keep": "10/s"},
+        {
+            "match": [{"log_field": "body", "contains": "edit"}],
+            "transform": {"remove": [{"log_attribute": "a"}]},
+        },
+    )
+    doc = logs(rec("card 4111"), rec("rated"), rec("edit me", a="x"), rec("other"))
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    counts = (outcome.transformed, outcome.sampled, outcome.kept, outcome.no_match)
+    assert counts == (2, 1, 0, 1)
+    assert bodies(doc)[0] == "card [REDACTED]"
+
+
 def test_many_policies_sharing_a_condition_each_decide_correctly() -> None:
     policies = [
         {

@@ -1,8 +1,8 @@
-"""Provider configuration: errors name the offending field, ``${ENV}`` expands."""
+"""Provider configuration: errors name the offending field (unknown keys too),
+``${ENV}`` expands as in the collector."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import pytest
@@ -178,12 +178,10 @@ def test_double_dollar_is_a_literal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert expand_env("$X and {X} stay") == "$X and {X} stay"
 
 
-def test_an_unset_variable_is_empty_with_a_warning(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_an_unset_variable_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SLUICE_TEST_UNSET_KEY", raising=False)
-    with caplog.at_level(logging.WARNING, logger="sluice.providers.config"):
-        config = parse_provider(
+    with pytest.raises(ConfigError) as caught:
+        parse_provider(
             {
                 "type": "http",
                 "url": "http://h/v1/policy/sync",
@@ -192,18 +190,29 @@ def test_an_unset_variable_is_empty_with_a_warning(
             "cfg: policy_providers[0]",
             0,
         )
-    assert config.headers == (("Authorization", "Bearer "),)
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [
-        "cfg: policy_providers[0].headers[0].value: environment variable "
-        "SLUICE_TEST_UNSET_KEY is not set; using an empty value"
-    ]
+    assert str(caught.value) == (
+        "cfg: policy_providers[0].headers[0].value: environment variable SLUICE_TEST_UNSET_KEY "
+        "is not set (give a default with ${env:SLUICE_TEST_UNSET_KEY:-default})"
+    )
 
 
-def test_a_set_variable_logs_no_warning(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_defaults_and_the_env_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SLUICE_TEST_UNSET_KEY", raising=False)
+    monkeypatch.setenv("X", "expanded")
+    assert expand_env("${env:SLUICE_TEST_UNSET_KEY:-fallback}") == "fallback"
+    assert expand_env("${SLUICE_TEST_UNSET_KEY:-fallback}") == "fallback"
+    assert expand_env("${env:X}/${X:-unused}") == "expanded/expanded"
+
+
+def test_an_unknown_key_names_the_nearest_valid_one() -> None:
+    assert error_of([{"type": "file", "path": "p.json", "poll_interval": 5}]) == (
+        f"{WHERE}[0].poll_interval: unknown key (did you mean 'poll_interval_secs'?)"
+    )
+    assert error_of([{"type": "file", "path": "p.json", "zzz": 5}]).startswith(
+        f"{WHERE}[0].zzz: unknown key (valid keys: ca_file, encoding, headers, "
+    )
+
+
+def test_a_set_but_empty_variable_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERVICE_API_KEY", "")
-    with caplog.at_level(logging.WARNING, logger="sluice.providers.config"):
-        assert expand_env("Bearer ${SERVICE_API_KEY}", "here") == "Bearer "
-    assert caplog.records == []
+    assert expand_env("Bearer ${SERVICE_API_KEY}", "here") == "Bearer "

@@ -23,7 +23,7 @@ from sluice.collector.confmap.decode import Problems
 from sluice.collector.default_config import default_yaml
 from sluice.collector.distribution import SLUICE_COLLECTOR, Distribution
 from sluice.collector.factories import Factories
-from sluice.logs import configure_logging
+from sluice.logs import configure_logging, env_level
 
 NO_CONFIG = "at least one config flag must be provided"
 """Upstream's answer when a distribution without a default config gets none."""
@@ -144,6 +144,11 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
         print(f"{program}: {NO_CONFIG}", file=sys.stderr)
         return 1
     config, problems = load(args.config, args.set, factories)
+    try:
+        env_level()
+    except ValueError as bad:
+        problems.append(str(bad))
+        config = None
     if config is None:
         for line in problems:
             print(line, file=sys.stderr)

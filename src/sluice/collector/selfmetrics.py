@@ -3,20 +3,17 @@
 ``0.0.0.0:8888``).
 
 Each scrape renders the service's registry (:mod:`sluice.collector.telemetry`)
-in the format the scraper asks for: the Prometheus text format, or
-OpenMetrics when its ``Accept`` header prefers it, gzipped when it accepts
-gzip, as Prometheus' own handlers do. Other paths answer 404.
+in the format the scraper asks for (:mod:`sluice.transport.prometheus`).
+Other paths answer 404.
 """
 
 from __future__ import annotations
 
-import gzip
-
 from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import choose_encoder
 
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener
+from sluice.transport.prometheus import metrics_response
 
 DEFAULT_ENDPOINT = "0.0.0.0:8888"
 METRICS_PATH = "/metrics"
@@ -48,15 +45,4 @@ class SelfMetricsServer:
     async def handle(self, request: Request) -> Response:
         if request.path != METRICS_PATH:
             return Response(404, b"404 page not found\n", content_type=b"text/plain; charset=utf-8")
-        accept = (request.header(b"accept") or b"").decode("latin-1")
-        encoder, content_type = choose_encoder(accept)
-        body = encoder(self.registry)
-        encodings = (request.header(b"accept-encoding") or b"").decode("latin-1")
-        if "gzip" in encodings:
-            return Response(
-                200,
-                gzip.compress(body, compresslevel=1),
-                [(b"Content-Encoding", b"gzip")],
-                content_type.encode(),
-            )
-        return Response(200, body, content_type=content_type.encode())
+        return metrics_response(self.registry, request)

@@ -8,15 +8,19 @@ import logging
 import multiprocessing
 import os
 import resource
+import shutil
 import signal
 import socket
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import uvloop
 
 from sluice import heap
 from sluice.edge.config import EdgeConfig
+from sluice.edge.group import WorkerGroup
 from sluice.edge.routes import Edge
 from sluice.logs import configure_logging
 from sluice.policy.cache import CompileCache
@@ -31,21 +35,31 @@ DRAIN_SECS = 10.0
 
 
 async def serve(
-    config: EdgeConfig, distribution: str, sock: socket.socket, ready: Any = None
+    config: EdgeConfig,
+    distribution: str,
+    sock: socket.socket,
+    ready: Any = None,
+    group: WorkerGroup | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT, then drain and report."""
+    """Serve until SIGTERM/SIGINT, then drain and report. `group`: the
+    worker group's shared counters, when this is one of ``workers``."""
     loop = asyncio.get_running_loop()
     registry = PolicyRegistry(cache=CompileCache.default(SIDECAR_BUDGET_MIB))
     providers = make_providers(list(config.policy_providers), registry, config.service)
     for provider in providers:
         provider.start()  # traffic before the first load passes unfiltered
-    edge = Edge(config, registry, providers, distribution=distribution)
+    edge = Edge(config, registry, providers, distribution=distribution, group=group)
     limits = _within_descriptor_limit(config.limits)
     tracker = ConnectionTracker(limits)
     server = await loop.create_server(
         lambda: HttpServerProtocol(edge.handle, limits, tracker), sock=sock, backlog=1024
     )
-    trimmer = loop.create_task(heap.trim_after_traffic(lambda: tracker.bytes_in))
+    background = [loop.create_task(heap.trim_after_traffic(lambda: tracker.bytes_in))]
+    if group is not None:
+        counts = edge.status.local_counts
+        background.append(
+            loop.create_task(group.publish_while_changing(counts, lambda: edge.metrics.requests))
+        )
     port = sock.getsockname()[1]
     log.info(
         "%s listening on %s:%d, forwarding to %s (%d providers)",
@@ -63,11 +77,14 @@ async def serve(
     await stopping.wait()
     log.info("shutting down: no new connections, finishing requests in flight")
     server.close()
-    trimmer.cancel()
+    for task in background:
+        task.cancel()
     drained = await tracker.drain(DRAIN_SECS)
     if not drained:
         log.warning("requests still in flight after %.0f s; closing anyway", DRAIN_SECS)
     await loop.run_in_executor(None, stop_all, providers)  # final status syncs, bounded
+    if group is not None:
+        group.publish(edge.status.local_counts())  # what a later scrape of the others shows
     edge.close()
     log.info("stopped")
 
@@ -101,10 +118,10 @@ def _within_descriptor_limit(limits: ServerLimits) -> ServerLimits:
     return replace(limits, max_connections=fitted)
 
 
-def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None:
-    configure_logging(config.log_level)
+def _run_worker(config: EdgeConfig, distribution: str, group_dir: str = "", index: int = 0) -> None:
+    configure_logging(config.log_level, config.log_format)
     try:
-        sock = bind(config.listen_address, config.listen_port, reuse_port=reuse_port)
+        sock = bind(config.listen_address, config.listen_port, reuse_port=bool(group_dir))
     except OSError as problem:
         log.error(
             "cannot listen on %s:%d: %s",
@@ -113,23 +130,41 @@ def _run_worker(config: EdgeConfig, distribution: str, reuse_port: bool) -> None
             problem.strerror or problem,
         )
         raise SystemExit(1) from None
-    uvloop.run(serve(config, distribution, sock))
+    group = WorkerGroup(Path(group_dir), index) if group_dir else None
+    uvloop.run(serve(config, distribution, sock, group=group))
+
+
+def _group_directory() -> str:
+    """A private directory for the workers' counter files: the temporary
+    directory, else /dev/shm (containers with a read-only root keep it
+    writable)."""
+    for parent in (None, "/dev/shm"):
+        try:
+            return tempfile.mkdtemp(prefix="sluice-edge-", dir=parent)
+        except OSError as problem:
+            failure = problem
+    raise OSError(f"no writable directory for the workers' metrics: {failure}")
 
 
 def run(config: EdgeConfig, distribution: str = "sluice-edge") -> int:
     """Run in the foreground; with ``workers > 1``, that many processes share
-    the port (SO_REUSEPORT), each with its own providers and policies."""
-    configure_logging(config.log_level)
+    the port (SO_REUSEPORT), each with its own providers and policies, and
+    their counters summed for every scrape (:mod:`sluice.edge.group`)."""
+    configure_logging(config.log_level, config.log_format)
     if config.workers == 1:
-        _run_worker(config, distribution, reuse_port=False)
+        _run_worker(config, distribution)
         return 0
-    if config.listen_port == 0:
-        log.error("workers > 1 needs a fixed listen_port")
-        return 2
+    try:
+        group_dir = _group_directory()
+    except OSError as problem:
+        log.error("%s", problem)
+        return 1
     context = multiprocessing.get_context("spawn")
     children = [
-        context.Process(target=_run_worker, args=(config, distribution, True), daemon=False)
-        for _ in range(config.workers)
+        context.Process(
+            target=_run_worker, args=(config, distribution, group_dir, index), daemon=False
+        )
+        for index in range(config.workers)
     ]
     for child in children:
         child.start()
@@ -141,6 +176,9 @@ def run(config: EdgeConfig, distribution: str = "sluice-edge") -> int:
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    for child in children:
-        child.join()
+    try:
+        for child in children:
+            child.join()
+    finally:
+        shutil.rmtree(group_dir, ignore_errors=True)
     return 0 if all(child.exitcode == 0 for child in children) else 1

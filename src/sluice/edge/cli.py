@@ -1,31 +1,75 @@
-"""``sluice-edge CONFIG.json`` and ``sluice-edge-datadog CONFIG.json``."""
+"""``sluice-edge [validate] CONFIG.json`` and ``sluice-edge-datadog ...``.
+
+Serving, everything on stderr is a log line in the configured format, from
+the first line on (records before the config is read are held, then written
+in its format); a config that does not load is logged one problem per line,
+exit 1. ``validate`` (or ``--dry-run``) prints plain text instead.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
 from sluice import __version__
 from sluice.edge.app import run
 from sluice.edge.config import load_config
+from sluice.logs import configure_logging, env_level, hold_early_records
 from sluice.providers.config import ConfigError
+
+log = logging.getLogger("sluice.edge")
+
+
+def _parser(program: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=program,
+        usage="%(prog)s [validate] CONFIG.json [--dry-run]",
+        description="Sluice Edge: a policy proxy for OTLP/HTTP and Datadog intake. Filters "
+        "telemetry with policies and forwards the rest to upstream_url.",
+        epilog="validate: check the config, load every policy provider once and print what "
+        "would run, then exit (0 valid, 1 not); nothing listens",
+    )
+    parser.add_argument("command", nargs="?", choices=["validate"], help=argparse.SUPPRESS)
+    parser.add_argument("config", metavar="CONFIG.json", help="Edge configuration file")
+    parser.add_argument("--dry-run", action="store_true", help="same as the validate command")
+    parser.add_argument("--version", action="version", version=f"{program} {__version__}")
+    return parser
+
+
+def _validate(path: str, program: str) -> int:
+    from sluice.edge.validate import validate
+
+    try:
+        env_level()
+        config = load_config(path)
+    except (ConfigError, ValueError) as problem:
+        for line in str(problem).splitlines():
+            print(line, file=sys.stderr)
+        print(f"{program}: the config does not load", file=sys.stderr)
+        return 1
+    level = env_level()
+    if level is None:
+        logging.disable(logging.CRITICAL)  # the report says what the logs would
+    else:
+        configure_logging(level)
+    return validate(config, program, sys.stdout, sys.stderr)
 
 
 def _main(argv: Sequence[str] | None, program: str) -> int:
-    parser = argparse.ArgumentParser(
-        prog=program,
-        description="Sluice Edge: a policy proxy for OTLP/HTTP and Datadog intake. Filters "
-        "telemetry with policies and forwards the rest to upstream_url.",
-    )
-    parser.add_argument("config", metavar="CONFIG.json", help="Edge configuration file")
-    parser.add_argument("--version", action="version", version=f"{program} {__version__}")
-    args = parser.parse_args(argv)
+    args = _parser(program).parse_args(argv)
+    if args.command == "validate" or args.dry_run:
+        return _validate(args.config, program)
+    hold_early_records()
     try:
+        env_level()
         config = load_config(args.config)
-    except ConfigError as problem:
-        print(f"{program}: config error: {problem}", file=sys.stderr)
-        return 2
+    except (ConfigError, ValueError) as problem:
+        configure_logging("info")
+        for line in str(problem).splitlines():
+            log.error("config error: %s", line)
+        return 1
     return run(config, program)
 
 

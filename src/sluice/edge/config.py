@@ -1,54 +1,202 @@
-"""Edge configuration (EDGE.md section 1): read once, validated, with errors
-that name the file, the field and the problem."""
+"""Edge configuration (EDGE.md section 1): read once, expanded as the
+collector expands (:mod:`sluice.confexpand`), validated against :data:`FIELDS`
+(an unknown key is an error that suggests the nearest valid one), every
+problem reported at once, each naming the file, the key path and the problem."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import logging
+import re
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from sluice.confexpand import expand_tree
 from sluice.edge.datadog_intake import default_api_url
-from sluice.providers.config import ConfigError, ProviderConfig, expand_env, parse_providers
+from sluice.logs import level_name
+from sluice.providers.config import ConfigError, ProviderConfig, parse_providers, unknown_key
 from sluice.providers.sync import ClientIdentity
 from sluice.transport.http_client import DEFAULT_MAX_RESPONSE
 from sluice.transport.http_server import ServerLimits
 
-log = logging.getLogger(__name__)
+Reader = Callable[[Any, str], Any]
+"""Validates one key's value: ``(value, where) -> parsed``; raises ConfigError
+naming `where` (``config.json: key.path``)."""
 
-LOG_LEVELS = ("debug", "info", "warn", "error")
-LIMITS: tuple[tuple[str, float, float], ...] = (
-    ("max_header_size", 1024, 1 << 24),
-    ("max_header_count", 8, 10_000),
-    ("max_url_size", 256, 1 << 20),
-    ("idle_timeout_secs", 0.01, 86_400),
-    ("header_timeout_secs", 0.01, 3_600),
-    ("body_timeout_secs", 0.01, 3_600),
-    ("max_connections", 1, 1 << 20),
-)
-"""Config keys bounding what clients may cost: (key, lowest, highest). Each
-sets the ServerLimits field of its name less ``_secs``; integers unless the
-key ends in ``_secs``."""
-KNOWN_KEYS = frozenset(
-    {
-        "listen_address",
-        "listen_port",
-        "upstream_url",
-        "logs_url",
-        "metrics_url",
-        "api_url",
-        "log_level",
-        "max_body_size",
-        "policy_providers",
-        "service",
-        "upstream_timeout_secs",
-        "workers",
-        "max_response_size",
-        *(key for key, _, _ in LIMITS),
-    }
-)
+LOG_FORMATS = ("logfmt", "json")
+
+
+def _url(raw: Any, where: str) -> str:
+    if not isinstance(raw, str):
+        raise ConfigError(f"{where}: expected a URL string, got {raw!r}")
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{where}: expected http(s)://host[:port][/path], got {raw!r}")
+    try:
+        parts.port  # noqa: B018 - validates the port
+    except ValueError as problem:
+        raise ConfigError(f"{where}: {problem}") from None
+    return raw
+
+
+def _address(raw: Any, where: str) -> str:
+    if not isinstance(raw, str) or not raw:
+        raise ConfigError(f"{where}: expected an address string, got {raw!r}")
+    return raw
+
+
+def _integer(low: int, high: int) -> Reader:
+    """An integer in [low, high]; a string of digits (an expanded ``${VAR}``)
+    counts as its number."""
+
+    def read(raw: Any, where: str) -> int:
+        value = raw
+        if isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
+            value = int(raw)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"{where}: expected an integer from {low} to {high}, got {raw!r}")
+        return value
+
+    return read
+
+
+def _number(low: float, high: float, low_open: bool = False) -> Reader:
+    """A number in [low, high] (or (low, high]); numeric strings count."""
+
+    def read(raw: Any, where: str) -> float:
+        value = raw
+        if isinstance(raw, str):
+            with contextlib.suppress(ValueError):
+                value = float(raw)
+        in_range = (
+            not isinstance(value, bool)
+            and isinstance(value, int | float)
+            and (low < value if low_open else low <= value)
+            and value <= high
+        )
+        if not in_range:
+            lowest = f"above {low:g}" if low_open else f"from {low:g}"
+            raise ConfigError(f"{where}: expected a number {lowest} to {high:g}, got {raw!r}")
+        return float(value)
+
+    return read
+
+
+def _flag(raw: Any, where: str) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+
+
+def _log_level(raw: Any, where: str) -> str:
+    """debug, info, warn, error; any case, and ``warning`` and the reference's
+    ``err`` too."""
+    level = level_name(raw) if isinstance(raw, str) else None
+    if level is None:
+        raise ConfigError(f"{where}: expected one of debug, info, warn, error, got {raw!r}")
+    return level
+
+
+def _log_format(raw: Any, where: str) -> str:
+    if raw not in LOG_FORMATS:
+        raise ConfigError(f"{where}: expected one of {', '.join(LOG_FORMATS)}, got {raw!r}")
+    return str(raw)
+
+
+def _check_keys(raw: Mapping[str, Any], known: Collection[str], where: str) -> None:
+    for key in raw:
+        if key not in known:
+            raise ConfigError(f"{where}.{key}: {unknown_key(str(key), known)}")
+
+
+def _pairs(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """String pairs as an object (``{"team": "platform"}``) or, as the
+    reference writes them, a list of ``{"key": ..., "value": ...}``."""
+    if isinstance(raw, Mapping) and all(isinstance(v, str) for v in raw.values()):
+        return tuple((str(k), v) for k, v in raw.items())
+    if not isinstance(raw, list):
+        raise ConfigError(
+            f"{where}: expected an object of string values or a list of {{key, value}} objects"
+        )
+    pairs = []
+    for i, item in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(item, Mapping) or not {"key", "value"} <= item.keys():
+            raise ConfigError(f"{at}: expected an object with 'key' and 'value', got {item!r}")
+        _check_keys(item, ("key", "value"), at)
+        if not isinstance(item["key"], str) or not isinstance(item["value"], str):
+            raise ConfigError(f"{at}: 'key' and 'value' must be strings, got {item!r}")
+        pairs.append((item["key"], item["value"]))
+    return tuple(pairs)
+
+
+_IDENTITY_TEXT = {
+    "name": "service_name",
+    "namespace": "service_namespace",
+    "version": "service_version",
+    "instance_id": "instance_id",
+}
+_IDENTITY_KEYS = (*_IDENTITY_TEXT, "resource_attributes", "labels")
+
+
+def _identity(raw: Any, where: str) -> ClientIdentity:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: expected an object, got {raw!r}")
+    _check_keys(raw, _IDENTITY_KEYS, where)
+    values: dict[str, Any] = {"service_name": "sluice-edge"}
+    for key, target in _IDENTITY_TEXT.items():
+        if key in raw:
+            if not isinstance(raw[key], str):
+                raise ConfigError(f"{where}.{key}: expected a string, got {raw[key]!r}")
+            values[target] = raw[key]
+    for key in ("resource_attributes", "labels"):
+        if key in raw:
+            values[key] = _pairs(raw[key], f"{where}.{key}")
+    return ClientIdentity(**values)
+
+
+def _providers(raw: Any, where: str) -> tuple[ProviderConfig, ...]:
+    # Expanded with the rest of the config: expanding again would undo $$.
+    return tuple(parse_providers(raw, where, expand=False))
+
+
+LIMITS: dict[str, Reader] = {
+    "max_header_size": _integer(1024, 1 << 24),
+    "max_header_count": _integer(8, 10_000),
+    "max_url_size": _integer(256, 1 << 20),
+    "idle_timeout_secs": _number(0.01, 86_400),
+    "header_timeout_secs": _number(0.01, 3_600),
+    "body_timeout_secs": _number(0.01, 3_600),
+    "max_connections": _integer(1, 1 << 20),
+}
+"""Keys bounding what clients may cost; each sets the ServerLimits field of
+its name less ``_secs``."""
+
+FIELDS: dict[str, Reader] = {
+    "listen_address": _address,
+    "listen_port": _integer(0, 65535),
+    "upstream_url": _url,
+    "logs_url": _url,
+    "metrics_url": _url,
+    "api_url": _url,
+    "log_level": _log_level,
+    "log_format": _log_format,
+    "max_body_size": _integer(1, 1 << 31),
+    "policy_providers": _providers,
+    "policy_metrics": _flag,
+    "service": _identity,
+    "upstream_timeout_secs": _number(0, 86_400, low_open=True),
+    "workers": _integer(1, 256),
+    "max_response_size": _integer(1024, 1 << 31),
+    **LIMITS,
+}
+"""Every config key and its reader. A key outside LIMITS sets the EdgeConfig
+field of its name, so adding a key is one line here and a field there."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +210,11 @@ class EdgeConfig:
     metrics_url: str = ""
     api_url: str = ""
     log_level: str = "info"
+    log_format: str = "logfmt"
     max_body_size: int = 1_048_576
     policy_providers: tuple[ProviderConfig, ...] = ()
+    policy_metrics: bool = False
+    """Per-policy series on /_metrics too (they are always at /_policies)."""
     service: ClientIdentity = field(default_factory=lambda: ClientIdentity("sluice-edge"))
     upstream_timeout_secs: float = 30.0
     workers: int = 1
@@ -80,6 +231,24 @@ class EdgeConfig:
     def datadog_metrics_url(self) -> str:
         return self.metrics_url or self.upstream_url
 
+    def routing(self) -> list[tuple[str, str]]:
+        """Where each kind of request goes: (routes, upstream URL)."""
+        return [
+            ("/v1/logs, /v1/metrics, /v1/traces (OTLP/HTTP, filtered)", self.upstream_url),
+            ("/api/v2/logs (Datadog logs, filtered)", self.datadog_logs_url),
+            ("/v1/input (Datadog legacy logs, proxied unchanged)", self.datadog_logs_url),
+            (
+                "/api/v1/series, /api/v2/series, /api/beta/sketches (Datadog metrics, filtered)",
+                self.datadog_metrics_url,
+            ),
+            ("/api/v1/check_run (Datadog check runs, proxied unchanged)", self.datadog_metrics_url),
+            (
+                "other /api/ and /intake/ paths (Datadog API, proxied unchanged)",
+                self.datadog_api_url,
+            ),
+            ("any other path (proxied unchanged)", self.upstream_url),
+        ]
+
     @property
     def datadog_api_url(self) -> str:
         """Where the Agent's calls other than logs and metrics go (see
@@ -94,131 +263,48 @@ class EdgeConfig:
         return bool(self.logs_url or self.metrics_url or self.api_url)
 
 
-def _expand(value: Any, where: str) -> Any:
-    if isinstance(value, str):
-        return expand_env(value, where)
-    if isinstance(value, list):
-        return [_expand(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return {k: _expand(v, f"{where}.{k}") for k, v in value.items()}
-    return value
-
-
-def _url(raw: Any, where: str) -> str:
-    if not isinstance(raw, str):
-        raise ConfigError(f"{where}: expected a URL string, got {raw!r}")
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{where}: expected http(s)://host[:port][/path], got {raw!r}")
-    try:
-        parts.port  # noqa: B018 - validates the port
-    except ValueError as problem:
-        raise ConfigError(f"{where}: {problem}") from None
-    return raw
-
-
-def _int(raw: Any, where: str, low: int, high: int) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
-        raise ConfigError(f"{where}: expected an integer from {low} to {high}, got {raw!r}")
-    return raw
-
-
-def _identity(raw: Any, where: str) -> ClientIdentity:
-    if raw is None:
-        return ClientIdentity("sluice-edge")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected an object")
-    values: dict[str, Any] = {}
-    for key, target in (
-        ("name", "service_name"),
-        ("namespace", "service_namespace"),
-        ("version", "service_version"),
-        ("instance_id", "instance_id"),
-    ):
-        if key in raw:
-            if not isinstance(raw[key], str):
-                raise ConfigError(f"{where}.{key}: expected a string, got {raw[key]!r}")
-            values[target] = raw[key]
-    for key, target in (("resource_attributes", "resource_attributes"), ("labels", "labels")):
-        if key in raw:
-            mapping = raw[key]
-            if not isinstance(mapping, dict) or not all(
-                isinstance(v, str) for v in mapping.values()
-            ):
-                raise ConfigError(f"{where}.{key}: expected an object of string values")
-            values[target] = tuple(mapping.items())
-    values.setdefault("service_name", "sluice-edge")
-    return ClientIdentity(**values)
+def _dotted(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
 
 
 def parse_config(doc: Any, source: str) -> EdgeConfig:
-    """Validate a decoded config document."""
+    """Validate a decoded config document; ConfigError holds one line per problem."""
     if not isinstance(doc, dict):
         raise ConfigError(f"{source}: expected a JSON object at the top level")
-    # Providers expand their own values (expanding twice would undo "$${X}").
-    doc = {
-        k: v if k == "policy_providers" else _expand(v, f"{source}: {k}") for k, v in doc.items()
-    }
-    for key in doc:
-        if key not in KNOWN_KEYS:
-            log.warning("%s: unknown key %r ignored", source, key)
-    if "upstream_url" not in doc:
-        raise ConfigError(f"{source}: upstream_url: required (where to forward telemetry)")
-    values: dict[str, Any] = {"source": source}
-    values["upstream_url"] = _url(doc["upstream_url"], f"{source}: upstream_url")
-    for key in ("logs_url", "metrics_url", "api_url"):
-        if key in doc:
-            values[key] = _url(doc[key], f"{source}: {key}")
-    if "listen_address" in doc:
-        if not isinstance(doc["listen_address"], str) or not doc["listen_address"]:
-            raise ConfigError(f"{source}: listen_address: expected an address string")
-        values["listen_address"] = doc["listen_address"]
-    if "listen_port" in doc:
-        values["listen_port"] = _int(doc["listen_port"], f"{source}: listen_port", 0, 65535)
-    if "log_level" in doc:
-        level = doc["log_level"]
-        if level not in LOG_LEVELS:
-            raise ConfigError(
-                f"{source}: log_level: expected one of {', '.join(LOG_LEVELS)}, got {level!r}"
-            )
-        values["log_level"] = level
-    if "max_body_size" in doc:
-        values["max_body_size"] = _int(doc["max_body_size"], f"{source}: max_body_size", 1, 1 << 31)
-    if "upstream_timeout_secs" in doc:
-        raw = doc["upstream_timeout_secs"]
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
-            raise ConfigError(
-                f"{source}: upstream_timeout_secs: expected a positive number, got {raw!r}"
-            )
-        values["upstream_timeout_secs"] = float(raw)
-    if "workers" in doc:
-        values["workers"] = _int(doc["workers"], f"{source}: workers", 1, 256)
-    if "max_response_size" in doc:
-        values["max_response_size"] = _int(
-            doc["max_response_size"], f"{source}: max_response_size", 1024, 1 << 31
-        )
-    limits: dict[str, Any] = {}
-    for key, low, high in LIMITS:
-        if key not in doc:
+    problems: list[str] = []
+    unexpanded: set[str] = set()
+
+    def unresolved(path: str, problem: str) -> None:
+        problems.append(f"{source}: {path}: {problem}")
+        unexpanded.add(re.split(r"[.\[]", path, maxsplit=1)[0])
+
+    doc = expand_tree(doc, "", unresolved, _dotted)
+    values: dict[str, Any] = {}
+    for key, raw in doc.items():
+        reader = FIELDS.get(key)
+        if reader is None:
+            problems.append(f"{source}: {key}: {unknown_key(key, FIELDS)}")
             continue
-        raw, where = doc[key], f"{source}: {key}"
-        if key.endswith("_secs"):
-            if isinstance(raw, bool) or not isinstance(raw, int | float) or not low <= raw <= high:
-                raise ConfigError(
-                    f"{where}: expected a number from {low:g} to {high:g}, got {raw!r}"
-                )
-            limits[key.removesuffix("_secs")] = float(raw)
-        else:
-            limits[key] = _int(raw, where, int(low), int(high))
-    values["limits"] = ServerLimits(
-        max_body_size=values.get("max_body_size", EdgeConfig.max_body_size), **limits
-    )
+        if key in unexpanded:
+            continue  # reported; its reader would only complain about the hole
+        try:
+            values[key] = reader(raw, f"{source}: {key}")
+        except ConfigError as problem:
+            problems.append(str(problem))
+    if "upstream_url" not in doc:
+        problems.append(f"{source}: upstream_url: required (where to forward telemetry)")
+    if values.get("workers", 1) > 1 and not values.get("listen_port", EdgeConfig.listen_port):
+        problems.append(f"{source}: workers: more than one worker needs a fixed listen_port")
+    if problems:
+        raise ConfigError("\n".join(problems))
+    limits = {key.removesuffix("_secs"): values.pop(key) for key in LIMITS if key in values}
+    limits["max_body_size"] = values.get("max_body_size", EdgeConfig.max_body_size)
     base = Path(source).parent if source else None
-    values["policy_providers"] = tuple(
-        parse_providers(doc.get("policy_providers"), f"{source}: policy_providers", base)
-    )
-    values["service"] = _identity(doc.get("service"), f"{source}: service")
-    return EdgeConfig(**values)
+    if base is not None:
+        values["policy_providers"] = tuple(
+            provider.under(base) for provider in values.get("policy_providers", ())
+        )
+    return EdgeConfig(**values, limits=ServerLimits(**limits), source=source)
 
 
 def load_config(path: str | Path) -> EdgeConfig:

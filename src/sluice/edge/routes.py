@@ -8,7 +8,6 @@ that fails at run time, means the original bytes go upstream untouched.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -24,7 +23,9 @@ from sluice.edge.filtering import (
     filter_body,
     otlp_decoder,
 )
-from sluice.edge.metrics import EdgeMetrics
+from sluice.edge.group import WorkerGroup
+from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics
+from sluice.edge.status import EdgeStatus
 from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
 from sluice.telemetry import otlp_codec
@@ -34,7 +35,6 @@ from sluice.transport.http_server import Request, Response, json_error
 log = logging.getLogger(__name__)
 
 OTLP_ROUTES = {"/v1/logs": Signal.LOG, "/v1/metrics": Signal.METRIC, "/v1/traces": Signal.TRACE}
-TELEMETRY_TYPES = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "traces"}
 AGENT_CONNECTIVITY_CHECK = b"{}"
 """What the Agent's logs pipeline posts at start-up to check that it can reach
 its intake (an object, where logs are an array)."""
@@ -65,8 +65,31 @@ _OTLP_EMPTY = {
 }
 
 
+class Exchange:
+    """What one request did, for the debug line: records before and after the
+    policies (-1: not evaluated) and the upstream's status (0: not called, or
+    no answer)."""
+
+    def __init__(self) -> None:
+        self.records_in = -1
+        self.records_out = -1
+        self.upstream_status = 0
+
+    def fields(self, route: str, status: int, seconds: float) -> dict[str, Any]:
+        """The debug line's fields: no bodies, no headers, no query (keys may be there)."""
+        fields: dict[str, Any] = {"route": route, "status": status}
+        if self.records_in >= 0:
+            fields["records_in"] = self.records_in
+            fields["records_out"] = self.records_out
+        if self.upstream_status:
+            fields["upstream_status"] = self.upstream_status
+        fields["duration_ms"] = round(seconds * 1000, 3)
+        return fields
+
+
 class Edge:
-    """The request handler: routes, filtering, forwarding."""
+    """The request handler: routes, filtering, forwarding; the local routes
+    (health, readiness, policies, metrics) are :class:`EdgeStatus`'s."""
 
     def __init__(
         self,
@@ -75,6 +98,7 @@ class Edge:
         providers: list[Provider],
         metrics: EdgeMetrics | None = None,
         distribution: str = "sluice-edge",
+        group: WorkerGroup | None = None,
     ):
         self.config = config
         self.registry = registry
@@ -103,92 +127,77 @@ class Edge:
                 config.datadog_api_url,
             )
         self.dd_api_key = os.environ.get("DD_API_KEY", "").encode()
-        self.metrics.gauge(
-            "sluice_edge_policies_loaded", "Active policies, by signal", self._policy_counts
-        )
-        self.metrics.gauge(
-            "sluice_edge_provider_sync_errors", "Consecutive failed polls", self._provider_failures
-        )
-
-    def _policy_counts(self) -> dict[Any, float]:
-        snapshot = self.registry.snapshot
-        return {(("telemetry_type", TELEMETRY_TYPES[s]),): snapshot.count(s) for s in Signal}
-
-    def _provider_failures(self) -> dict[Any, float]:
-        return {(("provider", p.config.id),): p.failures for p in self.providers}
+        self.status = EdgeStatus(config, registry, providers, self.metrics, distribution, group)
+        self.local = {
+            "/_health": ("health", self.status.health),
+            "/_ready": ("ready", self.status.ready),
+            "/_policies": ("policies", self.status.policies),
+            "/_metrics": ("metrics", self.status.metrics),
+        }
+        self.debug = log.isEnabledFor(logging.DEBUG)
+        """Log one line per request (decided once: the check costs on every request)."""
 
     # -- entry point ---------------------------------------------------------------
 
     async def handle(self, request: Request) -> Response:
+        started = time.perf_counter() if self.debug else 0.0
+        exchange = Exchange()
         path, method = request.path, request.method
-        if path == "/_health" and method in ("GET", "HEAD"):
-            response, route = self.health(), "health"
-        elif path == "/_metrics" and method == "GET":
-            response = Response(
-                200, self.metrics.render(), content_type=b"text/plain; version=0.0.4"
-            )
-            route = "metrics"
+        local = self.local.get(path) if method in ("GET", "HEAD") else None
+        if local is not None:
+            route = local[0]
+            response = local[1](request)
         elif method == "POST" and path in OTLP_ROUTES:
             route = path
-            response = await self.otlp(request, OTLP_ROUTES[path])
+            response = await self.otlp(request, OTLP_ROUTES[path], exchange)
         elif path == intake.LOGS_PATH:
             route = path
-            response = await self.datadog_logs(request)
+            response = await self.datadog_logs(request, exchange)
         elif path in intake.METRICS_PATHS:
             route = path
-            response = await self.datadog_metrics(request)
+            response = await self.datadog_metrics(request, exchange)
         elif path.startswith(intake.API_PREFIXES):
             route = "datadog_api"
-            response = await self.forward_datadog(self.api_upstream, request)
+            response = await self.forward_datadog(self.api_upstream, request, exchange)
         elif path.startswith(intake.LEGACY_LOGS_PREFIX):
             route = "datadog_logs_legacy"
-            response = await self.forward_datadog(self.logs_upstream, request)
+            response = await self.forward_datadog(self.logs_upstream, request, exchange)
         else:
             route = "passthrough"
-            response = await self.forward(self.upstream, request, request.body)
+            response = await self.forward(self.upstream, request, request.body, exchange)
         self.metrics.request(route, response.status)
+        if self.debug:
+            fields = exchange.fields(route, response.status, time.perf_counter() - started)
+            log.debug("%s %s", method, path, extra={"fields": fields})
         return response
-
-    def health(self) -> Response:
-        snapshot = self.registry.snapshot
-        body = {
-            "status": "ok",
-            "distribution": self.distribution,
-            "policies": {TELEMETRY_TYPES[s]: snapshot.count(s) for s in Signal},
-            "policy_errors": len(snapshot.errors),
-            "providers": [
-                {
-                    "id": p.config.id,
-                    "type": p.config.type,
-                    "loaded": p.loaded.is_set(),
-                    "last_error": p.last_error,
-                }
-                for p in self.providers
-            ],
-        }
-        return Response(200, json.dumps(body).encode())
 
     # -- forwarding ----------------------------------------------------------------
 
     async def forward(
-        self, pool: UpstreamPool, request: Request, body: bytes, extra: bytes = b""
+        self,
+        pool: UpstreamPool,
+        request: Request,
+        body: bytes,
+        exchange: Exchange,
+        extra: bytes = b"",
     ) -> Response:
         headers = request.forwarded + extra if extra else request.forwarded
         started = time.monotonic()
         try:
             answer = await pool.request(request.method, request.path, request.query, headers, body)
         except UpstreamTimeout as timeout:
-            self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "timeout"),))
+            self.metrics.upstream_error("timeout")
             return json_error(504, str(timeout))
         except UpstreamError as failure:
-            self.metrics.inc("sluice_edge_upstream_errors_total", (("kind", "unreachable"),))
+            self.metrics.upstream_error("failed")
             return json_error(502, str(failure))
         self.metrics.upstream_latency(time.monotonic() - started)
+        exchange.upstream_status = answer.status
         relayed, content_type = relay_headers(answer.headers)
         return Response(answer.status, answer.body, relayed, content_type)
 
     def _fail_open(self, request: Request, why: str) -> None:
-        self.metrics.inc("sluice_edge_fail_open_total", (("route", request.path),))
+        self.metrics.fail_open(request.path)
         log.warning("forwarding %s unevaluated: %s", request.path, why)
 
     async def _filter(
@@ -199,6 +208,7 @@ class Edge:
         telemetry_type: str,
         decode: Decoder,
         all_dropped: Response,
+        exchange: Exchange,
         extra: bytes = b"",
     ) -> Response:
         """The filtered-route pipeline shared by OTLP and Datadog (see
@@ -207,7 +217,8 @@ class Edge:
         or forward the re-encoded batch in the encoding it arrived in."""
         snapshot = self.registry.snapshot  # one snapshot for the whole request
         if not snapshot.count(signal):
-            return await self.forward(pool, request, request.body, extra)  # nothing to apply
+            # nothing to apply
+            return await self.forward(pool, request, request.body, exchange, extra)
         filtered = filter_body(
             snapshot,
             signal,
@@ -223,27 +234,30 @@ class Edge:
             return json_error(400, filtered.reason)
         if verdict is Verdict.UNREADABLE or verdict is Verdict.FAILED:
             self._fail_open(request, filtered.reason)
-            return await self.forward(pool, request, request.body, extra)
-        assert filtered.outcome is not None
-        self.metrics.outcome(telemetry_type, filtered.outcome)
+            return await self.forward(pool, request, request.body, exchange, extra)
+        outcome = filtered.outcome
+        assert outcome is not None
+        self.metrics.outcome(telemetry_type, outcome)
+        exchange.records_in = outcome.records
+        exchange.records_out = outcome.records - outcome.dropped
         if verdict is Verdict.DROPPED:
             return all_dropped
         if verdict is Verdict.UNCHANGED:
-            return await self.forward(pool, request, request.body, extra)
+            return await self.forward(pool, request, request.body, exchange, extra)
         # Only the new body is needed now: free the original before waiting on
         # the upstream.
         request.body = b""
-        return await self.forward(pool, request, filtered.body, extra)
+        return await self.forward(pool, request, filtered.body, exchange, extra)
 
     # -- OTLP ----------------------------------------------------------------------
 
-    async def otlp(self, request: Request, signal: Signal) -> Response:
+    async def otlp(self, request: Request, signal: Signal, exchange: Exchange) -> Response:
         media = _media(request)
         decode = otlp_decoder(signal, media)
         all_dropped = _OTLP_EMPTY[media or otlp_codec.JSON]
         telemetry_type = TELEMETRY_TYPES[signal]
         return await self._filter(
-            request, signal, self.upstream, telemetry_type, decode, all_dropped
+            request, signal, self.upstream, telemetry_type, decode, all_dropped, exchange
         )
 
     # -- Datadog -------------------------------------------------------------------
@@ -254,43 +268,52 @@ class Edge:
             return b"DD-API-KEY: " + self.dd_api_key + b"\r\n"
         return b""
 
-    async def forward_datadog(self, pool: UpstreamPool, request: Request) -> Response:
+    async def forward_datadog(
+        self, pool: UpstreamPool, request: Request, exchange: Exchange
+    ) -> Response:
         """A Datadog call no policy applies to, forwarded unchanged to its family's upstream."""
-        return await self.forward(pool, request, request.body, self._datadog_key(request))
+        extra = self._datadog_key(request)
+        return await self.forward(pool, request, request.body, exchange, extra)
 
-    async def datadog_logs(self, request: Request) -> Response:
+    async def datadog_logs(self, request: Request, exchange: Exchange) -> Response:
         """``/api/v2/logs``: a POSTed log array is filtered; the Agent's
         connectivity check and other methods are forwarded as they came."""
         if request.method != "POST" or request.body == AGENT_CONNECTIVITY_CHECK:
-            return await self.forward_datadog(self.logs_upstream, request)
+            return await self.forward_datadog(self.logs_upstream, request, exchange)
         decode = datadog_decoder(Signal.LOG)
-        return await self.datadog(request, Signal.LOG, self.logs_upstream, decode)
+        return await self.datadog(request, Signal.LOG, self.logs_upstream, decode, exchange)
 
-    async def datadog_metrics(self, request: Request) -> Response:
+    async def datadog_metrics(self, request: Request, exchange: Exchange) -> Response:
         """The metrics family: POSTed series (JSON, or the Agent's protobuf) and
         sketches are filtered; check runs and other methods are forwarded."""
         path = request.path
         if request.method != "POST" or path == intake.CHECK_RUNS:
-            return await self.forward_datadog(self.metrics_upstream, request)
+            return await self.forward_datadog(self.metrics_upstream, request, exchange)
         decode: Decoder
         if path == intake.SKETCHES:
             decode = decode_agent_sketches
         else:
             decode = datadog_decoder(Signal.METRIC, _media(request))
-        return await self.datadog(request, Signal.METRIC, self.metrics_upstream, decode)
+        return await self.datadog(request, Signal.METRIC, self.metrics_upstream, decode, exchange)
 
     async def datadog(
-        self, request: Request, signal: Signal, pool: UpstreamPool, decode: Decoder
+        self,
+        request: Request,
+        signal: Signal,
+        pool: UpstreamPool,
+        decode: Decoder,
+        exchange: Exchange,
     ) -> Response:
-        """A Datadog payload through the policies of `signal` (telemetry type
-        ``datadog_logs`` or ``datadog_metrics``), to `pool`."""
+        """A Datadog payload through the policies of `signal`, counted under
+        its telemetry type as OTLP's is, to `pool`."""
         return await self._filter(
             request,
             signal,
             pool,
-            "datadog_" + TELEMETRY_TYPES[signal],
+            TELEMETRY_TYPES[signal],
             decode,
             DATADOG_ACCEPTED,
+            exchange,
             self._datadog_key(request),
         )
 

@@ -328,10 +328,11 @@ class PolicySnapshot:
                         status = 2
         if changed:
             outcome.modified = True
-        if kind in (KeepKind.PERCENT, KeepKind.RATE, KeepKind.TRACE_SAMPLE):
-            outcome.sampled += 1
-        elif changed and table.signal is Signal.LOG:
+        # One result per record: a transform ran wins over how it was kept.
+        if changed and table.signal is Signal.LOG:
             outcome.transformed += 1
+        elif kind in (KeepKind.PERCENT, KeepKind.RATE, KeepKind.TRACE_SAMPLE):
+            outcome.sampled += 1
         else:
             outcome.kept += 1
         return status

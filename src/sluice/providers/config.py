@@ -1,47 +1,47 @@
 """Provider configuration: ``{type, id, path | url, poll_interval_secs, headers}``,
-validated once, with ``${ENV}`` expansion in string values."""
+validated once (unknown keys are errors), with ``${ENV}`` expansion in string
+values (:mod:`sluice.confexpand`)."""
 
 from __future__ import annotations
 
-import logging
-import os
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-log = logging.getLogger(__name__)
+from sluice.confexpand import Unresolved, expand_text
 
 ProviderType = Literal["file", "http", "grpc"]
 PROVIDER_TYPES: tuple[ProviderType, ...] = ("file", "http", "grpc")
 DEFAULT_POLL_SECS = {"file": 30.0, "http": 60.0, "grpc": 60.0}
 DEFAULT_MAX_RESPONSE_BYTES = 16 << 20
 """Four times gRPC's own default, and several times a set of 10,000 policies."""
-_ENV = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfigError(ValueError):
-    """A configuration problem; the message names where and what."""
+    """A configuration problem; the message names where and what (one line
+    per problem when there are several)."""
 
 
 def expand_env(value: str, where: str = "") -> str:
-    """Replace ``${NAME}`` with the environment variable NAME (unset: empty,
-    with a warning); ``$${X}`` is a literal ``${X}``."""
+    """`value` with ``${NAME}``, ``${env:NAME}`` and ``${env:NAME:-default}``
+    replaced and ``$$`` as a literal ``$``; an unset variable without a default
+    raises :class:`ConfigError` naming `where` and the variable."""
+    try:
+        return expand_text(value)
+    except Unresolved as problem:
+        raise ConfigError(f"{where or 'config'}: {problem}") from None
 
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$${":
-            return "${"
-        name = match.group(1)
-        if name not in os.environ:
-            log.warning(
-                "%s: environment variable %s is not set; using an empty value",
-                where or "config",
-                name,
-            )
-        return os.environ.get(name, "")
 
-    return _ENV.sub(replace, value)
+def unknown_key(key: str, known: Iterable[str]) -> str:
+    """The problem text for a key that is not one of `known`: the nearest valid
+    key when one is close (a typo), else every valid key."""
+    valid = sorted(known)
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key (did you mean {close[0]!r}?)"
+    return f"unknown key (valid keys: {', '.join(valid)})"
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,31 @@ class ProviderConfig:
         """Remote providers win over files for the same policy id."""
         return 0 if self.type == "file" else 1
 
+    def under(self, base_dir: Path) -> ProviderConfig:
+        """This provider with a relative file `path` taken relative to `base_dir`."""
+        if self.type != "file" or Path(self.path).is_absolute():
+            return self
+        return replace(self, path=str(base_dir / self.path))
+
+
+KEYS = frozenset(
+    {
+        "type",
+        "id",
+        "path",
+        "url",
+        "poll_interval_secs",
+        "headers",
+        "encoding",
+        "timeout_secs",
+        "max_response_bytes",
+        "tls",
+        "ca_file",
+    }
+)
+"""The keys of a provider entry."""
+HEADER_KEYS = frozenset({"name", "value"})
+
 
 def _number(raw: Any, where: str, minimum: float) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < minimum:
@@ -93,6 +118,9 @@ def parse_provider(
     config format has expanded them already, as the collector's does)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected an object, got {raw!r}")
+    for key in raw:
+        if key not in KEYS:
+            raise ConfigError(f"{where}.{key}: {unknown_key(str(key), KEYS)}")
     kind = raw.get("type")
     if kind not in PROVIDER_TYPES:
         raise ConfigError(
@@ -104,10 +132,7 @@ def parse_provider(
     if kind == "file":
         if "path" not in raw:
             raise ConfigError(f"{where}: 'path' is required for a file provider")
-        path = _string(raw["path"], f"{where}.path", expand)
-        if base_dir is not None and not Path(path).is_absolute():
-            path = str(base_dir / path)
-        values["path"] = path
+        values["path"] = _string(raw["path"], f"{where}.path", expand)
     else:
         if "url" not in raw:
             raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
@@ -126,6 +151,9 @@ def parse_provider(
         at = f"{where}.headers[{i}]"
         if not isinstance(header, Mapping) or "name" not in header or "value" not in header:
             raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
+        for key in header:
+            if key not in HEADER_KEYS:
+                raise ConfigError(f"{at}.{key}: {unknown_key(str(key), HEADER_KEYS)}")
         parsed.append(
             (
                 _string(header["name"], f"{at}.name", expand),
@@ -148,23 +176,8 @@ def parse_provider(
     values["tls"] = tls
     if "ca_file" in raw:
         values["ca_file"] = _string(raw["ca_file"], f"{where}.ca_file", expand)
-    known = {
-        "type",
-        "id",
-        "path",
-        "url",
-        "poll_interval_secs",
-        "headers",
-        "encoding",
-        "timeout_secs",
-        "max_response_bytes",
-        "tls",
-        "ca_file",
-    }
-    for key in raw:
-        if key not in known:
-            log.warning("%s: unknown key %r ignored", where, key)
-    return ProviderConfig(**values)
+    config = ProviderConfig(**values)
+    return config.under(base_dir) if base_dir is not None else config
 
 
 def parse_providers(

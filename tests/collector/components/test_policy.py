@@ -153,6 +153,9 @@ def test_config_problems_name_the_provider_key() -> None:
     assert load("config_empty.yaml")[1] == ["providers: at least one policy provider is required"]
     assert FACTORY.default_config().validate()  # providers are required
     assert load("config_unknown_key.yaml")[1] == ["processors::policy: has invalid keys: enabled"]
+    assert load("config_unknown_provider_key.yaml")[1] == [
+        "providers[0]::poll_interval: unknown key (did you mean 'poll_interval_secs'?)"
+    ]
 
 
 def test_factory_describes_the_component() -> None:

@@ -13,11 +13,9 @@ import logging
 from typing import Any
 
 from sluice.collector.component import SIGNAL_NAMES, Consumer, Host, Processor
-from sluice.collector.components.processors.policy.registries import (
-    OutcomeCounter,
-    PolicyRegistries,
-)
+from sluice.collector.components.processors.policy.registries import PolicyRegistries
 from sluice.policy import RecordView, Signal
+from sluice.policy.outcomes import OutcomeTally
 from sluice.providers import PolicyRegistry, ProviderConfig
 from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 
@@ -31,7 +29,7 @@ class PolicyProcessor(Processor):
         next_: Consumer,
         providers: tuple[ProviderConfig, ...],
         registries: PolicyRegistries,
-        counter: OutcomeCounter,
+        counter: OutcomeTally,
         logger: logging.Logger,
     ):
         self.signal = signal

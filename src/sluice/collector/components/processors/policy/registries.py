@@ -8,13 +8,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily
 
 from sluice import __version__
 from sluice.collector.component import SIGNAL_NAMES, Settings
-from sluice.policy import BatchOutcome, Signal
+from sluice.policy import Signal
+from sluice.policy.outcomes import OutcomeTally
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import (
     ClientIdentity,
@@ -31,8 +34,6 @@ FIRST_LOAD_WAIT_SECS = 2.0
 """How long the first start waits for every provider's first attempt, so that
 data arriving right after start meets the policies of a readable file."""
 _WAIT_STEP_SECS = 0.01
-RESULTS = ("dropped", "kept", "sampled", "transformed", "no_match", "malformed")
-"""The ``result`` label values of the policy counter."""
 
 
 @dataclass
@@ -44,35 +45,32 @@ class _Shared:
     users: int = 0
 
 
-class OutcomeCounter:
-    """One processor's ``otelcol_processor_policy_records_total`` series for
-    one signal: a few increments per batch, never per record."""
+class PolicyRecords:
+    """``otelcol_processor_policy_records_total{processor,telemetry_type,result}``:
+    one :class:`OutcomeTally` per processor and signal, added to once per
+    batch and read as a counter family at scrape time (every result present
+    from the processor's creation, at 0)."""
 
-    def __init__(self, family: Counter, processor_id: str, signal: Signal):
-        telemetry_type = SIGNAL_NAMES[signal]
-        (
-            self._dropped,
-            self._kept,
-            self._sampled,
-            self._transformed,
-            self._no_match,
-            self._malformed,
-        ) = (family.labels(processor_id, telemetry_type, result) for result in RESULTS)
+    def __init__(self) -> None:
+        self.tallies: dict[tuple[str, str], OutcomeTally] = {}
 
-    def add(self, outcome: BatchOutcome) -> None:
-        # Spelled out: a getattr loop would cost more on every batch.
-        if outcome.dropped:
-            self._dropped.inc(outcome.dropped)
-        if outcome.kept:
-            self._kept.inc(outcome.kept)
-        if outcome.sampled:
-            self._sampled.inc(outcome.sampled)
-        if outcome.transformed:
-            self._transformed.inc(outcome.transformed)
-        if outcome.no_match:
-            self._no_match.inc(outcome.no_match)
-        if outcome.malformed:
-            self._malformed.inc(outcome.malformed)
+    def tally(self, processor_id: str, signal: Signal) -> OutcomeTally:
+        key = (processor_id, SIGNAL_NAMES[signal])
+        found = self.tallies.get(key)
+        if found is None:
+            found = self.tallies[key] = OutcomeTally()
+        return found
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "otelcol_processor_policy_records",
+            "Number of telemetry records processed by the policy processor",
+            labels=["processor", "telemetry_type", "result"],
+        )
+        for (processor_id, telemetry_type), tally in list(self.tallies.items()):
+            for result, count in tally.results():
+                family.add_metric([processor_id, telemetry_type, result], count)
+        yield family
 
 
 class PolicyRegistries:
@@ -83,12 +81,8 @@ class PolicyRegistries:
 
     def __init__(self, metrics: CollectorRegistry):
         self._entries: dict[tuple[ProviderConfig, ...], _Shared] = {}
-        self.records = Counter(
-            "otelcol_processor_policy_records",
-            "Number of telemetry records processed by the policy processor",
-            ["processor", "telemetry_type", "result"],
-            registry=metrics,
-        )
+        self.records = PolicyRecords()
+        metrics.register(self.records)
 
     @classmethod
     def of(cls, settings: Settings) -> PolicyRegistries:
@@ -99,8 +93,9 @@ class PolicyRegistries:
         assert isinstance(registries, PolicyRegistries)
         return registries
 
-    def counter(self, processor_id: str, signal: Signal) -> OutcomeCounter:
-        return OutcomeCounter(self.records, processor_id, signal)
+    def counter(self, processor_id: str, signal: Signal) -> OutcomeTally:
+        """The tally one processor adds its batches' outcomes to."""
+        return self.records.tally(processor_id, signal)
 
     def providers(self, configs: tuple[ProviderConfig, ...]) -> list[Provider]:
         """The running providers of a provider list (empty when none run)."""
