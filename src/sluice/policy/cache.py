@@ -186,6 +186,12 @@ class CompileCache:
         `budget_mib` (0: no limit)."""
         return cls(default_directory(), databases.budget_from_environment(budget_mib))
 
+    def release(self) -> None:
+        """Done for now (a set is swapped in): give back what the store holds
+        open until it is needed again."""
+        if self.store is not None:
+            self.store.release()
+
     # -- policies ------------------------------------------------------------------
 
     def _policy_key(self, obj: Mapping[str, Any]) -> bytes | None:

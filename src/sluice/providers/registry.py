@@ -80,6 +80,7 @@ class PolicyRegistry:
             snapshot = self._recompile()
             self.generation += 1
         swapped = time.perf_counter() - started
+        self.cache.release()
         release_free_memory()
         had = _active(previous.policies) if previous is not None else 0
         if not _active(policies) and (had or policies):
@@ -147,6 +148,7 @@ class PolicyRegistry:
             if self.snapshot is not snapshot:
                 return  # the newer snapshot asked for its own completion
             self._recompile()
+        self.cache.release()
         release_free_memory()
         log.info("pattern databases completed in %.2f s", time.perf_counter() - started)
 
