@@ -11,7 +11,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, databases, load_document
+from sluice.policy import (
+    PolicyRuntime,
+    PolicySnapshot,
+    Signal,
+    compiler_process,
+    databases,
+    load_document,
+)
 from sluice.policy.cache import CompileCache
 from sluice.telemetry.otlp_json import json_view
 from tests.policy.test_cache import Counting
@@ -203,3 +210,21 @@ def test_a_small_budget_splits_the_databases_and_decides_the_same() -> None:
     assert [
         r["body"]["stringValue"] for r in batch["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
     ] == expected
+
+
+def test_a_budget_far_too_small_still_gives_at_most_eight_databases() -> None:
+    """Halving for memory stops after three splits (each database is one
+    more scan of every body); what is still over the budget then compiles
+    beyond it, and decides the same."""
+    doc = body_set(2000)
+    cache = CompileCache(None, budget=1 << 20)
+    snapshot = PolicySnapshot.compile(load_document(doc, cache).policies, cache=cache)
+    [scanner] = [s for t in snapshot._tables.values() for s in t.field_scanners]
+    assert 1 < scanner.database_count <= 2**compiler_process.MAX_SPLITS
+    assert sum(len(s.entries) for s in scanner.databases.shards) == 2000
+    records = ["event-1999-ab failed", "event-0-0 failed", "event-2000-a failed"]
+    batch = logs(*(rec(b) for b in records))
+    snapshot.evaluate(Signal.LOG, json_view(Signal.LOG), batch)
+    assert [
+        r["body"]["stringValue"] for r in batch["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    ] == ["event-2000-a failed"]

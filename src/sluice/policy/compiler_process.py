@@ -43,6 +43,14 @@ the watch may miss between two looks."""
 MIN_HEADROOM_BYTES = 8 << 20
 """The least a compile gets, even when the process alone already fills the
 budget (the budget is then too small for the policy set: logged)."""
+MAX_SPLITS = 3
+"""How often a run is halved for memory: at most 8 databases for one run of
+patterns. Every database is one more scan of each value, so a budget too
+small for the set (a child's own memory also counts the pages the serving
+process changes meanwhile) must not turn a field into hundreds of databases
+(a budget of 64 MiB split 10,000 policies' body patterns into 1,385)."""
+UNWATCHED = 1 << 62
+"""The headroom of a child compiling beyond the budget."""
 _ROLLUP = "/proc/self/smaps_rollup"
 
 
@@ -180,20 +188,31 @@ def _in_child(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
     return [((count, tuple(refused)), blob) for (count, refused), blob in plans], peak
 
 
-def run_isolated(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
+def run_isolated(
+    entries: Sequence[Entry], headroom: int, splits: int = MAX_SPLITS
+) -> tuple[Plans, int]:
     """:func:`_in_child`; a child that ends without a result (over the
     budget, or a crash in the compiler) has its run split and each half
     compiled in a child of its own. A single pattern that still fails is left
-    to RE2."""
+    to RE2. A run already split `MAX_SPLITS` times that is still over the
+    budget is compiled beyond it (see :data:`MAX_SPLITS`)."""
     try:
         return _in_child(entries, headroom)
     except ChildFailed as problem:
         if len(entries) == 1:
             log.error("compiling pattern %r failed (%s); RE2 matches it", entries[0][0], problem)
             return [((1, (0,)), b"")], 0
+        if problem.over_budget and splits == 0:
+            log.warning(
+                "compiling %d patterns needs more than the %d MiB the compile memory budget "
+                "leaves; compiled beyond it (raise SLUICE_COMPILE_MEMORY_MIB)",
+                len(entries),
+                headroom >> 20,
+            )
+            return run_isolated(entries, UNWATCHED, 0)
         level = logging.DEBUG if problem.over_budget else logging.WARNING
         log.log(level, "compiling %d patterns: %s; in two halves", len(entries), problem)
     middle = len(entries) // 2
-    first, peak_first = run_isolated(entries[:middle], headroom)
-    second, peak_second = run_isolated(entries[middle:], headroom)
+    first, peak_first = run_isolated(entries[:middle], headroom, max(0, splits - 1))
+    second, peak_second = run_isolated(entries[middle:], headroom, max(0, splits - 1))
     return first + second, max(peak_first, peak_second)
