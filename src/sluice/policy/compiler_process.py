@@ -43,8 +43,8 @@ the watch may miss between two looks."""
 MIN_HEADROOM_BYTES = 8 << 20
 """The least a compile gets, even when the process alone already fills the
 budget (the budget is then too small for the policy set: logged)."""
-MAX_SPLITS = 3
-"""How often a run is halved for memory: at most 8 databases for one run of
+MAX_SPLITS = 4
+"""How often a run is halved for memory: at most 16 databases for one run of
 patterns. Every database is one more scan of each value, so a budget too
 small for the set (a child's own memory also counts the pages the serving
 process changes meanwhile) must not turn a field into hundreds of databases
@@ -189,20 +189,21 @@ def _in_child(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
 
 
 def run_isolated(
-    entries: Sequence[Entry], headroom: int, splits: int = MAX_SPLITS
+    entries: Sequence[Entry], headroom: int, splits: int | None = None
 ) -> tuple[Plans, int]:
     """:func:`_in_child`; a child that ends without a result (over the
     budget, or a crash in the compiler) has its run split and each half
     compiled in a child of its own. A single pattern that still fails is left
     to RE2. A run already split `MAX_SPLITS` times that is still over the
     budget is compiled beyond it (see :data:`MAX_SPLITS`)."""
+    left = MAX_SPLITS if splits is None else splits
     try:
         return _in_child(entries, headroom)
     except ChildFailed as problem:
         if len(entries) == 1:
             log.error("compiling pattern %r failed (%s); RE2 matches it", entries[0][0], problem)
             return [((1, (0,)), b"")], 0
-        if problem.over_budget and splits == 0:
+        if problem.over_budget and left == 0:
             log.warning(
                 "compiling %d patterns needs more than the %d MiB the compile memory budget "
                 "leaves; compiled beyond it (raise SLUICE_COMPILE_MEMORY_MIB)",
@@ -213,6 +214,6 @@ def run_isolated(
         level = logging.DEBUG if problem.over_budget else logging.WARNING
         log.log(level, "compiling %d patterns: %s; in two halves", len(entries), problem)
     middle = len(entries) // 2
-    first, peak_first = run_isolated(entries[:middle], headroom, max(0, splits - 1))
-    second, peak_second = run_isolated(entries[middle:], headroom, max(0, splits - 1))
+    first, peak_first = run_isolated(entries[:middle], headroom, max(0, left - 1))
+    second, peak_second = run_isolated(entries[middle:], headroom, max(0, left - 1))
     return first + second, max(peak_first, peak_second)
