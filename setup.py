@@ -36,6 +36,7 @@ COMPILED = [
     "policy/sampling.py",
     "policy/snapshot.py",
     "policy/stats.py",
+    "policy/table.py",
     "policy/transform.py",
     "telemetry/compression.py",
     "telemetry/datadog.py",

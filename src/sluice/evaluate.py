@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from sluice.policy import BatchOutcome, PolicySnapshot, Signal
 from sluice.policy.stats import PolicyStats
@@ -17,13 +20,39 @@ class InputError(Exception):
     """The telemetry input cannot be read; the message names the file."""
 
 
-def read_json(path: str | Path) -> Any:
+@dataclass(frozen=True, slots=True)
+class JsonFile:
+    """A JSON file's document, and whether orjson read it."""
+
+    document: Any
+    plain: bool
+    """orjson read it, so it holds no NaN or Infinity (which orjson would
+    write as null), no integer past 64 bits and no lone surrogate: orjson can
+    write it back, and it writes what the standard library would read as the
+    same document."""
+
+
+def read_json_file(path: str | Path) -> JsonFile:
+    """Read a JSON file through Edge's JSON path (:mod:`sluice.telemetry.jsonbody`):
+    orjson, and the standard library for whatever orjson refuses or might read
+    differently, so the document is exactly what ``json`` would give."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        document = jsonbody.parse(raw)
+        if document is not jsonbody.UNPARSED:
+            return JsonFile(document, True)
+        return JsonFile(jsonbody.check_depth(json.loads(raw.decode("utf-8"))), False)
     except (OSError, UnicodeDecodeError) as problem:
         raise InputError(f"{path}: cannot read: {problem}") from None
     except json.JSONDecodeError as problem:
         raise InputError(f"{path}: not valid JSON: {problem}") from None
+    except jsonbody.TooDeep as problem:
+        raise InputError(f"{path}: {problem}") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """The document of a JSON file (see :func:`read_json_file`)."""
+    return read_json_file(path).document
 
 
 def evaluate_document(
@@ -50,6 +79,16 @@ def stats_document(stats: PolicyStats) -> dict[str, Any]:
     return {"policies": entries}
 
 
-def write_json(path: str | Path, value: Any) -> None:
-    # A lone surrogate (from a \ud800 escape in the input) goes out as that escape.
-    Path(path).write_bytes(jsonbody.to_utf8(json.dumps(value, ensure_ascii=False)) + b"\n")
+def write_json(path: str | Path, value: Any, plain: bool = False) -> None:
+    """Write `value` as compact JSON and a newline. With `plain` (the value
+    was read by orjson, see :attr:`JsonFile.plain`) orjson writes it, unless
+    evaluation put in something orjson refuses (a policy's string with a lone
+    surrogate); otherwise the standard library does, a lone surrogate going
+    out as its escape."""
+    if plain:
+        try:
+            Path(path).write_bytes(orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE))
+            return
+        except orjson.JSONEncodeError:
+            pass
+    Path(path).write_bytes(jsonbody.encode(value) + b"\n")

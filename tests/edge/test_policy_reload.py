@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.edge.helpers import EdgeLauncher, Upstream, otlp_logs_json
+from tests.edge.helpers import EdgeLauncher, EdgeProcess, Upstream, otlp_logs_json
 
 THREADS, PER_THREAD = 4, 50
 
@@ -77,6 +77,40 @@ def rewrite(path: Path, doc: dict[str, Any], atomic: bool) -> None:
         path.write_text(text)  # truncate + write: a poll may see a partial file
 
 
+def send_concurrently(edge: EdgeProcess, payload: bytes, pause: float) -> list[str]:
+    """POST `payload` PER_THREAD times from each of THREADS threads (a
+    fresh connection now and then, `pause` seconds between requests); the
+    failures (a status other than 200, an exception)."""
+    failures: list[str] = []
+
+    def client(n: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=30)
+        try:
+            for i in range(PER_THREAD):
+                if i % 10 == 9:
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=30)
+                conn.request(
+                    "POST", f"/v1/logs?t={n}&i={i}", payload, {"Content-Type": "application/json"}
+                )
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    failures.append(f"thread {n} request {i}: {response.status}")
+                time.sleep(pause)
+        except Exception as problem:
+            failures.append(f"thread {n}: {problem!r}")
+        finally:
+            conn.close()
+
+    clients = [threading.Thread(target=client, args=(n,)) for n in range(THREADS)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join(120)
+    return failures
+
+
 def test_reload_under_concurrent_traffic(start_edge: EdgeLauncher, upstream: Upstream) -> None:
     edge = start_edge(
         None,
@@ -91,7 +125,6 @@ def test_reload_under_concurrent_traffic(start_edge: EdgeLauncher, upstream: Ups
         assert time.monotonic() < deadline, edge.stderr()
         time.sleep(0.02)
     payload = json.dumps(otlp_logs_json(["a", "b", "c"] * COPIES)).encode()
-    failures: list[str] = []
     stop = threading.Event()
 
     def writer() -> None:
@@ -101,33 +134,9 @@ def test_reload_under_concurrent_traffic(start_edge: EdgeLauncher, upstream: Ups
             rewrite(edge.policy_path, V2 if flip % 2 else V1, atomic=flip % 3 == 0)
             time.sleep(0.015)
 
-    def client(n: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=30)
-        try:
-            for i in range(PER_THREAD):
-                if i % 10 == 9:  # sometimes a fresh connection
-                    conn.close()
-                    conn = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=30)
-                conn.request(
-                    "POST", f"/v1/logs?t={n}&i={i}", payload, {"Content-Type": "application/json"}
-                )
-                response = conn.getresponse()
-                response.read()
-                if response.status != 200:
-                    failures.append(f"thread {n} request {i}: {response.status}")
-                time.sleep(0.01)  # spread the traffic over many reloads
-        except Exception as problem:
-            failures.append(f"thread {n}: {problem!r}")
-        finally:
-            conn.close()
-
     writing = threading.Thread(target=writer)
     writing.start()
-    clients = [threading.Thread(target=client, args=(n,)) for n in range(THREADS)]
-    for thread in clients:
-        thread.start()
-    for thread in clients:
-        thread.join(60)
+    failures = send_concurrently(edge, payload, pause=0.01)  # spread over many reloads
     stop.set()
     writing.join(10)
     assert failures == []
@@ -154,3 +163,71 @@ def test_reload_under_concurrent_traffic(start_edge: EdgeLauncher, upstream: Ups
         assert edge.post(f"/v1/logs?after={i}", payload, "application/json").status == 200
         assert outcome(upstream.received(f"/v1/logs?after={i}")[-1].body) == "v2"
     assert edge.health()["policies"]["logs"] == 2
+
+
+def large_version(tag: str, drops: str, turn: int) -> dict[str, Any]:
+    """:func:`version` plus LARGE body regexes no record matches, new in each
+    `turn`: every update compiles the body's database anew, in the compiler
+    child (more than databases.SMALL_BUILD patterns)."""
+    doc = version(tag, drops)
+    doc["policies"] += [
+        {
+            "id": f"r{i}",
+            "name": "r",
+            "log": {
+                "match": [{"log_field": "body", "regex": f"event-{i}-{turn}-[a-f0-9]+ failed"}],
+                "keep": "none",
+            },
+        }
+        for i in range(LARGE)
+    ]
+    return doc
+
+
+LARGE = 150
+
+
+def test_updates_compiled_in_the_child_process_swap_atomically_under_traffic(
+    start_edge: EdgeLauncher, upstream: Upstream, tmp_path: Path
+) -> None:
+    """Edge keeps serving while each update's databases compile in its
+    compiler child (Edge's default memory budget, an empty compile cache);
+    every batch sees one whole set, and the sets the child compiled decide."""
+    edge = start_edge(
+        large_version("v1", "a", 0),
+        env={"SLUICE_CACHE_DIR": str(tmp_path / "cache")},
+        policy_providers=[
+            {"type": "file", "id": "local", "path": "policies.json", "poll_interval_secs": 0.05}
+        ],
+    )
+    payload = json.dumps(otlp_logs_json(["a", "b", "c"] * COPIES)).encode()
+    stop = threading.Event()
+
+    def writer() -> None:
+        turn = 0
+        while not stop.is_set():
+            turn += 1
+            swaps = edge.stderr().count("policies updated by local")
+            doc = large_version("v2", "b", turn) if turn % 2 else large_version("v1", "a", turn)
+            rewrite(edge.policy_path, doc, atomic=True)
+            deadline = time.monotonic() + 60
+            while edge.stderr().count("policies updated by local") == swaps:
+                if stop.is_set() or time.monotonic() > deadline:
+                    return
+                time.sleep(0.02)
+
+    writing = threading.Thread(target=writer)
+    writing.start()
+    failures = send_concurrently(edge, payload, pause=0.05)
+    stop.set()
+    writing.join(70)
+    assert failures == []
+    outcomes = [outcome(r.body) for r in upstream.received("/v1/logs")]
+    assert len(outcomes) == THREADS * PER_THREAD
+    assert [o for o in outcomes if o not in EXPECTED] == []
+    assert set(outcomes) == {"v1", "v2"}
+    log = edge.stderr()
+    children = log.count("compiler child peak")
+    assert children >= 3, log[-3000:]
+    assert log.count("policies updated by local") >= 3
+    assert edge.health()["policies"]["logs"] == LARGE + 2

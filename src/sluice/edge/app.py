@@ -23,7 +23,8 @@ from sluice.edge.config import EdgeConfig
 from sluice.edge.group import WorkerGroup
 from sluice.edge.routes import Edge
 from sluice.logs import configure_logging
-from sluice.policy.patterns import DatabaseCache
+from sluice.policy.cache import CompileCache
+from sluice.policy.databases import SIDECAR_BUDGET_MIB
 from sluice.providers import PolicyRegistry, make_providers, stop_all
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.transport.listener import bind
@@ -43,7 +44,7 @@ async def serve(
     """Serve until SIGTERM/SIGINT, then drain and report. `group`: the
     worker group's shared counters, when this is one of ``workers``."""
     loop = asyncio.get_running_loop()
-    registry = PolicyRegistry(cache=DatabaseCache.default())
+    registry = PolicyRegistry(cache=CompileCache.default(SIDECAR_BUDGET_MIB))
     providers = make_providers(list(config.policy_providers), registry, config.service)
     for provider in providers:
         provider.start()  # traffic before the first load passes unfiltered

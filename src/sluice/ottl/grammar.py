@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sluice.policy.patterns import DatabaseCache
+from sluice.policy.cache import default_directory
 
 GRAMMAR = r"""
 ?start: or_expr
@@ -100,11 +100,11 @@ def parser() -> Any:
     import lark
 
     options: dict[str, Any] = {}
-    cache = DatabaseCache.default()
-    if cache is not None:
+    directory = default_directory()
+    if directory is not None:
         try:
-            cache.directory.mkdir(parents=True, exist_ok=True)
-            options["cache"] = str(cache.directory / f"ottl-grammar-lark-{lark.__version__}.pickle")
+            directory.mkdir(parents=True, exist_ok=True)
+            options["cache"] = str(directory / f"ottl-grammar-lark-{lark.__version__}.pickle")
         except OSError:
             pass  # no cache: built every time
     return lark.Lark(GRAMMAR, parser="lalr", maybe_placeholders=True, **options)

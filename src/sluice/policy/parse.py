@@ -15,9 +15,9 @@ import binascii
 import math
 import re
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sluice.policy import regex_dialect
 from sluice.policy.model import (
@@ -46,6 +46,9 @@ from sluice.policy.model import (
     TransformOp,
     TypedValue,
 )
+
+if TYPE_CHECKING:
+    from sluice.policy.cache import CompileCache
 
 
 class PolicyDocumentError(ValueError):
@@ -670,26 +673,40 @@ def parse_policy(obj: Mapping[str, Any]) -> Policy:
     )
 
 
-def load_document(doc: Any) -> LoadReport:
+def load_document(doc: Any, cache: CompileCache | None = None) -> LoadReport:
     """Parse a decoded policy document (either dialect).
 
     Raises PolicyDocumentError when the document has no ``policies`` array;
     problems inside single policies are reported on those policies instead.
-    Duplicate ids: the later policy wins and a warning is recorded.
+    Duplicate ids: the later policy wins and a warning is recorded. With a
+    `cache`, a policy object parsed before (by content) is not parsed again.
     """
     if not isinstance(doc, Mapping) or not isinstance(doc.get("policies"), list):
         raise PolicyDocumentError('the document has no "policies" array')
     report = LoadReport()
-    by_id: dict[str, int] = {}
+    usable: list[Mapping[str, Any]] = []
+    steps: list[str | int] = []
+    """In document order: a warning, or the position of a policy in `usable`."""
     for index, obj in enumerate(doc["policies"]):
         if not isinstance(obj, Mapping):
-            report.warnings.append(f"policies[{index}]: not an object; ignored")
+            steps.append(f"policies[{index}]: not an object; ignored")
             continue
         pid = obj.get("id")
         if not isinstance(pid, str) or not pid:
-            report.warnings.append(f'policies[{index}]: missing or empty "id"; ignored')
+            steps.append(f'policies[{index}]: missing or empty "id"; ignored')
             continue
-        policy = parse_policy(obj)
+        steps.append(len(usable))
+        usable.append(obj)
+    parsed: Sequence[Policy] = (
+        cache.parse_all(usable) if cache is not None else [parse_policy(obj) for obj in usable]
+    )
+    by_id: dict[str, int] = {}
+    for step in steps:
+        if isinstance(step, str):
+            report.warnings.append(step)
+            continue
+        policy = parsed[step]
+        pid = policy.id
         if policy.signal is None and policy.enabled:
             report.warnings.append(f"policy {pid!r}: no log, metric or trace target; ignored")
         if pid in by_id:

@@ -2,178 +2,71 @@
 that reads that field, answered by one scan of the value.
 
 Case-sensitive ``exact`` literals are a dictionary lookup. Everything else
-(regex, starts/ends/contains, caseless exact) is compiled into one
-Hyperscan/Vectorscan block-mode database per field. Patterns Hyperscan cannot
-express with RE2's semantics (see :mod:`regex_dialect`) are matched one by one
-with RE2 instead. Compiled databases are cached on disk by content hash.
+(regex, starts/ends/contains, caseless exact) is compiled into Hyperscan /
+Vectorscan block-mode databases for the field (one, unless the compile memory
+budget made it split them, see :mod:`sluice.policy.databases`). Patterns
+Hyperscan cannot express with RE2's semantics (see :mod:`regex_dialect`) are
+matched one by one with RE2 instead. Translations and databases come from a
+:class:`~sluice.policy.cache.CompileCache`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import json
-import logging
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import hyperscan
 
-from sluice.policy import regex_dialect
+from sluice.policy.cache import CompileCache, default_directory
+from sluice.policy.conditions import PatternSpec
+from sluice.policy.databases import Entry, FieldDatabases, budget_from_environment
 from sluice.policy.model import MatchOp
 from sluice.policy.view import PRESENT, _Present
 
-log = logging.getLogger(__name__)
+__all__ = ["MEMO_LIMIT", "DatabaseCache", "FieldScanner", "PatternSpec"]
 
-_HYPERSCAN_VERSION = importlib.metadata.version("hyperscan")
+
+class DatabaseCache(CompileCache):
+    """The compile cache under the name it had when it held databases only;
+    :meth:`default` keeps that name's contract."""
+
+    @classmethod
+    def default(cls, budget_mib: int = 0) -> DatabaseCache | None:  # type: ignore[override]
+        """The cache in :func:`~sluice.policy.cache.default_directory`, or None
+        when caching on disk is off (``SLUICE_CACHE_DIR`` empty)."""
+        directory = default_directory()
+        return None if directory is None else cls(directory, budget_from_environment(budget_mib))
+
 
 MEMO_LIMIT = 2048
 """Distinct values remembered per field, so low-cardinality fields (severity,
 service name) are answered without scanning. A field that fills the memo has
 too many distinct values (message bodies) and is scanned without one."""
 
-_BASE_FLAGS = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
-_LITERAL_ANCHORS = {
-    MatchOp.EXACT: (True, True),
-    MatchOp.STARTS_WITH: (True, False),
-    MatchOp.ENDS_WITH: (False, True),
-    MatchOp.CONTAINS: (False, False),
-}
 
+class _Sink:
+    """Turns one database's match ids into the scanner's pattern ids. The
+    database numbers its patterns by position; an entry may stand for several
+    patterns (the same expression written two ways), or for none (an entry
+    kept from an earlier build whose pattern is gone)."""
 
-@dataclass(frozen=True, slots=True)
-class PatternSpec:
-    """One string condition: `op` is EXACT, REGEX, STARTS_WITH, ENDS_WITH or CONTAINS."""
+    __slots__ = ("extra", "first")
 
-    op: MatchOp
-    text: str
-    case_insensitive: bool = False
+    def __init__(self, ids: Sequence[Sequence[int]]):
+        self.first: tuple[int, ...] = tuple(found[0] if found else -1 for found in ids)
+        self.extra: dict[int, tuple[int, ...]] = {
+            local: tuple(found[1:]) for local, found in enumerate(ids) if len(found) > 1
+        }
 
-    def re2_pattern(self) -> str:
-        if self.op is MatchOp.REGEX:
-            return self.text
-        start, end = _LITERAL_ANCHORS[self.op]
-        return ("^" if start else "") + _re2_escape(self.text) + (r"\z" if end else "")
-
-    def hyperscan_expression(self) -> bytes | None:
-        """The Hyperscan form, or None when only RE2 can match it faithfully."""
-        if self.case_insensitive and regex_dialect.needs_re2_for_caseless(self.text):
-            return None
-        if self.op is MatchOp.REGEX:
-            return regex_dialect.to_hyperscan(self.text)
-        start, end = _LITERAL_ANCHORS[self.op]
-        return regex_dialect.literal_to_hyperscan(self.text, start, end)
-
-
-def _re2_escape(text: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" or ord(c) > 127 else "\\" + c for c in text)
-
-
-def _on_match(pattern_id: int, _start: int, _end: int, _flags: int, hits: list[int]) -> None:
-    hits.append(pattern_id)
-
-
-class DatabaseCache:
-    """Compiled Hyperscan databases on disk, keyed by a hash of their expressions."""
-
-    def __init__(self, directory: Path):
-        self.directory = directory
-
-    @classmethod
-    def default(cls) -> DatabaseCache | None:
-        """``$SLUICE_CACHE_DIR`` (empty disables), else ``$XDG_CACHE_HOME/sluice``
-        or ``~/.cache/sluice``."""
-        configured = os.environ.get("SLUICE_CACHE_DIR")
-        if configured is not None:
-            return cls(Path(configured)) if configured else None
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-        return cls(Path(base) / "sluice")
-
-    @staticmethod
-    def key(entries: Sequence[tuple[int, bytes, int]]) -> str:
-        digest = hashlib.sha256(f"hyperscan {_HYPERSCAN_VERSION}\n".encode())
-        for pattern_id, expression, flags in entries:
-            digest.update(b"%d %d %d\n" % (pattern_id, flags, len(expression)))
-            digest.update(expression)
-        return digest.hexdigest()
-
-    def load(self, key: str) -> tuple[Any, list[int]] | None:
-        path = self.directory / f"{key}.hsdb"
-        try:
-            raw = path.read_bytes()
-            header, _, blob = raw.partition(b"\n")
-            rejected = [int(i) for i in json.loads(header)]
-            database = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK) if blob else None
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, hyperscan.error) as problem:
-            log.warning("ignoring unreadable pattern cache %s: %s", path, problem)
-            return None
-        return database, rejected
-
-    def store(self, key: str, database: Any, rejected: list[int]) -> None:
-        blob = hyperscan.dumpb(database) if database is not None else b""
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-            with os.fdopen(fd, "wb") as out:
-                out.write(json.dumps(rejected).encode() + b"\n" + blob)
-            os.replace(tmp, self.directory / f"{key}.hsdb")
-        except OSError as problem:
-            log.warning("cannot write pattern cache in %s: %s", self.directory, problem)
-
-
-def _compile(entries: Sequence[tuple[int, bytes, int]]) -> Any:
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=[e for _, e, _ in entries],
-        ids=[i for i, _, _ in entries],
-        elements=len(entries),
-        flags=[f for _, _, f in entries],
-    )
-    return database
-
-
-def compile_with_rejects(
-    entries: Sequence[tuple[int, bytes, int]],
-) -> tuple[Any, list[int]]:
-    """Compile all entries into one database; entries Hyperscan refuses are
-    found by bisection and returned as rejected ids (the caller matches them
-    with RE2)."""
-    if not entries:
-        return None, []
-    try:
-        return _compile(entries), []
-    except hyperscan.error:
-        if len(entries) == 1:
-            return None, [entries[0][0]]
-    accepted: list[tuple[int, bytes, int]] = []
-    rejected: list[int] = []
-    _bisect(list(entries), accepted, rejected)
-    return (_compile(accepted) if accepted else None), rejected
-
-
-def _bisect(
-    entries: list[tuple[int, bytes, int]],
-    accepted: list[tuple[int, bytes, int]],
-    rejected: list[int],
-) -> None:
-    try:
-        _compile(entries)
-    except hyperscan.error:
-        if len(entries) == 1:
-            rejected.append(entries[0][0])
-            return
-        middle = len(entries) // 2
-        _bisect(entries[:middle], accepted, rejected)
-        _bisect(entries[middle:], accepted, rejected)
-        return
-    accepted.extend(entries)
+    def on_match(self, local: int, _start: int, _end: int, _flags: int, hits: list[int]) -> None:
+        found = self.first[local]
+        if found >= 0:
+            hits.append(found)
+        if self.extra:
+            more = self.extra.get(local)
+            if more:
+                hits.extend(more)
 
 
 class _Memo(dict[Any, tuple[int, ...]]):
@@ -213,14 +106,21 @@ class FieldScanner:
         self,
         patterns: Sequence[tuple[int, PatternSpec]],
         exists_id: int | None,
-        cache: DatabaseCache | None,
+        cache: CompileCache | None,
         memoize: bool = True,
+        previous: FieldScanner | None = None,
     ):
+        """`previous` is this field's scanner in the snapshot being replaced:
+        its databases are reused as far as they still fit (see
+        :meth:`CompileCache.field_databases`). Without a `cache` the
+        translations and databases are remembered by no one."""
+        if cache is None:
+            cache = CompileCache(None)
         self.exists_id = exists_id
         self.exists_only: tuple[int, ...] = () if exists_id is None else (exists_id,)
         self._exact: dict[str, list[int]] = {}
         self._fallback: list[tuple[int, Any]] = []
-        entries: list[tuple[int, bytes, int]] = []
+        by_entry: dict[Entry, list[int]] = {}
         specs = dict(patterns)
         for pattern_id, spec in patterns:
             # A dictionary answers exact literals on fields whose values repeat;
@@ -229,16 +129,23 @@ class FieldScanner:
             if spec.op is MatchOp.EXACT and not spec.case_insensitive and memoize:
                 self._exact.setdefault(spec.text, []).append(pattern_id)
                 continue
-            expression = spec.hyperscan_expression()
+            expression = cache.translate(spec)
             if expression is None:
-                self._fallback.append((pattern_id, self._re2(spec)))
+                self._fallback.append((pattern_id, cache.re2(spec)))
             else:
-                flags = _BASE_FLAGS | (hyperscan.HS_FLAG_CASELESS if spec.case_insensitive else 0)
-                entries.append((pattern_id, expression, flags))
-        self._database, rejected = self._build(entries, cache)
-        for pattern_id in rejected:
-            self._fallback.append((pattern_id, self._re2(specs[pattern_id])))
-        self._scratch: dict[int, Any] = {}
+                by_entry.setdefault((expression, spec.flags), []).append(pattern_id)
+        self.databases: FieldDatabases = cache.field_databases(
+            by_entry, None if previous is None else previous.databases
+        )
+        """The Hyperscan databases answering this field's patterns."""
+        for entry in sorted(self.databases.rejected):
+            for pattern_id in by_entry.get(entry, ()):
+                self._fallback.append((pattern_id, cache.re2(specs[pattern_id])))
+        self._shards: tuple[tuple[Any, Callable[..., None]], ...] = tuple(
+            (shard.database, _Sink([by_entry.get(e, ()) for e in shard.entries]).on_match)
+            for shard in self.databases.shards
+        )
+        self._scratch: dict[int, tuple[Any, ...]] = {}
         self._memo = _Memo(self, MEMO_LIMIT)
         self._memo[PRESENT] = self.exists_only
         self.hits: Callable[[str | _Present], tuple[int, ...]] = (
@@ -246,37 +153,23 @@ class FieldScanner:
         )
         """Pattern ids (and the exists id) satisfied by one present value."""
 
-    @staticmethod
-    def _re2(spec: PatternSpec) -> Any:
-        return regex_dialect.compile_re2(spec.re2_pattern(), spec.case_insensitive)
-
-    @staticmethod
-    def _build(
-        entries: list[tuple[int, bytes, int]], cache: DatabaseCache | None
-    ) -> tuple[Any, list[int]]:
-        """The database for `entries` (from the cache when it has it) and the
-        ids Hyperscan rejected."""
-        if not entries:
-            return None, []
-        key = DatabaseCache.key(entries) if cache is not None else ""
-        cached = cache.load(key) if cache is not None else None
-        if cached is not None:
-            return cached
-        database, rejected = compile_with_rejects(entries)
-        if cache is not None:
-            cache.store(key, database, rejected)
-        return database, rejected
-
     @property
     def fallback_count(self) -> int:
         """How many patterns are matched with RE2 one by one."""
         return len(self._fallback)
 
-    def _scratch_for_thread(self) -> Any:
+    @property
+    def database_count(self) -> int:
+        """How many Hyperscan databases each value is scanned with."""
+        return len(self._shards)
+
+    def _scratch_for_thread(self) -> tuple[Any, ...]:
         ident = threading.get_ident()
         scratch = self._scratch.get(ident)
         if scratch is None:
-            scratch = self._scratch[ident] = hyperscan.Scratch(self._database)
+            scratch = self._scratch[ident] = tuple(
+                hyperscan.Scratch(database) for database, _ in self._shards
+            )
         return scratch
 
     def compute(self, value: object) -> tuple[int, ...]:
@@ -306,10 +199,12 @@ class FieldScanner:
             exact = self._exact.get(text)
             if exact:
                 ids.extend(exact)
-        database = self._database
-        if database is not None:
+        shards = self._shards
+        if shards:
             scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()
-            database.scan(data, _on_match, 0, ids, scratch)
+            for index in range(len(shards)):
+                database, sink = shards[index]
+                database.scan(data, sink, 0, ids, scratch[index])
         if self._fallback:
             if text is None:
                 text = data.decode()

@@ -12,332 +12,22 @@ no pattern hits costs one scan per present field, whatever the policy count.
 from __future__ import annotations
 
 import logging
-import operator
 import struct
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from sluice.policy.model import (
-    ID_FIELDS,
-    Keep,
-    KeepKind,
-    Matcher,
-    MatchOp,
-    Policy,
-    Selector,
-    Signal,
-    Source,
-)
-from sluice.policy.patterns import DatabaseCache, FieldScanner, PatternSpec
-from sluice.policy.ratelimit import RateLimiter
+from sluice.gcpause import collection_paused
+from sluice.policy.cache import CompileCache
+from sluice.policy.databases import Entry
+from sluice.policy.model import ID_FIELDS, KeepKind, Policy, Selector, Signal, Source, Transform
 from sluice.policy.sampling import sample_log, sample_trace, write_threshold
 from sluice.policy.stats import MISSES, PolicyRuntime
+from sluice.policy.table import CompiledPolicy, SignalTable, most_restrictive
 from sluice.policy.transform import CompiledTransform
-from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Scan, Value
+from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value
 
 log = logging.getLogger(__name__)
-
-Check = Callable[[Sequence[int], RecordView, Ctx], bool]
-"""A condition decided per candidate record: gets the record's pattern hits."""
-
-
-def _compare(op: MatchOp, value: Value | None, literal: Any) -> bool:
-    if value is None or value is PRESENT:
-        return False
-    if op is MatchOp.EQUALS:
-        if isinstance(literal, bool) or isinstance(value, bool):
-            return isinstance(literal, bool) and isinstance(value, bool) and value == literal
-        if isinstance(literal, int | float):
-            return isinstance(value, int | float) and value == literal
-        return type(value) is type(literal) and value == literal
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    # Python compares ints and floats exactly, and never overflows doing so
-    # (float() of a 400-digit integer would).
-    number: Any = value
-    if op is MatchOp.GT:
-        return bool(number > literal)
-    if op is MatchOp.GTE:
-        return bool(number >= literal)
-    if op is MatchOp.LT:
-        return bool(number < literal)
-    return bool(number <= literal)
-
-
-def _typed_check(matcher: Matcher) -> Check:
-    selector, op, literal, negate = matcher.selector, matcher.op, matcher.value, matcher.negate
-    if selector.source is Source.EVENT_ATTRIBUTE:
-        # Like its string conditions: passes when some span event's value does.
-        def any_event(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
-            found = any(_compare(op, value, literal) for value in view.values(ctx, selector))
-            return found != negate
-
-        return any_event
-
-    def check(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
-        return _compare(op, view.get(ctx, selector), literal) != negate
-
-    return check
-
-
-def _absent_check(pattern_id: int) -> Check:
-    def check(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:
-        return pattern_id not in hits
-
-    return check
-
-
-# Fields with few distinct values: an equality on them hits often.
-_LOW_CARDINALITY = frozenset(
-    {
-        "severity_text",
-        "span_kind",
-        "span_status",
-        "metric_type",
-        "aggregation_temporality",
-        "scope_name",
-        "scope_version",
-        "resource_schema_url",
-        "scope_schema_url",
-    }
-)
-
-
-def _estimated_hit_rate(selector: Selector, spec: PatternSpec) -> float:
-    """A rough prior of how often a condition hits a present value, used only to
-    choose anchors: equality on an enum-like field is common, a short literal
-    or a regex somewhere in a long body less so, a long literal rare."""
-    if selector.source is Source.FIELD and selector.name in _LOW_CARDINALITY:
-        return 0.3
-    if spec.op is MatchOp.REGEX:
-        return 0.05
-    if spec.op is MatchOp.EXACT:
-        return 0.02
-    return 0.2 if len(spec.text) < 4 else 0.03
-
-
-@dataclass(slots=True)
-class CompiledPolicy:
-    """A valid policy ready to evaluate. It is indexed under one of its required
-    pattern ids (its anchor); `rest` are the other ids that must also hit, and
-    `checks` the conditions decided afterwards."""
-
-    index: int
-    policy: Policy
-    required: frozenset[int]
-    checks: tuple[Check, ...]
-    transforms: tuple[CompiledTransform, ...]
-    limiter: RateLimiter | None
-    counter: list[int]
-    score: int = 0
-    rest: tuple[int, ...] = ()
-    keep: Keep = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.keep = self.policy.keep
-        self.score = self.keep.restrictiveness
-
-
-class _SignalTable:
-    """Everything compiled for one signal."""
-
-    def __init__(self, signal: Signal, cache: DatabaseCache | None):
-        self.signal = signal
-        self.cache = cache
-        self.policies: list[CompiledPolicy] = []
-        self.field_ids: dict[Selector, int] = {}
-        self.patterns: list[dict[PatternSpec, int]] = []
-        self.exists_ids: list[int | None] = []
-        self.anchored: dict[int, list[int]] = {}
-        self.anchors: frozenset[int] = frozenset()
-        self._shapes: dict[tuple[int, ...], Shape] = {}
-        self.remembered_shape = self._shapes.get
-        self.always: tuple[int, ...] = ()
-        self.field_scanners: list[FieldScanner] = []
-        self._next_id = 0
-        self.hit_rate: dict[int, float] = {}
-        self._readers: dict[type, tuple[FieldReader | None, ...]] = {}
-
-    def _field(self, selector: Selector) -> int:
-        fid = self.field_ids.get(selector)
-        if fid is None:
-            fid = self.field_ids[selector] = len(self.patterns)
-            self.patterns.append({})
-            self.exists_ids.append(None)
-        return fid
-
-    def _new_id(self) -> int:
-        self._next_id += 1
-        return self._next_id - 1
-
-    def pattern_id(self, matcher: Matcher) -> int:
-        fid = self._field(matcher.selector)
-        op = MatchOp.EXACT if matcher.op is MatchOp.EQUALS else matcher.op
-        assert isinstance(matcher.value, str)
-        spec = PatternSpec(op, matcher.value, matcher.case_insensitive)
-        known = self.patterns[fid].get(spec)
-        if known is None:
-            known = self.patterns[fid][spec] = self._new_id()
-            self.hit_rate[known] = _estimated_hit_rate(matcher.selector, spec)
-        return known
-
-    def exists_id(self, selector: Selector) -> int:
-        fid = self._field(selector)
-        known = self.exists_ids[fid]
-        if known is None:
-            known = self.exists_ids[fid] = self._new_id()
-            self.hit_rate[known] = 1.0
-        return known
-
-    def add(
-        self, policy: Policy, runtime: PolicyRuntime, transforms: tuple[CompiledTransform, ...]
-    ) -> None:
-        required: set[int] = set()
-        checks: list[Check] = []
-        for matcher in policy.matchers:
-            if matcher.op is MatchOp.EXISTS:
-                pattern = self.exists_id(matcher.selector)
-                if bool(matcher.value) != matcher.negate:
-                    required.add(pattern)
-                else:
-                    checks.append(_absent_check(pattern))
-            elif matcher.is_pattern:
-                pattern = self.pattern_id(matcher)
-                if matcher.negate:
-                    checks.append(_absent_check(pattern))
-                else:
-                    required.add(pattern)
-            else:
-                checks.append(_typed_check(matcher))
-        index = len(self.policies)
-        if not required:
-            self.always += (index,)
-        keep = policy.keep
-        limiter = runtime.limiter(policy.id, keep) if keep.kind is KeepKind.RATE else None
-        self.policies.append(
-            CompiledPolicy(
-                index,
-                policy,
-                frozenset(required),
-                tuple(checks),
-                transforms,
-                limiter,
-                runtime.stats.counter(policy.id),
-            )
-        )
-
-    def _anchor(self) -> None:
-        """Index every policy under its most selective required id, the one that
-        minimises (policies sharing it) x (estimated hit rate). A record then only
-        touches policies whose anchor hit, however many share its common
-        conditions, and a record whose hits anchor nothing is passed over at once."""
-        sharing: dict[int, int] = {}
-        for policy in self.policies:
-            for pattern in policy.required:
-                sharing[pattern] = sharing.get(pattern, 0) + 1
-        for policy in self.policies:
-            if not policy.required:
-                continue
-            anchor = min(policy.required, key=lambda p: (sharing[p] * self.hit_rate[p], p))
-            policy.rest = tuple(sorted(policy.required - {anchor}))
-            self.anchored.setdefault(anchor, []).append(policy.index)
-        self.anchors = frozenset(self.anchored)
-
-    def finish(self) -> None:
-        self._anchor()
-        self._selectors = {fid: selector for selector, fid in self.field_ids.items()}
-        for fid, patterns in enumerate(self.patterns):
-            scanner = FieldScanner(
-                [(pid, spec) for spec, pid in patterns.items()],
-                self.exists_ids[fid],
-                self.cache,
-                memoize=self._selectors[fid] not in _UNIQUE_VALUED,
-            )
-            self.field_scanners.append(scanner)
-
-    def shape(self, hits: tuple[int, ...]) -> Shape:
-        """What records hitting exactly `hits` select: the policies (in id order)
-        whose required ids all hit, whose remaining checks still have to pass.
-        Remembered per distinct hits tuple: records of the same shape hit the
-        same ids."""
-        found = self._shapes.get(hits)
-        if found is not None:
-            return found
-        policies = self.policies
-        anchored = self.anchored
-        hit_set = set(hits)
-        selected = [
-            policies[index]
-            for anchor in self.anchors.intersection(hit_set)
-            for index in anchored[anchor]
-            if hit_set.issuperset(policies[index].rest)
-        ]
-        selected.extend(policies[index] for index in self.always)
-        selected.sort(key=_by_index)
-        found = Shape.of(tuple(selected))
-        if len(self._shapes) >= SHAPE_MEMO_LIMIT:
-            self._shapes.clear()
-        self._shapes[hits] = found
-        return found
-
-    def readers(self, view: RecordView) -> tuple[FieldReader | None, ...]:
-        """(resource, scope, record) readers for this view type, built once."""
-        found = self._readers.get(type(view))
-        if found is None:
-            by_level: list[list[tuple[Scan, Selector]]] = [[], [], []]
-            for selector, fid in self.field_ids.items():
-                scan = self.field_scanners[fid].hits
-                by_level[view.level_of(selector)].append((scan, selector))
-            found = tuple(view.reader(fields) if fields else None for fields in by_level)
-            self._readers[type(view)] = found
-        return found
-
-
-_by_index = operator.attrgetter("index")
-
-SHAPE_MEMO_LIMIT: Final = 4096
-"""Distinct hit combinations whose candidate policies are remembered per signal."""
-
-
-def _winner(matched: Sequence[CompiledPolicy]) -> CompiledPolicy:
-    """The most restrictive policy; on a tie the first in id order."""
-    winner = matched[0]
-    for policy in matched[1:]:
-        if policy.score > winner.score:
-            winner = policy
-    return winner
-
-
-@dataclass(slots=True)
-class Shape:
-    """The candidate policies of one hits tuple, with what can be decided
-    before seeing the record: when no candidate has checks left, every
-    candidate matches, so the winner is known, and a winner that keeps nothing
-    drops the record without any further per-record work."""
-
-    candidates: tuple[CompiledPolicy, ...]
-    checked: bool
-    """Some candidate still has checks: which ones match depends on the record."""
-    drops: CompiledPolicy | None = None
-    """Unchecked and won by a ``keep: none`` policy: the record is dropped."""
-    losers: tuple[CompiledPolicy, ...] = ()
-    """With `drops`: the other candidates, each counting a miss."""
-
-    @classmethod
-    def of(cls, candidates: tuple[CompiledPolicy, ...]) -> Shape:
-        checked = any(p.checks for p in candidates)
-        if checked or not candidates:
-            return cls(candidates, checked)
-        winner = _winner(candidates)
-        if winner.keep.kind is not KeepKind.NONE:
-            return cls(candidates, False)
-        return cls(candidates, False, winner, tuple(p for p in candidates if p is not winner))
-
-
-# Fields whose values are nearly always distinct: remembering them costs more
-# than it saves.
-_UNIQUE_VALUED = frozenset({Selector(Source.FIELD, "body")})
 
 
 @dataclass(slots=True)
@@ -398,7 +88,7 @@ class PolicySnapshot:
     number of threads may evaluate while a provider compiles the next one."""
 
     def __init__(
-        self, policies: Sequence[Policy], tables: dict[Signal, _SignalTable], runtime: PolicyRuntime
+        self, policies: Sequence[Policy], tables: dict[Signal, SignalTable], runtime: PolicyRuntime
     ):
         self.policies = tuple(policies)
         self._tables = tables
@@ -409,29 +99,65 @@ class PolicySnapshot:
         cls,
         policies: Iterable[Policy],
         runtime: PolicyRuntime | None = None,
-        cache: DatabaseCache | None = None,
+        cache: CompileCache | None = None,
+        previous: PolicySnapshot | None = None,
     ) -> PolicySnapshot:
         """Compile the enabled policies; invalid ones stay inert (their errors
-        are kept for reporting on :attr:`errors`)."""
+        are kept for reporting on :attr:`errors`). Translations, databases and
+        transforms come from `cache` where it has them (without one, nothing
+        is remembered). With `previous` (the snapshot being replaced) a field
+        where only a few patterns changed keeps its databases and gets one
+        small one added (see :meth:`incomplete_fields`)."""
         runtime = runtime or PolicyRuntime()
-        active = sorted(
-            (p for p in policies if p.enabled and p.signal is not None), key=lambda p: p.id.encode()
-        )
-        tables = {signal: _SignalTable(signal, cache) for signal in Signal}
-        for policy in active:
-            if not policy.valid:
-                continue
-            assert policy.signal is not None
-            try:
-                transforms = tuple(CompiledTransform.compile(t) for t in policy.transforms)
-            except ValueError as problem:  # validated at parse time; belt and braces
-                log.error("policy %r: %s", policy.id, problem)
-                continue
-            tables[policy.signal].add(policy, runtime, transforms)
-        for table in tables.values():
-            table.finish()
-        runtime.retain({p.id for p in active})
+        cache = cache if cache is not None else CompileCache(None)
+        with collection_paused():
+            active = sorted(
+                (p for p in policies if p.enabled and p.signal is not None),
+                key=lambda p: p.id.encode(),
+            )
+            valid: dict[Signal, list[tuple[Policy, tuple[CompiledTransform, ...]]]] = {
+                signal: [] for signal in Signal
+            }
+            steps: list[Transform] = []
+            for policy in active:
+                if not policy.valid:
+                    continue
+                assert policy.signal is not None
+                try:
+                    transforms = tuple(cache.transform(t) for t in policy.transforms)
+                except ValueError as problem:  # validated at parse time; belt and braces
+                    log.error("policy %r: %s", policy.id, problem)
+                    continue
+                steps.extend(policy.transforms)
+                valid[policy.signal].append((policy, transforms))
+            tables = {}
+            for signal in Signal:
+                before = None if previous is None else previous._tables[signal]
+                table = tables[signal] = SignalTable(signal, cache, before)
+                table.build(
+                    valid[signal],
+                    runtime,
+                    reuse=previous is not None and previous.runtime is runtime,
+                )
+            cache.trim(
+                (spec for t in tables.values() for spec in t.specs()),
+                steps,
+                (s for t in tables.values() for f in t.live_scanners() for s in f.databases.shards),
+            )
+            runtime.retain({p.id for p in active})
         return cls(active, tables, runtime)
+
+    def incomplete_fields(self) -> list[tuple[Entry, ...]]:
+        """The patterns of every field whose databases were built on the
+        previous snapshot's (:meth:`compile` with `previous`): compiling them
+        completely (:meth:`CompileCache.complete`) and compiling again makes a
+        snapshot whose scans cost what a fresh compile's do."""
+        return [
+            scanner.databases.entries
+            for table in self._tables.values()
+            for scanner in table.live_scanners()
+            if not scanner.databases.complete
+        ]
 
     @property
     def errors(self) -> dict[str, tuple[str, ...]]:
@@ -444,7 +170,7 @@ class PolicySnapshot:
 
     def fallback_patterns(self) -> int:
         """Patterns matched with RE2 one by one (Hyperscan cannot take them)."""
-        return sum(s.fallback_count for t in self._tables.values() for s in t.field_scanners)
+        return sum(s.fallback_count for t in self._tables.values() for s in t.live_scanners())
 
     def evaluate(self, signal: Signal, view: RecordView, batch: Any) -> BatchOutcome:
         """Apply the policies to a decoded batch in place: drop, sample, transform,
@@ -547,7 +273,7 @@ class PolicySnapshot:
 
     def _decide(
         self,
-        table: _SignalTable,
+        table: SignalTable,
         matched: Sequence[CompiledPolicy],
         view: RecordView,
         ctx: Ctx,
@@ -556,7 +282,7 @@ class PolicySnapshot:
         """Decide one record that `matched` policies (in id order) match.
         Returns 0 when dropped, 1 when kept, 2 when kept and a shared
         resource/scope value was rewritten."""
-        winner = _winner(matched)
+        winner = most_restrictive(matched)
         keep = winner.keep
         kind = keep.kind
         write: int | None = None

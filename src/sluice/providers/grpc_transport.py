@@ -68,7 +68,7 @@ class GrpcSyncTransport(SyncTransport):
                     f"({self.max_response_bytes} bytes) from {self.target}: {details}"
                 )
         else:
-            return read_response(response)
+            return read_response(response, self.cache)
         raise SyncError(failure)
 
     def close(self) -> None:

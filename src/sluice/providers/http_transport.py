@@ -187,14 +187,14 @@ class HttpSyncTransport(SyncTransport):
             raise SyncError(f"HTTP {status} from {self.url}: {detail}")
         media = (received_type or content_type).split(";")[0].strip().lower()
         if media not in _PROTOBUF_TYPES:
-            return read_json_response(payload)
+            return read_json_response(payload, self.cache)
         message = pb.SyncResponse()
         try:
             message.ParseFromString(payload)
         except DecodeError as problem:
             failure = f"response is not a SyncResponse: {problem}"
         else:
-            return read_response(message)
+            return read_response(message, self.cache)
         raise SyncError(failure)
 
     def _request_bytes(self, body: bytes, content_type: str) -> bytes:

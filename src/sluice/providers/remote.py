@@ -60,6 +60,7 @@ class RemoteProvider(Provider):
         super().__init__(config, registry, order)
         self.identity = identity or ClientIdentity()
         self.transport = transport or make_transport(config)
+        self.transport.cache = registry.cache
         self.last_hash = ""
         self.last_sync_nanos = 0
         self.recommended_interval: float | None = None
