@@ -28,6 +28,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from sluice.policy import shardplan, store
 from sluice.policy.shardplan import Entry, Plans
@@ -52,6 +53,9 @@ process changes meanwhile) must not turn a field into hundreds of databases
 UNWATCHED = 1 << 62
 """The headroom of a child compiling beyond the budget."""
 _ROLLUP = "/proc/self/smaps_rollup"
+forked = 0
+"""How many children this process has forked: one per compile of many
+small builds, one per large build (what tests observe)."""
 
 
 def can_fork() -> bool:
@@ -162,6 +166,8 @@ class ChildFailed(Exception):
 def run_forked(work: Work, headroom: int) -> tuple[bytes, int]:
     """Run `work` in a forked child held to `headroom` bytes of its own.
     Returns its result and the child's peak memory; raises ChildFailed."""
+    global forked
+    forked += 1
     read_end, write_end = os.pipe()
     with store.SQLITE_LOCK:  # see there
         pid = os.fork()
@@ -184,8 +190,22 @@ def _in_child(entries: Sequence[Entry], headroom: int) -> tuple[Plans, int]:
     """Plan and compile `entries` in a forked child. Returns the plans and
     the child's peak memory of its own; raises ChildFailed."""
     payload, peak = run_forked(lambda: marshal.dumps(shardplan.plan(entries)), headroom)
-    plans = marshal.loads(payload)
-    return [((count, tuple(refused)), blob) for (count, refused), blob in plans], peak
+    return _plans(marshal.loads(payload)), peak
+
+
+def _plans(raw: Any) -> Plans:
+    """Plans as :func:`shardplan.plan` made them, after a trip through marshal."""
+    return [((count, tuple(refused)), blob) for (count, refused), blob in raw]
+
+
+def plan_many(runs: Sequence[Sequence[Entry]], headroom: int) -> tuple[list[Plans], int]:
+    """Plan and compile each of `runs` in ONE forked child (small builds: no
+    splitting for memory). Returns their plans and the child's peak memory of
+    its own; raises ChildFailed."""
+    payload, peak = run_forked(
+        lambda: marshal.dumps([shardplan.plan(run) for run in runs]), headroom
+    )
+    return [_plans(raw) for raw in marshal.loads(payload)], peak
 
 
 def run_isolated(
