@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sluice.policy import PolicySnapshot, Signal, databases, load_document, parse
+from sluice.policy import PolicySnapshot, Signal, compiler_process, databases, load_document, parse
 from sluice.policy import cache as cache_module
 from sluice.policy.cache import CompileCache
 from sluice.policy.store import FILE_NAME
@@ -82,24 +82,26 @@ EXPECTED = surviving(PolicySnapshot.compile(load_document(DOCUMENT).policies))
 
 
 class Counting:
-    """Counts calls of a module function while delegating to it."""
+    """Counts calls of module functions while delegating to them."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, module: Any, *names: str) -> None:
         self.calls = 0
-        real: Callable[..., Any] = getattr(module, name)
+        for name in names:
+            monkeypatch.setattr(module, name, self._counted(getattr(module, name)))
 
+    def _counted(self, real: Callable[..., Any]) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(module, name, counted)
+        return counted
 
 
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Counting, Counting]]:
     yield (
         Counting(monkeypatch, parse, "parse_policy"),
-        Counting(monkeypatch, databases, "build_layout"),
+        Counting(monkeypatch, databases, "build_layout", "build_small_many"),
     )
 
 
@@ -351,3 +353,52 @@ def test_a_large_first_document_is_parsed_in_a_child_process(
     broken = b'{"policies": [' + b" " * (400 << 10)
     with pytest.raises(PolicyFileError, match=r"p\.json: not valid JSON"):
         parse_policy_bytes(broken, "p.json", CompileCache(tmp_path, budget=1 << 30))
+
+
+def attribute_policies(count: int, first: int = 0) -> dict[str, Any]:
+    """`count` policies over six attributes: six small fields."""
+    return {
+        "policies": [
+            {
+                "id": f"a{k}",
+                "name": "n",
+                "log": {
+                    "match": [{"log_attribute": f"attr{k % 6}", "regex": f"^v{k}-[0-9]+$"}],
+                    "keep": "none",
+                },
+            }
+            for k in range(first, first + count)
+        ]
+    }
+
+
+def kept_values(snapshot: PolicySnapshot, values: list[tuple[int, str]]) -> list[str]:
+    doc = logs(*(rec(value, **{f"attr{k % 6}": value}) for k, value in values))
+    snapshot.evaluate(Signal.LOG, json_view(Signal.LOG), doc)
+    return [body for body in bodies(doc) if body is not None]
+
+
+def test_the_small_builds_of_a_compile_go_to_one_child() -> None:
+    """A set of many small fields (1,000 realistic policies have dozens):
+    with a memory budget one child compiles all of their databases, not one
+    child per field nor this process (Hyperscan's compiler would stay in its
+    memory); an update's extra databases too. A trivial compile stays here."""
+    values = [(1, "v1-22"), (2, "v2-x"), (7, "v7-0"), (70, "v70-5"), (3, "v1-22")]
+    cache = CompileCache(None, budget=64 << 20)
+    before = compiler_process.forked
+    snapshot = PolicySnapshot.compile(
+        load_document(attribute_policies(60), cache).policies, cache=cache
+    )
+    assert compiler_process.forked == before + 1
+    assert kept_values(snapshot, values) == ["v2-x", "v70-5", "v1-22"]
+
+    update = load_document(attribute_policies(80), cache).policies
+    updated = PolicySnapshot.compile(update, cache=cache, previous=snapshot)
+    assert compiler_process.forked == before + 2
+    assert len(updated.incomplete_fields()) == 6  # each field got an extra database
+    assert kept_values(updated, values) == ["v2-x", "v1-22"]
+
+    trivial = CompileCache(None, budget=64 << 20)
+    small = load_document(attribute_policies(databases.BATCH_MIN_PATTERNS - 1), trivial)
+    PolicySnapshot.compile(small.policies, cache=trivial)
+    assert compiler_process.forked == before + 2

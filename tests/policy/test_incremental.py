@@ -157,7 +157,7 @@ def body_set(count: int) -> dict[str, Any]:
 
 
 def test_an_edit_compiles_only_the_changed_pattern(monkeypatch: Any) -> None:
-    built = Counting(monkeypatch, databases, "build_layout")
+    built = Counting(monkeypatch, databases, "build_layout", "build_small_many")
     cache = CompileCache(None, budget=0)
     doc = body_set(200)
     snapshot = PolicySnapshot.compile(load_document(doc, cache).policies, cache=cache)

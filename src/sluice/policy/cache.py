@@ -530,6 +530,12 @@ class CompileCache:
             if report.child_peak_bytes
             else "",
         )
+        return self._remember_build(entries, layout, built)
+
+    def _remember_build(
+        self, entries: tuple[Entry, ...], layout: Layout, built: list[tuple[Shard, bytes]]
+    ) -> FieldDatabases:
+        """Remember a complete build of `entries` (in memory and on disk)."""
         shards = []
         blobs = []
         layout_key = self._layout_key(entries)
@@ -546,7 +552,48 @@ class CompileCache:
             self.store.put_many("layout", [(layout_key, orjson.dumps(plans))])
         return FieldDatabases(entries, tuple(shards), databases.refused_entries(entries, layout))
 
-    @staticmethod
-    def _compile_small(entries: tuple[Entry, ...]) -> tuple[list[Shard], frozenset[Entry]]:
+    def prepare_small(
+        self, fields: Iterable[tuple[Iterable[Entry], FieldDatabases | None]]
+    ) -> None:
+        """Compile, together, the small builds that :meth:`field_databases`
+        would compile in this thread for each of `fields` (its patterns and
+        its previous build): a complete build of at most
+        :data:`databases.SMALL_BUILD` patterns, or an incremental build's
+        extra database. With a budget they go to one child process
+        (:func:`databases.build_small_many`), so that compiling a set of
+        many small fields neither forks once per field nor brings
+        Hyperscan's compiler into this process; the builds are then
+        remembered, and found by :meth:`field_databases`."""
+        runs: dict[tuple[Entry, ...], None] = {}
+        for entries, previous in fields:
+            ordered = databases.sorted_entries(list(entries))
+            if not ordered or (previous is not None and previous.entries == ordered):
+                continue
+            run: tuple[Entry, ...] | None = ordered
+            if previous is not None:
+                added = databases.overlay_added(ordered, previous)
+                run = added if added is not None else ordered
+            if not run or len(run) > databases.SMALL_BUILD or run in runs:
+                continue
+            if self._complete_from_cache(ordered) is None and (
+                run is ordered or self._complete_from_cache(run) is None
+            ):
+                runs[run] = None
+        if not runs:
+            return
+        for run, (layout, built) in zip(
+            runs, databases.build_small_many(list(runs), self.budget), strict=True
+        ):
+            log.debug(
+                "compiled %d patterns into %d database(s) (small build)", len(run), len(built)
+            )
+            self._remember_build(run, layout, built)
+
+    def _compile_small(self, entries: tuple[Entry, ...]) -> tuple[list[Shard], frozenset[Entry]]:
+        """An incremental build's extra database: as :meth:`prepare_small`
+        compiled it, else compiled here."""
+        known = self._complete_from_cache(entries)
+        if known is not None:
+            return list(known.shards), known.rejected
         layout, built, _ = databases.build_layout(entries, 0)
         return [shard for shard, _ in built], databases.refused_entries(entries, layout)

@@ -37,13 +37,17 @@ import hyperscan
 from sluice.heap import release_free_memory
 from sluice.policy import compiler_process, shardplan
 from sluice.policy.shardplan import Entry as Entry
-from sluice.policy.shardplan import ShardPlan
+from sluice.policy.shardplan import Plans, ShardPlan
 
 log = logging.getLogger(__name__)
 
 SMALL_BUILD = 64
 """Builds of at most this many patterns compile in the calling thread: their
 memory is small, and forking a large process costs more than compiling them."""
+BATCH_MIN_PATTERNS = 16
+"""The small builds of one compile go to one child process (see
+:func:`build_small_many`) when they hold at least this many patterns
+together: below that, forking costs more than the compiler's pages do."""
 OVERLAY_SHARE = 0.25
 """An incremental build adds at most this share of the field's patterns in its
 extra database (and at most :data:`MAX_OVERLAY`); beyond that the field is
@@ -148,6 +152,47 @@ def build_layout(
         plans, peak = compiler_process.run_isolated(entries, headroom)
     else:
         plans, peak = shardplan.plan(entries), 0
+    layout, shards = _loaded(entries, plans)
+    report = BuildReport(len(entries), len(shards), time.perf_counter() - started, peak, resident)
+    return layout, shards, report
+
+
+def build_small_many(
+    runs: Sequence[tuple[Entry, ...]], budget: int
+) -> list[tuple[Layout, list[tuple[Shard, bytes]]]]:
+    """Compile each of `runs` (sorted, each a small build) completely: all of
+    them in ONE child process when there is a budget, the process can fork
+    and together they hold at least :data:`BATCH_MIN_PATTERNS` patterns, so
+    that Hyperscan's compiler (its code and heap) never enters the serving
+    process; otherwise, or when the child fails, in this thread."""
+    total = sum(len(run) for run in runs)
+    if budget and total >= BATCH_MIN_PATTERNS and compiler_process.can_fork():
+        started = time.perf_counter()
+        resident = compiler_process.resident_bytes()
+        headroom = compiler_process.headroom_within(budget, resident)
+        try:
+            planned, peak = compiler_process.plan_many(runs, headroom)
+        except compiler_process.ChildFailed as problem:
+            log.warning(
+                "compiling %d small builds in a child: %s; compiling here", len(runs), problem
+            )
+        else:
+            out = [_loaded(run, plans) for run, plans in zip(runs, planned, strict=True)]
+            log.info(
+                "compiled %d small build(s) of %d patterns in one compiler child in %.2f s"
+                " (child peak %.1f MiB)",
+                len(runs),
+                total,
+                time.perf_counter() - started,
+                peak / (1 << 20),
+            )
+            return out
+    return [_loaded(run, shardplan.plan(run)) for run in runs]
+
+
+def _loaded(entries: tuple[Entry, ...], plans: Plans) -> tuple[Layout, list[tuple[Shard, bytes]]]:
+    """The layout of `plans` over `entries`, and each compiled shard (loaded)
+    with its serialized database."""
     shards: list[tuple[Shard, bytes]] = []
     position = 0
     for (count, refused), blob in plans:
@@ -157,9 +202,7 @@ def build_layout(
             gone = set(refused)
             kept = tuple(e for i, e in enumerate(run) if i not in gone)
             shards.append((Shard(kept, hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)), blob))
-    layout = Layout(tuple(plan for plan, _ in plans))
-    report = BuildReport(len(entries), len(shards), time.perf_counter() - started, peak, resident)
-    return layout, shards, report
+    return Layout(tuple(plan for plan, _ in plans)), shards
 
 
 def shard_runs(entries: tuple[Entry, ...], layout: Layout) -> list[tuple[Entry, ...]] | None:
@@ -189,6 +232,17 @@ def refused_entries(entries: tuple[Entry, ...], layout: Layout) -> frozenset[Ent
     return frozenset(out)
 
 
+def overlay_added(entries: tuple[Entry, ...], previous: FieldDatabases) -> tuple[Entry, ...] | None:
+    """The patterns (sorted) an incremental build of `entries` on `previous`
+    compiles into its extra database; None when too many changed for one."""
+    known: set[Entry] = set(previous.rejected)
+    for shard in previous.shards:
+        known.update(shard.entries)
+    added = tuple(e for e in entries if e not in known)
+    limit = min(MAX_OVERLAY, max(SMALL_BUILD, int(len(entries) * OVERLAY_SHARE)))
+    return None if len(added) > limit else added
+
+
 def overlay(
     entries: tuple[Entry, ...],
     previous: FieldDatabases,
@@ -198,14 +252,10 @@ def overlay(
     to `entries`, or None when too much changed for one (then compile it
     complete). `compile_small` compiles the new patterns (in this thread)
     and says which it refused."""
-    wanted = set(entries)
-    known: set[Entry] = set(previous.rejected)
-    for shard in previous.shards:
-        known.update(shard.entries)
-    added = tuple(e for e in entries if e not in known)
-    limit = min(MAX_OVERLAY, max(SMALL_BUILD, int(len(entries) * OVERLAY_SHARE)))
-    if len(added) > limit:
+    added = overlay_added(entries, previous)
+    if added is None:
         return None
+    wanted = set(entries)
     shards = [s for s in previous.shards if not wanted.isdisjoint(s.entries)]
     rejected = {e for e in previous.rejected if e in wanted}
     if added:

@@ -13,7 +13,7 @@ matched one by one with RE2 instead. Translations and databases come from a
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import hyperscan
@@ -94,6 +94,27 @@ class _Memo(dict[Any, tuple[int, ...]]):
         return found
 
 
+def _dictionary_answers(spec: PatternSpec, memoize: bool) -> bool:
+    """Whether a dictionary, not a database, answers a field's pattern."""
+    # Exact literals on fields whose values repeat; on unique values (bodies)
+    # hashing each one costs more than letting the database take the literal.
+    return spec.op is MatchOp.EXACT and not spec.case_insensitive and memoize
+
+
+def database_entries(
+    patterns: Iterable[PatternSpec], cache: CompileCache, memoize: bool
+) -> list[Entry]:
+    """The database entries of a field's patterns (what :class:`FieldScanner`
+    compiles; see :meth:`CompileCache.prepare_small`)."""
+    out = []
+    for spec in patterns:
+        if not _dictionary_answers(spec, memoize):
+            expression = cache.translate(spec)
+            if expression is not None:
+                out.append((expression, spec.flags))
+    return out
+
+
 class FieldScanner:
     """Answers "which pattern ids hit this value" for every matcher on one field.
 
@@ -123,10 +144,7 @@ class FieldScanner:
         by_entry: dict[Entry, list[int]] = {}
         specs = dict(patterns)
         for pattern_id, spec in patterns:
-            # A dictionary answers exact literals on fields whose values repeat;
-            # on unique values (bodies) hashing each one costs more than letting
-            # the database take the literal too.
-            if spec.op is MatchOp.EXACT and not spec.case_insensitive and memoize:
+            if _dictionary_answers(spec, memoize):
                 self._exact.setdefault(spec.text, []).append(pattern_id)
                 continue
             expression = cache.translate(spec)

@@ -139,6 +139,11 @@ class PolicySnapshot:
                     runtime,
                     reuse=previous is not None and previous.runtime is runtime,
                 )
+            # The fields' small builds compile together (one child process)
+            # before each field's scanner takes its databases from the cache.
+            cache.prepare_small(b for t in tables.values() for b in t.pending_builds())
+            for table in tables.values():
+                table.finish()
             cache.trim(
                 (spec for t in tables.values() for spec in t.specs()),
                 steps,

@@ -23,8 +23,9 @@ from typing import Any, Final
 
 from sluice.policy.cache import CompileCache
 from sluice.policy.conditions import PatternSpec
+from sluice.policy.databases import Entry, FieldDatabases
 from sluice.policy.model import Keep, KeepKind, Matcher, MatchOp, Policy, Selector, Signal, Source
-from sluice.policy.patterns import FieldScanner
+from sluice.policy.patterns import FieldScanner, database_entries
 from sluice.policy.ratelimit import RateLimiter
 from sluice.policy.stats import PolicyRuntime
 from sluice.policy.transform import CompiledTransform
@@ -407,7 +408,8 @@ class SignalTable:
     ) -> None:
         """Compile `policies` (valid, in evaluation order, with their compiled
         transforms), keeping what the previous table compiled for the same
-        policy objects when `reuse` (the same runtime holds their counters)."""
+        policy objects when `reuse` (the same runtime holds their counters).
+        The fields' scanners follow in :meth:`finish`."""
         previous = self._previous
         known = previous._compiled if previous is not None and reuse else {}
         kept: set[int] = set()
@@ -429,7 +431,6 @@ class SignalTable:
                     self._forget(gone)
                     touched.update(gone.required)
         self._anchor(compiled, touched)
-        self._finish(previous)
 
     def _anchor(self, compiled: list[CompiledPolicy], touched: set[int]) -> None:
         """Index every policy under its most selective required id, the one that
@@ -456,17 +457,41 @@ class SignalTable:
         self.always = tuple(always)
         self.anchors = frozenset(self.anchored)
 
-    def _finish(self, previous: SignalTable | None) -> None:
-        """A scanner per field: the previous one where the field's conditions
-        did not change and its databases are complete; else a new one, on
-        the previous one's databases where they still fit."""
+    def _scanner_plan(self, fid: int) -> tuple[bool, FieldScanner | None]:
+        """Whether field `fid` needs a new scanner, and then its previous one
+        (else the scanner it keeps: None for a field no policy reads)."""
+        previous = self._previous
+        before = None
+        if previous is not None and fid < len(previous.field_scanners):
+            before = previous.field_scanners[fid]
+        field = self.fields[fid]
+        if not field.patterns and field.exists is None:
+            return False, None
+        if before is not None and fid not in self._changed and before.databases.complete:
+            return False, before
+        return True, before
+
+    def pending_builds(self) -> list[tuple[list[Entry], FieldDatabases | None]]:
+        """The database entries of each field :meth:`finish` compiles a new
+        scanner for, with its previous databases (for
+        :meth:`CompileCache.prepare_small`)."""
+        out: list[tuple[list[Entry], FieldDatabases | None]] = []
         for fid, field in enumerate(self.fields):
-            before = None
-            if previous is not None and fid < len(previous.field_scanners):
-                before = previous.field_scanners[fid]
-            if not field.patterns and field.exists is None:
-                self.field_scanners.append(None)
-            elif before is not None and fid not in self._changed and before.databases.complete:
+            new, before = self._scanner_plan(fid)
+            if new:
+                memoize = field.selector not in _UNIQUE_VALUED
+                entries = database_entries(field.patterns, self.cache, memoize)
+                out.append((entries, None if before is None else before.databases))
+        return out
+
+    def finish(self) -> None:
+        """A scanner per field (after :meth:`build`): the previous one where
+        the field's conditions did not change and its databases are
+        complete; else a new one, on the previous one's databases where they
+        still fit."""
+        for fid, field in enumerate(self.fields):
+            new, before = self._scanner_plan(fid)
+            if not new:
                 self.field_scanners.append(before)
             else:
                 self.field_scanners.append(
