@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -228,3 +229,25 @@ def test_a_budget_far_too_small_halves_a_run_only_so_often(monkeypatch: Any) -> 
     assert [
         r["body"]["stringValue"] for r in batch["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
     ] == ["event-1000-a failed"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected_mib"),
+    [
+        ("", 64),
+        ("0", 0),
+        ("128", 128),
+        ("96.5", 96.5),
+        ("lots", 64),
+        ("-1", 64),
+        ("nan", 64),
+        ("inf", 64),
+    ],
+)
+def test_the_compile_budget_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, raw: str, expected_mib: float
+) -> None:
+    """``SLUICE_COMPILE_MEMORY_MIB``: a number of MiB (0: no limit); anything
+    else is reported and the default kept, never a crash."""
+    monkeypatch.setenv("SLUICE_COMPILE_MEMORY_MIB", raw)
+    assert databases.budget_from_environment(64) == int(expected_mib * (1 << 20))

@@ -26,6 +26,7 @@ compile.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -105,7 +106,7 @@ def budget_from_environment(default_mib: int = 0) -> int:
         mib = float(raw)
     except ValueError:
         mib = -1.0
-    if mib < 0 or mib != mib:
+    if not math.isfinite(mib) or mib < 0:
         log.error(
             "%s=%r is not a number of MiB (0 for no limit); using %d",
             BUDGET_VARIABLE,
