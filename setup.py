@@ -10,7 +10,7 @@ is in pyproject.toml.
 import os
 from typing import Any
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 COMPILED = [
     "collector/components/processors/filter/logs.py",
@@ -59,9 +59,28 @@ def extensions() -> list[Any]:
         return []
     from mypyc.build import mypycify
 
-    return mypycify(
-        [f"src/sluice/{module}" for module in COMPILED], opt_level="3", group_name="sluice_native"
+    # Scans Hyperscan databases with vectorgrep's libhs, which it loads at run
+    # time (see sluice.policy.native): building it needs no Hyperscan.
+    scanner = Extension(
+        "sluice.policy._hsnative",
+        ["src/sluice/policy/_hsnative.c"],
+        libraries=["dl"],
+        extra_compile_args=["-O2"],
     )
+    reader = Extension(
+        "sluice.telemetry._lean",
+        ["src/sluice/telemetry/_lean.c"],
+        extra_compile_args=["-O2"],
+    )
+    return [
+        *mypycify(
+            [f"src/sluice/{module}" for module in COMPILED],
+            opt_level="3",
+            group_name="sluice_native",
+        ),
+        scanner,
+        reader,
+    ]
 
 
 setup(ext_modules=extensions())

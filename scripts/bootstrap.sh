@@ -2,9 +2,10 @@
 # Create .venv at the repository root and install the locked dependencies
 # (requirements-dev.lock: the runtime ones of requirements.lock plus the
 # build, lint and test tools) and Sluice itself (editable). The hot-path
-# modules listed in setup.py are compiled with mypyc into extension modules
-# next to their sources, so the install re-runs whenever a source file, a
-# lock file or the build files change (otherwise a stale compiled module would shadow an edited .py).
+# modules listed in setup.py are compiled with mypyc, and the C sources under
+# src with the C compiler, into extension modules next to their sources, so
+# the install re-runs whenever a source file, a lock file or the build files
+# change (otherwise a stale compiled module would shadow an edited source).
 # SLUICE_PURE_PYTHON=1 installs without compiling.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +16,7 @@ want="$(
   {
     echo "pure=${SLUICE_PURE_PYTHON:-0}"
     cat requirements.lock requirements-dev.lock pyproject.toml setup.py
-    find src -name '*.py' -print0 | sort -z | xargs -0 sha256sum
+    find src \( -name '*.py' -o -name '*.c' \) -print0 | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 )"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x .venv/bin/sluice ]; then

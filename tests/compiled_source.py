@@ -18,8 +18,9 @@ log messages, Datadog logs and series, the Agent's protobuf series. ``results()`
 every run as JSON-able data.
 
 Run as ``python -m tests.compiled_source``, it imports Sluice from its ``.py``
-sources even where a compiled module sits next to them, and prints the same
-data: a test compares the two.
+sources even where a compiled module sits next to them, with the C readers
+and scanners off (``SLUICE_NATIVE=0``), and prints the same data: a test
+compares the two.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
+import os
 import random
 import sys
 import time
@@ -257,6 +259,9 @@ def results(variants: int = 4) -> dict[str, Any]:
 
 
 def main() -> None:
+    # Plain Python all the way: no mypyc modules, no C readers or scanners
+    # (the Hyperscan binding scans), against the compiled and native build.
+    os.environ["SLUICE_NATIVE"] = "0"
     sys.meta_path.insert(0, _SourceFirst())
     loaded = [name for name in sys.modules if name == "sluice" or name.startswith("sluice.")]
     assert not loaded, f"imported before the source-first finder: {loaded}"
@@ -264,6 +269,9 @@ def main() -> None:
     import sluice.policy.snapshot
 
     assert str(sluice.policy.snapshot.__file__).endswith(".py")
+    import sluice.policy.native
+
+    assert not sluice.policy.native.ACTIVE
 
 
 if __name__ == "__main__":

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
-from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
+from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document, native
 from sluice.policy.model import MatchOp
 from sluice.policy.patterns import FieldScanner, PatternSpec
 from sluice.telemetry import otlp_codec
-from sluice.telemetry.otlp_lean import locate
+from sluice.telemetry.otlp_lean import LEAN_LOG_VIEW, RecordReader, locate
 from sluice.telemetry.otlp_proto import proto_view
 from sluice.telemetry.otlp_raw import LeanLogsRequest, varint
 from tests.telemetry.otlp_convert import to_json
@@ -447,3 +447,68 @@ CHUNKS = [
 )
 def test_any_record_is_decided_like_the_message_view(records: list[bytes]) -> None:
     check_like_messages(records)
+
+
+# -- the batch reader (C, sluice.telemetry._lean) --------------------------------------
+
+ID_FREE_POLICIES = [
+    p
+    for p in POLICIES
+    if not any(m.get("log_field") in ("trace_id", "span_id") for m in p["match"])
+]
+"""POLICIES less the id conditions: ids are scanned as hex, which only the
+record-by-record reader does, so these are read a batch at a time."""
+
+
+def record_reader(policies: list[dict[str, Any]]) -> RecordReader:
+    table = compile_policies(policies)._tables[Signal.LOG]
+    reader = table.readers(LEAN_LOG_VIEW)[2]
+    assert isinstance(reader, RecordReader)
+    return reader
+
+
+def test_this_build_reads_batches_and_scans_in_c() -> None:
+    assert native.ACTIVE, "the C scanner did not load (see the log of sluice.policy.native)"
+    assert record_reader(ID_FREE_POLICIES).batch is not None
+    assert record_reader(POLICIES).batch is None  # id conditions: one record at a time
+
+
+def test_the_batch_reader_finds_what_the_record_reader_finds() -> None:
+    reader = record_reader(ID_FREE_POLICIES)
+    records = [KEEP, *LAYOUTS.values(), *CHUNKS]
+    found = reader.read_batch(records)
+    assert found is not None and len(found) == len(records)
+    for record, hits in zip(records, found, strict=True):
+        try:
+            expected = reader(record)
+        except Exception:
+            assert hits is None, record  # the engine reads it again and counts it
+            continue
+        assert hits is None or hits == expected, record
+    sdk = ["sdk order", "long body", "non-ASCII body", "secret", "sample", "attribute int 42"]
+    sdk.append("attribute first entry counts")
+    for name in sdk:
+        assert reader.read_batch([LAYOUTS[name]]) == [reader(LAYOUTS[name])], name
+    assert reader.read_batch([KEEP]) == [reader(KEEP)] != [()]
+
+
+def test_every_layout_is_decided_like_the_message_view_a_batch_at_a_time() -> None:
+    for name, record in LAYOUTS.items():
+        try:
+            check_like_messages([KEEP, record], ID_FREE_POLICIES)
+        except AssertionError as failed:
+            raise AssertionError(f"layout {name!r}: {failed}") from None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(CHUNKS), max_size=8).map(b"".join),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_any_record_is_decided_like_the_message_view_a_batch_at_a_time(
+    records: list[bytes],
+) -> None:
+    check_like_messages(records, ID_FREE_POLICIES)

@@ -42,6 +42,7 @@ from sluice.policy import (
     conditions,
     databases,
     model,
+    native,
     parse,
     regex_dialect,
     shardplan,
@@ -469,7 +470,7 @@ class CompileCache:
                 if blob is None:
                     return None
                 try:
-                    database = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+                    database = native.load_database(blob)
                 except (hyperscan.error, ValueError, TypeError) as problem:
                     log.warning("compile cache: unreadable database entry ignored (%r)", problem)
                     return None

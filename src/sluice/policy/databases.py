@@ -33,10 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import hyperscan
-
 from sluice.heap import release_free_memory
-from sluice.policy import compiler_process, shardplan
+from sluice.policy import compiler_process, native, shardplan
 from sluice.policy.shardplan import Entry as Entry
 from sluice.policy.shardplan import Plans, ShardPlan
 
@@ -202,7 +200,7 @@ def _loaded(entries: tuple[Entry, ...], plans: Plans) -> tuple[Layout, list[tupl
         if blob:
             gone = set(refused)
             kept = tuple(e for i, e in enumerate(run) if i not in gone)
-            shards.append((Shard(kept, hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)), blob))
+            shards.append((Shard(kept, native.load_database(blob)), blob))
     return Layout(tuple(plan for plan, _ in plans)), shards
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import hyperscan
 
+from sluice.policy import native
 from sluice.policy.cache import CompileCache, default_directory
 from sluice.policy.conditions import PatternSpec
 from sluice.policy.databases import Entry, FieldDatabases, budget_from_environment
@@ -159,9 +160,18 @@ class FieldScanner:
         for entry in sorted(self.databases.rejected):
             for pattern_id in by_entry.get(entry, ()):
                 self._fallback.append((pattern_id, cache.re2(specs[pattern_id])))
-        self._shards: tuple[tuple[Any, Callable[..., None]], ...] = tuple(
-            (shard.database, _Sink([by_entry.get(e, ()) for e in shard.entries]).on_match)
+        ids_of = [
+            (shard.database, [by_entry.get(e, ()) for e in shard.entries])
             for shard in self.databases.shards
+        ]
+        self._native: Any = native.matcher(ids_of) if ids_of else None
+        """Scans every database in one call (see :mod:`sluice.policy.native`)."""
+        self._shards: tuple[tuple[Any, Callable[..., None]], ...] = ()
+        """Without the native matcher: each database with its match callback."""
+        if self._native is None:
+            self._shards = tuple((database, _Sink(ids).on_match) for database, ids in ids_of)
+        self._only_databases = self._native is not None and not (
+            self._exact or self._fallback or self.exists_only
         )
         self._scratch: dict[int, tuple[Any, ...]] = {}
         self._memo = _Memo(self, MEMO_LIMIT)
@@ -179,7 +189,7 @@ class FieldScanner:
     @property
     def database_count(self) -> int:
         """How many Hyperscan databases each value is scanned with."""
-        return len(self._shards)
+        return len(self.databases.shards)
 
     def _scratch_for_thread(self) -> tuple[Any, ...]:
         ident = threading.get_ident()
@@ -210,6 +220,8 @@ class FieldScanner:
             text = None if value.isascii() else value.decode()  # decoding validates
         else:
             return self.exists_only
+        if self._only_databases:
+            return self._native.scan(data)  # type: ignore[no-any-return]
         ids: list[int] = list(self.exists_only)
         if self._exact:
             if text is None:
@@ -217,6 +229,8 @@ class FieldScanner:
             exact = self._exact.get(text)
             if exact:
                 ids.extend(exact)
+        if self._native is not None:
+            ids.extend(self._native.scan(data))
         shards = self._shards
         if shards:
             scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()

@@ -208,13 +208,16 @@ class PolicySnapshot:
                     continue
                 container_hits = resource_hits + scope_hits
                 dropped: list[int] = []
+                read = view.read_records(record_reader, records) if record_reader else None
                 for position, record in enumerate(records):
                     try:
-                        hits = (
-                            container_hits + record_reader(record)
-                            if record_reader
-                            else container_hits
-                        )
+                        if record_reader:
+                            found = None if read is None else read[position]
+                            if found is None:
+                                found = record_reader(record)
+                            hits = container_hits + found
+                        else:
+                            hits = container_hits
                     except Exception as problem:  # keep it as it came, unevaluated
                         outcome.malformed += 1
                         failures.record(problem)

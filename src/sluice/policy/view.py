@@ -94,6 +94,14 @@ class RecordView(ABC):
         whatever a container holds (a value it cannot read is absent) and raises
         :class:`MalformedRecord` for a record it cannot read at all."""
 
+    def read_records(
+        self, reader: FieldReader, records: Sequence[Any]
+    ) -> Sequence[tuple[int, ...] | None] | None:
+        """What `reader` (from :meth:`reader`) finds in each of a scope's
+        `records`, read in one go where the view can: a record given None, or
+        every record when this returns None, is read by calling `reader`."""
+        return None
+
     def context(self, resource: Any, scope: Any, records: Any, position: int, record: Any) -> Ctx:
         """The Ctx of `record`, found at `position` in a scope's `records`. Views
         whose records are values rather than references (wire bytes) keep where it

@@ -29,16 +29,16 @@ from typing import Any, Final
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from sluice.policy import native
 from sluice.policy.model import RESOURCE_FIELDS, SCOPE_FIELDS, Selector, Source
 from sluice.policy.view import Ctx, FieldReader, MalformedRecord, Scan, Value
 from sluice.telemetry.otlp_proto import (
     ProtoLogView,
-    RawScan,
     body_scan_value,
     hex_id,
     typed_any,
 )
-from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, LeanLogRecord, attribute_scanner, find_value
+from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, AttributeScanner, LeanLogRecord, find_value
 from sluice.telemetry.reading import make_plan
 
 # LogRecord field numbers (logs.proto).
@@ -93,6 +93,8 @@ def _readable_tags() -> bytes:
 
 
 _READABLE_TAGS: Final = _readable_tags()
+
+_lean: Final[Any] = native.extension("sluice.telemetry._lean")
 
 
 def parse_record(raw: bytes) -> Any:
@@ -231,7 +233,7 @@ class RecordReader:
         self.event_name: Scan | None = None
         self.trace_id: Scan | None = None
         self.span_id: Scan | None = None
-        self.attributes: RawScan | None = None
+        self.attributes: AttributeScanner | None = None
         self.readable = True
         """False when some field has no bytes reader: every record goes to `slow`."""
         plan = make_plan(fields, lambda selector: None)
@@ -252,7 +254,33 @@ class RecordReader:
         if plan.multi or plan.attribute_source not in (None, Source.ATTRIBUTE):
             self.readable = False
         if plan.index:
-            self.attributes = attribute_scanner(plan.index)
+            self.attributes = AttributeScanner(plan.index)
+        self.batch: Any = self._batch_reader()
+        """Reads a batch of records in C (:meth:`read_batch`); None without."""
+
+    def _batch_reader(self) -> Any:
+        if not self.readable or self.trace_id is not None or self.span_id is not None:
+            return None  # ids are scanned as hex: read in Python
+        if _lean is None:
+            return None
+        attributes = self.attributes
+        keys = () if attributes is None else attributes.keys
+        if len(keys) > _lean.MAX_KEYS:
+            return None
+        return _lean.Reader(
+            _READABLE_TAGS,
+            self.body,
+            self.severity_text,
+            self.event_name,
+            keys,
+            None if attributes is None else attributes.found,
+        )
+
+    def read_batch(self, records: Sequence[bytes]) -> list[tuple[int, ...] | None] | None:
+        """Each record's hits, or None for a record to read with a call; None
+        when this reader has no batch reading."""
+        batch = self.batch
+        return None if batch is None else batch.read(records)
 
     def __call__(self, raw: bytes) -> tuple[int, ...]:
         at = locate(raw, self.attributes is not None) if self.readable else None
@@ -316,6 +344,11 @@ class LeanLogView(ProtoLogView):
         if not fields or not _reads_record(fields[0][1]):
             return super().reader(fields)
         return RecordReader(fields, RAW_LOG_VIEW.reader(fields))
+
+    def read_records(
+        self, reader: FieldReader, records: Sequence[Any]
+    ) -> Sequence[tuple[int, ...] | None] | None:
+        return reader.read_batch(records) if isinstance(reader, RecordReader) else None
 
     def context(self, resource: Any, scope: Any, records: Any, position: int, record: Any) -> Ctx:
         return Ctx(resource, scope, LeanRecord(records, position, record))

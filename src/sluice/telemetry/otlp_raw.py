@@ -208,19 +208,22 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-def attribute_scanner(
-    index: dict[str, AttributeEntries],
-) -> RawScan:
-    """A function adding to `hits` the pattern ids that a record's raw attributes
-    hit, for the plan's attribute `index` (key -> scan, or (scan, rest of path)
-    pairs). Only the first entry of a key counts, as with message attributes."""
-    by_key = {_key_bytes(key): entry for key, entry in index.items()}
-    memo: dict[bytes, tuple[bytes, tuple[int, ...] | None]] = {}
+class AttributeScanner:
+    """Adds to `hits` the pattern ids that a record's raw attributes hit, for a
+    plan's attribute `index` (key -> scan, or (scan, rest of path) pairs). Only
+    the first entry of a key counts, as with message attributes. What each
+    attribute's bytes hit is remembered (:data:`MEMO_LIMIT` of them)."""
 
-    def classify(kv: bytes) -> tuple[bytes, tuple[int, ...] | None]:
+    def __init__(self, index: dict[str, AttributeEntries]):
+        self.by_key = {_key_bytes(key): entry for key, entry in index.items()}
+        self.keys: tuple[bytes, ...] = tuple(self.by_key)
+        """The keys some selector reads, as written on the wire."""
+        self.memo: dict[bytes, tuple[bytes, tuple[int, ...] | None]] = {}
+
+    def classify(self, kv: bytes) -> tuple[bytes, tuple[int, ...] | None]:
         """(key, ids hit) of one attribute; ids None when no selector reads the key."""
         key, value = key_and_value(kv)
-        entry = by_key.get(key)
+        entry = self.by_key.get(key)
         if entry is None:
             return key, None
         if not isinstance(entry, tuple):
@@ -233,10 +236,25 @@ def attribute_scanner(
                 found += scan(scan_any(target))
         return key, found
 
-    def scan(kvs: Sequence[bytes], hits: tuple[int, ...]) -> tuple[int, ...]:
+    def remembered(self, kv: bytes) -> tuple[bytes, tuple[int, ...] | None]:
+        """:meth:`classify`, remembered."""
+        known = self.memo.get(kv)
+        if known is None:
+            known = self.classify(kv)
+            if len(self.memo) >= MEMO_LIMIT:
+                self.memo.clear()
+            self.memo[kv] = known
+        return known
+
+    def found(self, kv: bytes) -> tuple[int, ...]:
+        """The ids one attribute of a read key hits (the batch reader's scan)."""
+        return self.remembered(kv)[1] or ()
+
+    def __call__(self, kvs: Sequence[bytes], hits: tuple[int, ...]) -> tuple[int, ...]:
+        by_key = self.by_key
         entries: FirstEntries | None = None
         for kv in kvs:
-            known = memo.get(kv)
+            known = self.memo.get(kv)
             if known is None:
                 # Most attributes are read by no selector and many are unique (ids):
                 # reject those written in the SDK layout here, without a call.
@@ -250,10 +268,7 @@ def attribute_scanner(
                         and kv[2:end] not in by_key
                     ):
                         continue
-                known = classify(kv)
-                if len(memo) >= MEMO_LIMIT:
-                    memo.clear()
-                memo[kv] = known
+                known = self.remembered(kv)
             key, found = known
             if found is None:
                 continue
@@ -265,15 +280,13 @@ def attribute_scanner(
                 hits += found
         return hits
 
-    return scan
-
 
 class RawLogView(ProtoLogView):
     """:class:`ProtoLogView` over :data:`LeanLogRecord` messages: record
     attributes are raw ``KeyValue`` bytes; everything else is the same message."""
 
     def raw_attribute_scanner(self, index: dict[str, AttributeEntries]) -> RawScan:
-        return attribute_scanner(index)
+        return AttributeScanner(index)
 
     def get(self, ctx: Ctx, selector: Selector) -> Value | None:
         if selector.source is not Source.ATTRIBUTE:

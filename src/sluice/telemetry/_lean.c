@@ -1,0 +1,365 @@
+/*
+ * Reading the fields policies scan from a batch of lean log records (each
+ * record one `bytes` object of LogRecord wire bytes), in one call per batch.
+ *
+ * This is sluice.telemetry.otlp_lean.RecordReader's reading, done in C for
+ * records in the layout SDKs write: the walk over the record's fields, the
+ * body's string, and which attributes a policy reads. What a value hits is
+ * still answered by the scanners (Python callables, memoized): only values
+ * some policy reads cross into Python. A record outside that layout (a field
+ * written twice, a body that is not a plain string, an attribute not written
+ * key first) gets None, and the caller reads it the usual way; so does a
+ * record whose scan raised (the usual way raises it again, where the engine
+ * counts it).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum {
+    SEVERITY_TEXT = 3,
+    BODY = 5,
+    ATTRIBUTES = 6,
+    TRACE_ID = 9,
+    SPAN_ID = 10,
+    EVENT_NAME = 12,
+};
+
+#define MAX_KEYS 64
+
+typedef struct {
+    PyObject_HEAD
+    unsigned char tags[128];
+    PyObject *body;     /* callable(bytes) -> tuple, or NULL */
+    PyObject *severity; /* callable(bytes) -> tuple, or NULL */
+    PyObject *event;    /* callable(bytes) -> tuple, or NULL */
+    PyObject *keys;     /* tuple of bytes: the attribute keys read */
+    PyObject *attribute; /* callable(kv bytes) -> tuple, or NULL */
+    PyObject *empty;    /* () */
+} Reader;
+
+static void
+Reader_dealloc(Reader *self)
+{
+    Py_XDECREF(self->body);
+    Py_XDECREF(self->severity);
+    Py_XDECREF(self->event);
+    Py_XDECREF(self->keys);
+    Py_XDECREF(self->attribute);
+    Py_XDECREF(self->empty);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+optional_callable(PyObject *value)
+{
+    if (value == Py_None)
+        return NULL;
+    Py_INCREF(value);
+    return value;
+}
+
+static int
+Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
+{
+    Py_buffer tags;
+    PyObject *body, *severity, *event, *keys, *attribute;
+    static char *names[] = {"tags", "body", "severity_text", "event_name", "keys", "attribute",
+                            NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O", names, &tags, &body, &severity,
+                                     &event, &PyTuple_Type, &keys, &attribute))
+        return -1;
+    if (tags.len != 128) {
+        PyBuffer_Release(&tags);
+        PyErr_SetString(PyExc_ValueError, "tags must be 128 bytes");
+        return -1;
+    }
+    memcpy(self->tags, tags.buf, 128);
+    PyBuffer_Release(&tags);
+    if (PyTuple_GET_SIZE(keys) > MAX_KEYS) {
+        PyErr_Format(PyExc_ValueError, "at most %d attribute keys", MAX_KEYS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); i++) {
+        if (!PyBytes_Check(PyTuple_GET_ITEM(keys, i))) {
+            PyErr_SetString(PyExc_TypeError, "keys must be bytes");
+            return -1;
+        }
+    }
+    Py_XSETREF(self->body, optional_callable(body));
+    Py_XSETREF(self->severity, optional_callable(severity));
+    Py_XSETREF(self->event, optional_callable(event));
+    Py_INCREF(keys);
+    Py_XSETREF(self->keys, keys);
+    Py_XSETREF(self->attribute, optional_callable(attribute));
+    if (self->empty == NULL && (self->empty = PyTuple_New(0)) == NULL)
+        return -1;
+    return 0;
+}
+
+/* A varint of at most 5 bytes at *at (before end); -1 when there is none. */
+static int64_t
+read_varint(const unsigned char *data, Py_ssize_t *at, Py_ssize_t end)
+{
+    int64_t value = 0;
+    for (int shift = 0; shift < 35 && *at < end; shift += 7) {
+        unsigned char byte = data[(*at)++];
+        value |= (int64_t)(byte & 0x7F) << shift;
+        if (byte < 0x80)
+            return value;
+    }
+    return -1;
+}
+
+typedef struct {
+    Py_ssize_t start, end;
+} Span;
+
+/* Append `found` (a tuple) to *hits, a new tuple; 0 or -1. */
+static int
+extend(PyObject **hits, PyObject *found)
+{
+    if (!PyTuple_Check(found)) {
+        PyErr_SetString(PyExc_TypeError, "a scan must return a tuple");
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(found) == 0)
+        return 0;
+    if (PyTuple_GET_SIZE(*hits) == 0) {
+        Py_INCREF(found);
+        Py_SETREF(*hits, found);
+        return 0;
+    }
+    PyObject *joined = PySequence_Concat(*hits, found);
+    if (joined == NULL)
+        return -1;
+    Py_SETREF(*hits, joined);
+    return 0;
+}
+
+/* *hits extended by scan(raw[span]) (nothing for an absent or empty field). */
+static int
+scan_span(PyObject **hits, PyObject *scan, const unsigned char *data, Span span)
+{
+    if (scan == NULL || span.end <= span.start)
+        return 0;
+    PyObject *value = PyBytes_FromStringAndSize((const char *)data + span.start,
+                                                span.end - span.start);
+    if (value == NULL)
+        return -1;
+    PyObject *found = PyObject_CallOneArg(scan, value);
+    Py_DECREF(value);
+    if (found == NULL)
+        return -1;
+    int result = extend(hits, found);
+    Py_DECREF(found);
+    return result;
+}
+
+/* Whether the KeyValue at `kv` is written as otlp_raw.split_kv reads it: key
+ * field (under 128 bytes) then value field (under 16 KiB), each once. */
+static int
+sdk_layout(const unsigned char *data, Span kv)
+{
+    Py_ssize_t size = kv.end - kv.start;
+    const unsigned char *at = data + kv.start;
+    if (size < 2 || at[0] != 0x0A || at[1] > 0x7F)
+        return 0;
+    Py_ssize_t end = 2 + at[1];
+    if (end == size)
+        return 1;
+    if (end + 2 > size || at[end] != 0x12)
+        return 0;
+    Py_ssize_t length = at[end + 1], start = end + 2;
+    if (length > 0x7F) {
+        if (start >= size || at[start] > 0x7F)
+            return 0;
+        length = (length & 0x7F) | (Py_ssize_t)at[start] << 7;
+        start++;
+    }
+    return start + length == size;
+}
+
+/* The hits of one record, a new reference; Py_None (new) when the record is
+ * not in the layout read here; NULL with an exception set when a scan raised. */
+static PyObject *
+read_record(Reader *self, PyObject *record)
+{
+    if (!PyBytes_Check(record))
+        Py_RETURN_NONE;
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(record);
+    Py_ssize_t size = PyBytes_GET_SIZE(record);
+    Span body = {-1, -1}, severity = {-1, -1}, event = {-1, -1};
+    Span attributes[256];
+    int attribute_count = 0;
+    int want_attributes = self->attribute != NULL && PyTuple_GET_SIZE(self->keys) > 0;
+    uint32_t seen = 0;
+    Py_ssize_t i = 0;
+    while (i < size) {
+        unsigned char tag = data[i];
+        if (tag > 0x7F || !self->tags[tag])
+            Py_RETURN_NONE;
+        int number = tag >> 3, wire = tag & 7;
+        i++;
+        if (wire == 2) {
+            int64_t length = read_varint(data, &i, size);
+            if (length < 0 || length > size - i)
+                Py_RETURN_NONE;
+            Span span = {i, i + (Py_ssize_t)length};
+            i = span.end;
+            if (number == ATTRIBUTES) {
+                if (want_attributes) {
+                    if (attribute_count == 256)
+                        Py_RETURN_NONE;
+                    attributes[attribute_count++] = span;
+                }
+                continue;
+            }
+            if (seen & (1u << number)) /* written twice: protobuf merges */
+                Py_RETURN_NONE;
+            seen |= 1u << number;
+            if (number == BODY)
+                body = span;
+            else if (number == SEVERITY_TEXT)
+                severity = span;
+            else if (number == EVENT_NAME)
+                event = span;
+        } else if (wire == 0) {
+            Py_ssize_t stop = i + 10 < size ? i + 10 : size;
+            while (i < stop && data[i] > 0x7F)
+                i++;
+            if (i == stop)
+                Py_RETURN_NONE;
+            i++;
+        } else if (wire == 1) {
+            i += 8;
+        } else {
+            i += 4;
+        }
+    }
+    if (i != size)
+        Py_RETURN_NONE;
+
+    PyObject *hits = self->empty;
+    Py_INCREF(hits);
+    if (self->body != NULL && body.start >= 0) {
+        /* The AnyValue must be a string_value alone; anything else is read
+         * the usual way. */
+        Py_ssize_t at = body.start;
+        if (body.end - at < 2 || data[at] != 0x0A)
+            goto usual;
+        at++;
+        int64_t length = read_varint(data, &at, body.end);
+        if (length < 0 || at + length != body.end)
+            goto usual;
+        if (scan_span(&hits, self->body, data, (Span){at, body.end}) < 0)
+            goto failed;
+    }
+    if (scan_span(&hits, self->severity, data, severity) < 0 ||
+        scan_span(&hits, self->event, data, event) < 0)
+        goto failed;
+    if (attribute_count) {
+        Py_ssize_t key_count = PyTuple_GET_SIZE(self->keys);
+        uint64_t met = 0; /* keys met: only a key's first entry counts */
+        for (int a = 0; a < attribute_count; a++) {
+            Span kv = attributes[a];
+            if (!sdk_layout(data, kv))
+                goto usual;
+            Py_ssize_t length = data[kv.start + 1];
+            const unsigned char *name = data + kv.start + 2;
+            Py_ssize_t k = 0;
+            for (; k < key_count; k++) {
+                PyObject *key = PyTuple_GET_ITEM(self->keys, k);
+                if (PyBytes_GET_SIZE(key) == length &&
+                    memcmp(PyBytes_AS_STRING(key), name, (size_t)length) == 0)
+                    break;
+            }
+            if (k == key_count || (met & (1ull << k)))
+                continue;
+            met |= 1ull << k;
+            if (scan_span(&hits, self->attribute, data, kv) < 0)
+                goto failed;
+        }
+    }
+    return hits;
+usual:
+    Py_DECREF(hits);
+    Py_RETURN_NONE;
+failed:
+    Py_DECREF(hits);
+    return NULL;
+}
+
+/* read(records) -> list: per record its hits (a tuple), or None for a
+ * record to read the usual way. */
+static PyObject *
+Reader_read(Reader *self, PyObject *records)
+{
+    PyObject *fast = PySequence_Fast(records, "records must be a sequence");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyList_New(count);
+    if (out == NULL) {
+        Py_DECREF(fast);
+        return NULL;
+    }
+    for (Py_ssize_t r = 0; r < count; r++) {
+        PyObject *hits = read_record(self, PySequence_Fast_GET_ITEM(fast, r));
+        if (hits == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) { /* KeyboardInterrupt, MemoryError */
+                Py_DECREF(out);
+                Py_DECREF(fast);
+                return NULL;
+            }
+            PyErr_Clear();
+            hits = Py_None;
+            Py_INCREF(hits);
+        }
+        PyList_SET_ITEM(out, r, hits);
+    }
+    Py_DECREF(fast);
+    return out;
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"read", (PyCFunction)Reader_read, METH_O,
+     "read(records) -> list: each record's hits, or None to read it the usual way."},
+    {NULL},
+};
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sluice.telemetry._lean.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_dealloc = (destructor)Reader_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute)",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Reader_init,
+    .tp_methods = Reader_methods,
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "sluice.telemetry._lean",
+    .m_doc = "The scanned fields of lean log records, read in C a batch at a time.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__lean(void)
+{
+    if (PyType_Ready(&ReaderType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&ReaderType);
+    if (PyModule_AddObject(module, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_KEYS", MAX_KEYS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,18 @@
+"""Types of the C extension built from _lean.c (see sluice.telemetry.otlp_lean)."""
+
+from collections.abc import Callable, Sequence
+
+MAX_KEYS: int
+_Scan = Callable[[bytes], tuple[int, ...]] | None
+
+class Reader:
+    def __init__(
+        self,
+        tags: bytes,
+        body: _Scan,
+        severity_text: _Scan,
+        event_name: _Scan,
+        keys: tuple[bytes, ...],
+        attribute: _Scan,
+    ) -> None: ...
+    def read(self, records: Sequence[bytes]) -> list[tuple[int, ...] | None]: ...
