@@ -1,5 +1,6 @@
-"""The install compiles exactly the modules setup.py lists (or none with
-SLUICE_PURE_PYTHON=1), so the tests exercise the build that ships."""
+"""The install compiles exactly the modules setup.py lists and the C sources
+under src (or none with SLUICE_PURE_PYTHON=1), so the tests exercise the
+build that ships."""
 
 from __future__ import annotations
 
@@ -41,8 +42,23 @@ def test_modules_load_from_the_build_kind_installed() -> None:
             assert origin.endswith(suffixes), f"{origin}: not compiled (rerun scripts/bootstrap.sh)"
 
 
+def test_c_sources_are_built_unless_pure() -> None:
+    pure = os.environ.get("SLUICE_PURE_PYTHON") == "1"
+    sources = sorted((ROOT / "src").rglob("*.c"))
+    assert sources, "no C extension sources"
+    for source in sources:
+        name = ".".join(source.relative_to(ROOT / "src").with_suffix("").parts)
+        built = list(source.parent.glob(source.stem + ".*.so"))
+        assert (not built) if pure else built, f"{source}: built {built}, pure={pure}"
+        if not pure:
+            importlib.import_module(name)
+
+
 def test_nothing_else_is_compiled() -> None:
     listed = {str(Path("src/sluice") / path).removesuffix(".py") for path in _listed()}
     for found in (ROOT / "src").rglob("*.so"):
         stem = str(found.relative_to(ROOT)).split(".", 1)[0]
-        assert stem in listed or found.parent == ROOT / "src", f"stale compiled module {found}"
+        from_c = (ROOT / (stem + ".c")).is_file()
+        assert stem in listed or from_c or found.parent == ROOT / "src", (
+            f"stale compiled module {found}"
+        )

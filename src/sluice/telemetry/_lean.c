@@ -36,6 +36,7 @@ typedef struct {
     PyObject *event;    /* callable(bytes) -> tuple, or NULL */
     PyObject *keys;     /* tuple of bytes: the attribute keys read */
     PyObject *attribute; /* callable(kv bytes) -> tuple, or NULL */
+    PyObject *remembered; /* dict: kv bytes -> (key, tuple or None), or NULL */
     PyObject *empty;    /* () */
 } Reader;
 
@@ -47,6 +48,7 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->event);
     Py_XDECREF(self->keys);
     Py_XDECREF(self->attribute);
+    Py_XDECREF(self->remembered);
     Py_XDECREF(self->empty);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -64,12 +66,17 @@ static int
 Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
 {
     Py_buffer tags;
-    PyObject *body, *severity, *event, *keys, *attribute;
-    static char *names[] = {"tags", "body", "severity_text", "event_name", "keys", "attribute",
-                            NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O", names, &tags, &body, &severity,
-                                     &event, &PyTuple_Type, &keys, &attribute))
+    PyObject *body, *severity, *event, *keys, *attribute, *remembered = Py_None;
+    static char *names[] = {"tags",      "body",       "severity_text", "event_name", "keys",
+                            "attribute", "remembered", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O|O", names, &tags, &body, &severity,
+                                     &event, &PyTuple_Type, &keys, &attribute, &remembered))
         return -1;
+    if (remembered != Py_None && !PyDict_Check(remembered)) {
+        PyBuffer_Release(&tags);
+        PyErr_SetString(PyExc_TypeError, "remembered must be a dict or None");
+        return -1;
+    }
     if (tags.len != 128) {
         PyBuffer_Release(&tags);
         PyErr_SetString(PyExc_ValueError, "tags must be 128 bytes");
@@ -93,6 +100,7 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     Py_INCREF(keys);
     Py_XSETREF(self->keys, keys);
     Py_XSETREF(self->attribute, optional_callable(attribute));
+    Py_XSETREF(self->remembered, optional_callable(remembered));
     if (self->empty == NULL && (self->empty = PyTuple_New(0)) == NULL)
         return -1;
     return 0;
@@ -278,6 +286,34 @@ read_record(Reader *self, PyObject *record)
             if (k == key_count || (met & (1ull << k)))
                 continue;
             met |= 1ull << k;
+            if (self->remembered != NULL) {
+                /* What the attribute scanner remembered of these bytes. */
+                PyObject *value = PyBytes_FromStringAndSize((const char *)data + kv.start,
+                                                            kv.end - kv.start);
+                if (value == NULL)
+                    goto failed;
+                PyObject *known = PyDict_GetItemWithError(self->remembered, value);
+                if (known != NULL && PyTuple_Check(known) && PyTuple_GET_SIZE(known) == 2) {
+                    Py_DECREF(value);
+                    PyObject *found = PyTuple_GET_ITEM(known, 1);
+                    if (found != Py_None && extend(&hits, found) < 0)
+                        goto failed;
+                    continue;
+                }
+                if (PyErr_Occurred()) {
+                    Py_DECREF(value);
+                    goto failed;
+                }
+                PyObject *found = PyObject_CallOneArg(self->attribute, value);
+                Py_DECREF(value);
+                if (found == NULL)
+                    goto failed;
+                int extended = extend(&hits, found);
+                Py_DECREF(found);
+                if (extended < 0)
+                    goto failed;
+                continue;
+            }
             if (scan_span(&hits, self->attribute, data, kv) < 0)
                 goto failed;
         }
@@ -334,7 +370,7 @@ static PyTypeObject ReaderType = {
     .tp_basicsize = sizeof(Reader),
     .tp_dealloc = (destructor)Reader_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute)",
+    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute, remembered=None)",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_methods = Reader_methods,
