@@ -435,16 +435,13 @@ CHUNKS = [
     b"\x6b\x08\x01\x6c",
     b"\x2a\x05\x0a\x03",  # body claims more than the record holds
 ]
+RECORDS = st.lists(
+    st.lists(st.sampled_from(CHUNKS), max_size=8).map(b"".join), min_size=1, max_size=5
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.lists(st.sampled_from(CHUNKS), max_size=8).map(b"".join),
-        min_size=1,
-        max_size=5,
-    )
-)
+@given(RECORDS)
 def test_any_record_is_decided_like_the_message_view(records: list[bytes]) -> None:
     check_like_messages(records)
 
@@ -501,13 +498,7 @@ def test_every_layout_is_decided_like_the_message_view_a_batch_at_a_time() -> No
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.lists(st.sampled_from(CHUNKS), max_size=8).map(b"".join),
-        min_size=1,
-        max_size=5,
-    )
-)
+@given(RECORDS)
 def test_any_record_is_decided_like_the_message_view_a_batch_at_a_time(
     records: list[bytes],
 ) -> None:
