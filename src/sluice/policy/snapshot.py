@@ -15,7 +15,7 @@ import logging
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from sluice.gcpause import collection_paused
 from sluice.policy.cache import CompileCache
@@ -28,6 +28,16 @@ from sluice.policy.transform import CompiledTransform
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value
 
 log = logging.getLogger(__name__)
+
+# Compiled constants: reading a member off its Enum class costs a dictionary
+# lookup and Python 3.11's EnumType.__getattr__ hook, several times per
+# decided record.
+_ALL: Final = KeepKind.ALL
+_NONE: Final = KeepKind.NONE
+_RATE: Final = KeepKind.RATE
+_PERCENT: Final = KeepKind.PERCENT
+_LOG: Final = Signal.LOG
+_TRACE: Final = Signal.TRACE
 
 
 @dataclass(slots=True)
@@ -291,16 +301,16 @@ class PolicySnapshot:
         keep = winner.keep
         kind = keep.kind
         write: int | None = None
-        if kind is KeepKind.ALL:
+        if kind is _ALL:
             kept = True
-            if table.signal is Signal.TRACE:
+            if table.signal is _TRACE:
                 write = 0
-        elif kind is KeepKind.NONE:
+        elif kind is _NONE:
             kept = False
-        elif kind is KeepKind.RATE:
+        elif kind is _RATE:
             assert winner.limiter is not None
             kept = winner.limiter.allow()
-        elif kind is KeepKind.PERCENT:
+        elif kind is _PERCENT:
             kept = self._sample_log(winner, view, ctx)
         else:
             kept, write = sample_trace(
@@ -322,7 +332,7 @@ class PolicySnapshot:
             state = view.trace_state(ctx.record)
             view.set_trace_state(ctx.record, write_threshold(state, write, keep.precision))
             changed = True
-        if table.signal is Signal.LOG:
+        if table.signal is _LOG:
             for policy in matched:
                 for step in policy.transforms:
                     hit = step.apply(view, ctx)
@@ -334,9 +344,9 @@ class PolicySnapshot:
         if changed:
             outcome.modified = True
         # One result per record: a transform ran wins over how it was kept.
-        if changed and table.signal is Signal.LOG:
+        if changed and table.signal is _LOG:
             outcome.transformed += 1
-        elif kind in (KeepKind.PERCENT, KeepKind.RATE, KeepKind.TRACE_SAMPLE):
+        elif kind is not _ALL:  # a sample or a rate limit kept it
             outcome.sampled += 1
         else:
             outcome.kept += 1
