@@ -4,63 +4,22 @@ every decision read it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
-from sluice.policy.model import Level, Selector
-from sluice.policy.view import Ctx, FieldReader, RecordView, Scan, Value
-from sluice.telemetry.otlp_json import json_view
+from sluice.policy.view import Ctx
 from tests.policy.test_snapshot import attr, bodies, compile_log, logs, rec
+from tests.policy.views import ForwardingView
 
 
-class _CountingView(RecordView):
-    """The OTLP JSON view of a signal, counting the records whose Ctx the
-    engine asks for (compiled views cannot be subclassed: this forwards)."""
+class _CountingView(ForwardingView):
+    """Counts the records whose Ctx the engine asks for."""
 
-    def __init__(self, signal: Signal) -> None:
-        self.json = json_view(signal)
-        self.contexts = 0
+    contexts = 0
 
     def context(self, resource: Any, scope: Any, records: Any, position: int, record: Any) -> Ctx:
         self.contexts += 1
-        return self.json.context(resource, scope, records, position, record)
-
-    def resources(self, batch: Any) -> Sequence[Any]:
-        return self.json.resources(batch)
-
-    def scopes(self, resource: Any) -> Sequence[Any]:
-        return self.json.scopes(resource)
-
-    def records(self, scope: Any) -> Sequence[Any]:
-        return self.json.records(scope)
-
-    def remove_records(self, scope: Any, indexes: list[int]) -> None:
-        self.json.remove_records(scope, indexes)
-
-    def prune(self, batch: Any) -> bool:
-        return self.json.prune(batch)
-
-    def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        return self.json.reader(fields)
-
-    def level_of(self, selector: Selector) -> Level:
-        return self.json.level_of(selector)
-
-    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
-        return self.json.get(ctx, selector)
-
-    def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
-        self.json.set_string(ctx, selector, value)
-
-    def trace_state(self, record: Any) -> str:
-        return self.json.trace_state(record)
-
-    def set_trace_state(self, record: Any, value: str) -> None:
-        self.json.set_trace_state(record, value)
-
-    def trace_id(self, record: Any) -> bytes:
-        return self.json.trace_id(record)
+        return super().context(resource, scope, records, position, record)
 
 
 def _counts(runtime: PolicyRuntime) -> dict[str, tuple[int, int]]:
