@@ -7,8 +7,9 @@ from typing import Any
 
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document
 from sluice.policy.model import Selector, Source
-from sluice.policy.view import Ctx, FieldReader, RecordView, Scan, Value
+from sluice.policy.view import FieldReader, Scan
 from sluice.telemetry.otlp_json import json_view
+from tests.policy.views import ForwardingView
 
 
 def attr(key: str, value: Any) -> dict[str, Any]:
@@ -360,29 +361,9 @@ def test_malformed_containers_read_what_they_can_and_their_records_are_filtered(
     assert doc["resourceLogs"][3]["scopeLogs"][0]["schemaUrl"] == 5
 
 
-class _UnreadableResources(RecordView):
+class _UnreadableResources(ForwardingView):
     """The OTLP JSON log view, except that it cannot read resources marked
     broken at all (as a view with a bug would)."""
-
-    json = json_view(Signal.LOG)
-
-    def resources(self, batch: Any) -> Sequence[Any]:
-        return self.json.resources(batch)
-
-    def scopes(self, resource: Any) -> Sequence[Any]:
-        return self.json.scopes(resource)
-
-    def records(self, scope: Any) -> Sequence[Any]:
-        return self.json.records(scope)
-
-    def remove_records(self, scope: Any, indexes: list[int]) -> None:
-        self.json.remove_records(scope, indexes)
-
-    def prune(self, batch: Any) -> bool:
-        return self.json.prune(batch)
-
-    def get(self, ctx: Ctx, selector: Selector) -> Value | None:
-        return self.json.get(ctx, selector)
 
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
         read = self.json.reader(fields)

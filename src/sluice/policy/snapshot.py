@@ -15,7 +15,7 @@ import logging
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from sluice.gcpause import collection_paused
 from sluice.policy.cache import CompileCache
@@ -28,6 +28,16 @@ from sluice.policy.transform import CompiledTransform
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value
 
 log = logging.getLogger(__name__)
+
+# Compiled constants: reading a member off its Enum class costs a dictionary
+# lookup and Python 3.11's EnumType.__getattr__ hook, several times per
+# decided record.
+_ALL: Final = KeepKind.ALL
+_NONE: Final = KeepKind.NONE
+_RATE: Final = KeepKind.RATE
+_PERCENT: Final = KeepKind.PERCENT
+_LOG: Final = Signal.LOG
+_TRACE: Final = Signal.TRACE
 
 
 @dataclass(slots=True)
@@ -81,6 +91,34 @@ class _ReadFailures:
         except Exception as problem:
             self.record(problem)
             return None
+
+
+class _Place:
+    """The record being decided and where it lives. Its Ctx is built on first
+    use: a view may allocate for it (the lean view wraps the record's bytes),
+    and most decisions need nothing of the record but its pattern hits."""
+
+    def __init__(self, view: RecordView, resource: Any, scope: Any, records: Sequence[Any]):
+        self.view = view
+        self.resource = resource
+        self.scope = scope
+        self.records = records
+        self.position = 0
+        self.record: Any = None
+        self._ctx: Ctx | None = None
+
+    def at(self, position: int, record: Any) -> None:
+        self.position = position
+        self.record = record
+        self._ctx = None
+
+    def ctx(self) -> Ctx:
+        ctx = self._ctx
+        if ctx is None:
+            ctx = self._ctx = self.view.context(
+                self.resource, self.scope, self.records, self.position, self.record
+            )
+        return ctx
 
 
 class PolicySnapshot:
@@ -207,6 +245,7 @@ class PolicySnapshot:
                     outcome.malformed += len(records)
                     continue
                 container_hits = resource_hits + scope_hits
+                place = _Place(view, resource, scope, records)
                 dropped: list[int] = []
                 read = view.read_records(record_reader, records) if record_reader else None
                 for position, record in enumerate(records):
@@ -236,9 +275,11 @@ class PolicySnapshot:
                     candidates = shape.candidates
                     if not candidates:
                         continue
+                    place.at(position, record)
                     try:
-                        ctx = view.context(resource, scope, records, position, record)
-                        if shape.checked:
+                        winner = shape.winner
+                        if winner is None:
+                            ctx = place.ctx()
                             matched: Sequence[CompiledPolicy] = [
                                 p
                                 for p in candidates
@@ -246,9 +287,10 @@ class PolicySnapshot:
                             ]
                             if not matched:
                                 continue
+                            winner = most_restrictive(matched)
                         else:
                             matched = candidates
-                        status = self._decide(table, matched, view, ctx, outcome)
+                        status = self._decide(table, matched, winner, view, place, outcome)
                     except Exception as problem:
                         # Bytes the reader did not need turned out unreadable when a
                         # check, sample key or transform read them: keep the record.
@@ -283,32 +325,33 @@ class PolicySnapshot:
         self,
         table: SignalTable,
         matched: Sequence[CompiledPolicy],
+        winner: CompiledPolicy,
         view: RecordView,
-        ctx: Ctx,
+        place: _Place,
         outcome: BatchOutcome,
     ) -> int:
-        """Decide one record that `matched` policies (in id order) match.
-        Returns 0 when dropped, 1 when kept, 2 when kept and a shared
-        resource/scope value was rewritten."""
-        winner = most_restrictive(matched)
+        """Decide the record at `place` that `matched` policies (in id order)
+        match, `winner` the most restrictive of them. Returns 0 when dropped,
+        1 when kept, 2 when kept and a shared resource/scope value was
+        rewritten. Only a sample key, a trace sample or threshold and a
+        transform read the record (build its Ctx)."""
         keep = winner.keep
         kind = keep.kind
         write: int | None = None
-        if kind is KeepKind.ALL:
+        if kind is _ALL:
             kept = True
-            if table.signal is Signal.TRACE:
+            if table.signal is _TRACE:
                 write = 0
-        elif kind is KeepKind.NONE:
+        elif kind is _NONE:
             kept = False
-        elif kind is KeepKind.RATE:
+        elif kind is _RATE:
             assert winner.limiter is not None
             kept = winner.limiter.allow()
-        elif kind is KeepKind.PERCENT:
-            kept = self._sample_log(winner, view, ctx)
+        elif kind is _PERCENT:
+            kept = self._sample_log(winner, view, place)
         else:
-            kept, write = sample_trace(
-                keep, view.trace_state(ctx.record), view.trace_id(ctx.record)
-            )
+            record = place.ctx().record
+            kept, write = sample_trace(keep, view.trace_state(record), view.trace_id(record))
         if kept:
             for policy in matched:
                 policy.counter[0] += 1
@@ -322,13 +365,14 @@ class PolicySnapshot:
         status = 1
         changed = False
         if write is not None:
-            state = view.trace_state(ctx.record)
-            view.set_trace_state(ctx.record, write_threshold(state, write, keep.precision))
+            record = place.ctx().record
+            state = view.trace_state(record)
+            view.set_trace_state(record, write_threshold(state, write, keep.precision))
             changed = True
-        if table.signal is Signal.LOG:
+        if table.signal is _LOG:
             for policy in matched:
                 for step in policy.transforms:
-                    hit = step.apply(view, ctx)
+                    hit = step.apply(view, place.ctx())
                     slot = step.counter_slot + (0 if hit else 1)
                     policy.counter[slot] += 1
                     changed = True
@@ -337,20 +381,20 @@ class PolicySnapshot:
         if changed:
             outcome.modified = True
         # One result per record: a transform ran wins over how it was kept.
-        if changed and table.signal is Signal.LOG:
+        if changed and table.signal is _LOG:
             outcome.transformed += 1
-        elif kind in (KeepKind.PERCENT, KeepKind.RATE, KeepKind.TRACE_SAMPLE):
+        elif kind is not _ALL:  # a sample or a rate limit kept it
             outcome.sampled += 1
         else:
             outcome.kept += 1
         return status
 
     @staticmethod
-    def _sample_log(winner: CompiledPolicy, view: RecordView, ctx: Ctx) -> bool:
+    def _sample_log(winner: CompiledPolicy, view: RecordView, place: _Place) -> bool:
         keep, key = winner.keep, winner.policy.sample_key
         if key is None:
             return sample_log(keep.percent, None, False)
-        value = view.get(ctx, key)
+        value = view.get(place.ctx(), key)
         is_trace_id = key.source is Source.FIELD and key.name == "trace_id"
         return sample_log(keep.percent, _key_bytes(value, key), is_trace_id)
 

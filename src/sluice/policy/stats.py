@@ -10,12 +10,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from sluice.policy.model import Keep
 from sluice.policy.ratelimit import RateLimiter, monotonic_ms
 
-HITS, MISSES = 0, 1
-COUNTER_SLOTS = 10
+HITS: Final = 0
+MISSES: Final = 1
+COUNTER_SLOTS: Final = 10
 """hits, misses, then hit/miss pairs for the remove, redact, rename, add stages."""
 
 

@@ -209,6 +209,8 @@ class Shape:
     candidates: tuple[CompiledPolicy, ...]
     checked: bool
     """Some candidate still has checks: which ones match depends on the record."""
+    winner: CompiledPolicy | None = None
+    """Unchecked (and some candidate): the policy deciding every record of the shape."""
     drops: CompiledPolicy | None = None
     """Unchecked and won by a ``keep: none`` policy: the record is dropped."""
     losers: tuple[CompiledPolicy, ...] = ()
@@ -221,8 +223,8 @@ class Shape:
             return cls(candidates, checked)
         best = most_restrictive(candidates)
         if best.keep.kind is not KeepKind.NONE:
-            return cls(candidates, False)
-        return cls(candidates, False, best, tuple(p for p in candidates if p is not best))
+            return cls(candidates, False, best)
+        return cls(candidates, False, best, best, tuple(p for p in candidates if p is not best))
 
 
 # Fields whose values are nearly always distinct: remembering them costs more
