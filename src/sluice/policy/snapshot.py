@@ -247,8 +247,11 @@ class PolicySnapshot:
                 container_hits = resource_hits + scope_hits
                 place = _Place(view, resource, scope, records)
                 dropped: list[int] = []
-                read = view.read_records(record_reader, records) if record_reader else None
-                for position, record in enumerate(records):
+                # Each record taken out once: a protobuf list of bytes copies
+                # a record's bytes at every access.
+                items = list(records)
+                read = view.read_records(record_reader, items) if record_reader else None
+                for position, record in enumerate(items):
                     try:
                         if record_reader:
                             found = None if read is None else read[position]
