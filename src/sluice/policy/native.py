@@ -6,8 +6,8 @@ through it costs a Python call per match and per database; the
 ``_hsnative`` extension (built with Sluice) scans a field's databases in
 one C call instead, with the Vectorscan library the ``vectorgrep`` package
 ships (the binding keeps its copy private). Same release, same serialized
-format: a probe at import compiles one database with the binding and checks
-that the library reads it and matches alike.
+format: a probe at import compiles one database with the binding (in a
+compiler child) and checks that the library reads it and matches alike.
 
 Without the extension (``SLUICE_PURE_PYTHON=1`` installs), without the
 library (a platform the wheel does not cover), when the probe fails, or with
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import hyperscan
+
+from sluice.policy import compiler_process
 
 log = logging.getLogger(__name__)
 
@@ -51,18 +53,28 @@ def _library_path() -> Path | None:
     return None
 
 
-def _probe(extension: Any) -> None:
-    """Compile a small database with the binding, load it natively and check
-    the matches; raises on any difference."""
+def _probe_blob() -> bytes:
+    """The probe's database, compiled by the binding and serialized."""
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(
         expressions=[b"ab+c", b"^x", "é$".encode()],
         ids=[0, 1, 2],
         flags=[hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8] * 3,
     )
-    matcher = extension.Matcher(
-        [(extension.Database(hyperscan.dumpb(database)), [[7], [], [8, 9]])]
-    )
+    return bytes(hyperscan.dumpb(database))
+
+
+def _probe(extension: Any) -> None:
+    """Compile a small database with the binding, load it natively and check
+    the matches; raises on any difference. The compile runs in a compiler
+    child where the process can fork: compiling here would bring about
+    4.5 MiB of the compiler's code and heap into the serving process for
+    good, which the compiler children exist to keep out."""
+    if compiler_process.can_fork():
+        blob, _ = compiler_process.run_forked(_probe_blob, compiler_process.UNWATCHED)
+    else:
+        blob = _probe_blob()
+    matcher = extension.Matcher([(extension.Database(blob), [[7], [], [8, 9]])])
     found = matcher.scan("x abbc é".encode())
     if sorted(found) != [7, 8, 9]:
         raise RuntimeError(f"probe matched {found!r}, expected 7, 8 and 9")
@@ -119,4 +131,4 @@ def matcher(shards: Sequence[tuple[Any, Sequence[Sequence[int]]]]) -> Any:
     the UTF-8 bytes `data`."""
     if _EXTENSION is None:
         return None
-    return _EXTENSION.Matcher([(database, ids) for database, ids in shards])
+    return _EXTENSION.Matcher(shards)
