@@ -207,10 +207,10 @@ class Shape:
     drops the record without any further per-record work."""
 
     candidates: tuple[CompiledPolicy, ...]
-    checked: bool
-    """Some candidate still has checks: which ones match depends on the record."""
     winner: CompiledPolicy | None = None
-    """Unchecked (and some candidate): the policy deciding every record of the shape."""
+    """The policy deciding every record of the shape when no candidate has
+    checks left; None when some has (which ones match depends on the record)
+    or there is no candidate."""
     drops: CompiledPolicy | None = None
     """Unchecked and won by a ``keep: none`` policy: the record is dropped."""
     losers: tuple[CompiledPolicy, ...] = ()
@@ -218,13 +218,12 @@ class Shape:
 
     @classmethod
     def of(cls, candidates: tuple[CompiledPolicy, ...]) -> Shape:
-        checked = any(p.checks for p in candidates)
-        if checked or not candidates:
-            return cls(candidates, checked)
+        if not candidates or any(p.checks for p in candidates):
+            return cls(candidates)
         best = most_restrictive(candidates)
         if best.keep.kind is not KeepKind.NONE:
-            return cls(candidates, False, best)
-        return cls(candidates, False, best, best, tuple(p for p in candidates if p is not best))
+            return cls(candidates, best)
+        return cls(candidates, best, best, tuple(p for p in candidates if p is not best))
 
 
 # Fields whose values are nearly always distinct: remembering them costs more

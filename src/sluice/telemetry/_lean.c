@@ -146,9 +146,12 @@ extend(PyObject **hits, PyObject *found)
     return 0;
 }
 
-/* *hits extended by scan(raw[span]) (nothing for an absent or empty field). */
+/* *hits extended by scan(raw[span]) (nothing for an absent or empty field).
+ * With `remembered` (a dict: value bytes -> (key, ids or None)), what it
+ * holds for the value answers without the call. */
 static int
-scan_span(PyObject **hits, PyObject *scan, const unsigned char *data, Span span)
+scan_span(PyObject **hits, PyObject *scan, PyObject *remembered, const unsigned char *data,
+          Span span)
 {
     if (scan == NULL || span.end <= span.start)
         return 0;
@@ -156,6 +159,18 @@ scan_span(PyObject **hits, PyObject *scan, const unsigned char *data, Span span)
                                                 span.end - span.start);
     if (value == NULL)
         return -1;
+    if (remembered != NULL) {
+        PyObject *known = PyDict_GetItemWithError(remembered, value); /* borrowed */
+        if (known != NULL && PyTuple_Check(known) && PyTuple_GET_SIZE(known) == 2) {
+            Py_DECREF(value);
+            PyObject *found = PyTuple_GET_ITEM(known, 1);
+            return found == Py_None ? 0 : extend(hits, found);
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(value);
+            return -1;
+        }
+    }
     PyObject *found = PyObject_CallOneArg(scan, value);
     Py_DECREF(value);
     if (found == NULL)
@@ -261,11 +276,11 @@ read_record(Reader *self, PyObject *record)
         int64_t length = read_varint(data, &at, body.end);
         if (length < 0 || at + length != body.end)
             goto usual;
-        if (scan_span(&hits, self->body, data, (Span){at, body.end}) < 0)
+        if (scan_span(&hits, self->body, NULL, data, (Span){at, body.end}) < 0)
             goto failed;
     }
-    if (scan_span(&hits, self->severity, data, severity) < 0 ||
-        scan_span(&hits, self->event, data, event) < 0)
+    if (scan_span(&hits, self->severity, NULL, data, severity) < 0 ||
+        scan_span(&hits, self->event, NULL, data, event) < 0)
         goto failed;
     if (attribute_count) {
         Py_ssize_t key_count = PyTuple_GET_SIZE(self->keys);
@@ -286,35 +301,7 @@ read_record(Reader *self, PyObject *record)
             if (k == key_count || (met & (1ull << k)))
                 continue;
             met |= 1ull << k;
-            if (self->remembered != NULL) {
-                /* What the attribute scanner remembered of these bytes. */
-                PyObject *value = PyBytes_FromStringAndSize((const char *)data + kv.start,
-                                                            kv.end - kv.start);
-                if (value == NULL)
-                    goto failed;
-                PyObject *known = PyDict_GetItemWithError(self->remembered, value);
-                if (known != NULL && PyTuple_Check(known) && PyTuple_GET_SIZE(known) == 2) {
-                    Py_DECREF(value);
-                    PyObject *found = PyTuple_GET_ITEM(known, 1);
-                    if (found != Py_None && extend(&hits, found) < 0)
-                        goto failed;
-                    continue;
-                }
-                if (PyErr_Occurred()) {
-                    Py_DECREF(value);
-                    goto failed;
-                }
-                PyObject *found = PyObject_CallOneArg(self->attribute, value);
-                Py_DECREF(value);
-                if (found == NULL)
-                    goto failed;
-                int extended = extend(&hits, found);
-                Py_DECREF(found);
-                if (extended < 0)
-                    goto failed;
-                continue;
-            }
-            if (scan_span(&hits, self->attribute, data, kv) < 0)
+            if (scan_span(&hits, self->attribute, self->remembered, data, kv) < 0)
                 goto failed;
         }
     }
