@@ -72,6 +72,12 @@ def extensions() -> list[Any]:
         ["src/sluice/telemetry/_lean.c"],
         extra_compile_args=["-O2"],
     )
+    # Sampling's hash (sluice.policy.sampling.fnv1a64 is its reference).
+    hashing = Extension(
+        "sluice.policy._sampling",
+        ["src/sluice/policy/_sampling.c"],
+        extra_compile_args=["-O2"],
+    )
     return [
         *mypycify(
             [f"src/sluice/{module}" for module in COMPILED],
@@ -80,6 +86,7 @@ def extensions() -> list[Any]:
         ),
         scanner,
         reader,
+        hashing,
     ]
 
 

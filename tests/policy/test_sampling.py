@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sluice.policy import sampling
 from sluice.policy.model import Keep, KeepKind, SamplingMode
 from sluice.policy.sampling import (
     MASK,
@@ -55,6 +56,12 @@ def test_fnv1a_on_limbs_is_fnv1a(data: bytes) -> None:
     for byte in data:  # the textbook definition, on one Python int
         expected = ((expected ^ byte) * 0x100000001B3) % 2**64
     assert fnv1a64(data) == expected
+
+
+@given(st.binary(max_size=300))
+def test_the_hash_in_c_is_fnv1a(data: bytes) -> None:
+    assert sampling._fnv1a64 is not fnv1a64, "the C hash did not load"
+    assert sampling._fnv1a64(data) == fnv1a64(data)
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,13 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document, native
 from sluice.policy.model import MatchOp
 from sluice.policy.patterns import FieldScanner, PatternSpec
-from sluice.telemetry import otlp_codec
+from sluice.telemetry import otlp_codec, otlp_lean
 from sluice.telemetry.otlp_lean import LEAN_LOG_VIEW, RecordReader, locate
-from sluice.telemetry.otlp_proto import proto_view
-from sluice.telemetry.otlp_raw import LeanLogsRequest, varint
+from sluice.telemetry.otlp_proto import proto_view, typed_any
+from sluice.telemetry.otlp_raw import LeanLogsRequest, find_value, varint
 from tests.telemetry.otlp_convert import to_json
+
+_lean = native.extension("sluice.telemetry._lean")
 
 
 def length_field(number: int, payload: bytes) -> bytes:
@@ -503,3 +505,78 @@ def test_any_record_is_decided_like_the_message_view_a_batch_at_a_time(
     records: list[bytes],
 ) -> None:
     check_like_messages(records, ID_FREE_POLICIES)
+
+
+# -- one attribute's value, read in C (sample keys, typed checks) ---------------------
+
+ANY_VALUES = [
+    text("u-1"),
+    text(""),
+    text("é"),
+    length_field(1, b"\xc3\x28"),  # not UTF-8
+    varint_field(2, 1),
+    varint_field(2, 0),
+    varint_field(2, 300),  # a bool written as 300 is true
+    varint_field(3, 42),
+    varint_field(3, (1 << 64) - 5),  # -5
+    fixed64(4, struct.unpack("<Q", struct.pack("<d", -2.5))[0]),
+    length_field(7, b"\x00\xff"),
+    length_field(5, length_field(1, text("a"))),  # array
+    length_field(6, b""),  # kvlist
+    b"",  # no member
+    text("first") + varint_field(3, 7),  # the last member wins
+    varint_field(3, 7) + text("last"),
+    varint_field(3, 7) + length_field(9, b"unknown"),
+    b"\x0a\x05ab",  # claims more than it holds
+    varint_field(1, 3),  # a string member with a varint's wire type
+]
+ATTRIBUTE_CHUNKS = [
+    *CHUNKS,
+    *(attribute("user", value) for value in ANY_VALUES),
+    attribute("user", text("x") * 200),  # a two-byte value length
+    attribute("u" * 130, text("long key")),
+    length_field(6, length_field(2, text("u-3")) + length_field(1, b"user")),  # value first
+]
+ATTRIBUTE_RECORDS = st.lists(st.sampled_from(ATTRIBUTE_CHUNKS), max_size=8).map(b"".join)
+
+
+def lean_value(record: bytes, key: str) -> Any:
+    """What the Python reading of a lean record finds: the first attribute
+    `key`, typed (raises where that reading raises)."""
+    at = locate(record, True)
+    assert at is not None
+    found = find_value(at.attributes, [key])
+    return None if found is None else typed_any(found)
+
+
+def check_attribute(record: bytes, key: str) -> bool:
+    """Whether C answered; when it did, it answered as the Python reading."""
+    found = _lean.attribute(record, key.encode(), otlp_lean._READABLE_TAGS)
+    if found is NotImplemented:
+        return False
+    expected = lean_value(record, key)
+    assert found == expected and type(found) is type(expected), (record, found, expected)
+    if parses(record):  # and as the message view, for a record protobuf reads
+        message = LogRecord.FromString(record)
+        first = next((kv for kv in message.attributes if kv.key == key), None)
+        assert found == (None if first is None else typed_any(first.value))
+    return True
+
+
+@settings(max_examples=500, deadline=None)
+@given(ATTRIBUTE_RECORDS)
+def test_an_attribute_read_in_c_is_what_the_message_view_reads(record: bytes) -> None:
+    for key in ("user", "svc", "n", "u" * 130, "absent"):
+        check_attribute(record, key)
+
+
+def test_an_attribute_is_read_in_c_when_the_record_and_value_are_plain() -> None:
+    answered = [
+        value
+        for value in ANY_VALUES
+        if check_attribute(sdk_record("m", "INFO", attribute("user", value)), "user")
+    ]
+    assert answered == ANY_VALUES[:3] + ANY_VALUES[4:11] + ANY_VALUES[14:16]
+    assert check_attribute(sdk_record("m", "INFO", attribute("other", text("x"))), "user")
+    first = attribute("user", text("a")) + attribute("user", text("b"))
+    assert _lean.attribute(KEEP + first, b"user", otlp_lean._READABLE_TAGS) == "a"

@@ -8,7 +8,9 @@ specification: a record is kept when its randomness ``R >= T``.
 from __future__ import annotations
 
 import random
+from typing import Any, Final
 
+from sluice.policy import native
 from sluice.policy.model import Keep, SamplingMode
 
 MAX = 1 << 56
@@ -52,6 +54,11 @@ def fnv1a64(data: bytes) -> int:
         t3 = a3 * low + (a1 << 8) + (t2 >> 16)
         a0, a1, a2, a3 = t0 & 0xFFFF, t1 & 0xFFFF, t2 & 0xFFFF, t3 & 0xFFFF
     return a3 << 48 | a2 << 32 | a1 << 16 | a0
+
+
+_native: Final[Any] = native.extension("sluice.policy._sampling")
+_fnv1a64: Final[Any] = fnv1a64 if _native is None else _native.fnv1a64
+"""The hash sampling uses: :func:`fnv1a64`, or the same in C."""
 
 
 def id_randomness(raw_id: bytes) -> int:
@@ -126,7 +133,7 @@ def sample_trace(keep: Keep, tracestate: str, trace_id: bytes) -> tuple[bool, in
     if keep.mode is SamplingMode.HASH_SEED and keep.hash_seed:
         if not trace_id:
             return not keep.fail_closed, None
-        r = fnv1a64(trace_id + keep.hash_seed.to_bytes(4, "little")) & MASK
+        r = _fnv1a64(trace_id + keep.hash_seed.to_bytes(4, "little")) & MASK
     elif rv is not None:
         r = rv
     elif trace_id:
@@ -156,5 +163,5 @@ def sample_log(percent: float, key: bytes | None, key_is_trace_id: bool) -> bool
         return random56() >= threshold(percent)
     if not key:
         return True
-    r = id_randomness(key) if key_is_trace_id else fnv1a64(key) & MASK
+    r = id_randomness(key) if key_is_trace_id else _fnv1a64(key) & MASK
     return r >= threshold(percent)

@@ -346,6 +346,179 @@ Reader_read(Reader *self, PyObject *records)
     return out;
 }
 
+/* A varint of up to 10 bytes at *at (before end) into *value; 0, or -1
+ * when there is none. */
+static int
+read_varint64(const unsigned char *data, Py_ssize_t *at, Py_ssize_t end, uint64_t *value)
+{
+    uint64_t result = 0;
+    for (int shift = 0; shift < 70 && *at < end; shift += 7) {
+        unsigned char byte = data[(*at)++];
+        result |= (uint64_t)(byte & 0x7F) << shift;
+        if (byte < 0x80) {
+            *value = result;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+enum {
+    STRING_VALUE = 1,
+    BOOL_VALUE = 2,
+    INT_VALUE = 3,
+    DOUBLE_VALUE = 4,
+    ARRAY_VALUE = 5,
+    KVLIST_VALUE = 6,
+    BYTES_VALUE = 7,
+};
+
+/* The typed value of the AnyValue at data[span] (str, bool, int, float or
+ * bytes; the last member written wins, as protobuf reads a oneof), a new
+ * reference; Py_NotImplemented (new) for anything else: no member, an array
+ * or kvlist, an unknown field, a wrong wire type, a string that is not
+ * UTF-8. */
+static PyObject *
+any_value(const unsigned char *data, Span span)
+{
+    int kind = 0;
+    Span bytes = {0, 0};
+    uint64_t number = 0;
+    Py_ssize_t i = span.start;
+    while (i < span.end) {
+        unsigned char tag = data[i++];
+        int field = tag >> 3, wire = tag & 7;
+        if (tag > 0x7F)
+            Py_RETURN_NOTIMPLEMENTED;
+        if (field == STRING_VALUE || field == BYTES_VALUE || field == ARRAY_VALUE ||
+            field == KVLIST_VALUE) {
+            int64_t length = wire == 2 ? read_varint(data, &i, span.end) : -1;
+            if (length < 0 || length > span.end - i)
+                Py_RETURN_NOTIMPLEMENTED;
+            bytes = (Span){i, i + (Py_ssize_t)length};
+            i = bytes.end;
+        } else if (field == BOOL_VALUE || field == INT_VALUE) {
+            if (wire != 0 || read_varint64(data, &i, span.end, &number) < 0)
+                Py_RETURN_NOTIMPLEMENTED;
+        } else if (field == DOUBLE_VALUE) {
+            if (wire != 1 || span.end - i < 8)
+                Py_RETURN_NOTIMPLEMENTED;
+            number = 0;
+            for (int b = 7; b >= 0; b--) /* little-endian on the wire */
+                number = number << 8 | data[i + b];
+            i += 8;
+        } else {
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        kind = field;
+    }
+    switch (kind) {
+    case STRING_VALUE: {
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)data + bytes.start,
+                                              bytes.end - bytes.start, NULL);
+        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyErr_Clear();
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        return text;
+    }
+    case BYTES_VALUE:
+        return PyBytes_FromStringAndSize((const char *)data + bytes.start,
+                                         bytes.end - bytes.start);
+    case BOOL_VALUE:
+        return PyBool_FromLong(number != 0);
+    case INT_VALUE:
+        return PyLong_FromLongLong((long long)(int64_t)number);
+    case DOUBLE_VALUE: {
+        double value;
+        memcpy(&value, &number, 8);
+        return PyFloat_FromDouble(value);
+    }
+    default:
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+}
+
+/* attribute(record, key, tags) -> the typed value of the record's first
+ * attribute `key`; None when it has none; NotImplemented when the answer
+ * needs the usual reading (a record outside the layout locate() reads, an
+ * attribute before it or the value itself not in the SDK layout, a value
+ * that is not a plain str/bool/int/float/bytes). */
+static PyObject *
+attribute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyBytes_Check(args[1]) ||
+        !PyBytes_Check(args[2]) || PyBytes_GET_SIZE(args[2]) != 128) {
+        PyErr_SetString(PyExc_TypeError, "attribute(record: bytes, key: bytes, tags: 128 bytes)");
+        return NULL;
+    }
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t size = PyBytes_GET_SIZE(args[0]);
+    const char *key = PyBytes_AS_STRING(args[1]);
+    Py_ssize_t key_size = PyBytes_GET_SIZE(args[1]);
+    const unsigned char *tags = (const unsigned char *)PyBytes_AS_STRING(args[2]);
+    Span found = {-1, -1};
+    uint32_t seen = 0;
+    Py_ssize_t i = 0;
+    while (i < size) {
+        unsigned char tag = data[i];
+        if (tag > 0x7F || !tags[tag])
+            Py_RETURN_NOTIMPLEMENTED;
+        int number = tag >> 3, wire = tag & 7;
+        i++;
+        if (wire == 2) {
+            int64_t length = read_varint(data, &i, size);
+            if (length < 0 || length > size - i)
+                Py_RETURN_NOTIMPLEMENTED;
+            Span span = {i, i + (Py_ssize_t)length};
+            i = span.end;
+            if (number == ATTRIBUTES) {
+                if (found.start >= 0)
+                    continue;
+                if (!sdk_layout(data, span))
+                    Py_RETURN_NOTIMPLEMENTED; /* its key may be ours: read it the usual way */
+                if (data[span.start + 1] == key_size &&
+                    memcmp(data + span.start + 2, key, (size_t)key_size) == 0)
+                    found = span;
+                continue;
+            }
+            if (seen & (1u << number))
+                Py_RETURN_NOTIMPLEMENTED;
+            seen |= 1u << number;
+        } else if (wire == 0) {
+            Py_ssize_t stop = i + 10 < size ? i + 10 : size;
+            while (i < stop && data[i] > 0x7F)
+                i++;
+            if (i == stop)
+                Py_RETURN_NOTIMPLEMENTED;
+            i++;
+        } else if (wire == 1) {
+            i += 8;
+        } else {
+            i += 4;
+        }
+    }
+    if (i != size)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (found.start < 0)
+        Py_RETURN_NONE;
+    /* Key field, then the value field's tag and length (sdk_layout checked). */
+    Py_ssize_t at = found.start + 2 + key_size;
+    if (at == found.end)
+        Py_RETURN_NOTIMPLEMENTED; /* no value: present, untyped */
+    at++;
+    if (read_varint(data, &at, found.end) < 0)
+        Py_RETURN_NOTIMPLEMENTED;
+    return any_value(data, (Span){at, found.end});
+}
+
+static PyMethodDef module_methods[] = {
+    {"attribute", (PyCFunction)(void (*)(void))attribute, METH_FASTCALL,
+     "attribute(record, key, tags) -> the typed value of the record's first attribute key, "
+     "None without one, NotImplemented to read it the usual way."},
+    {NULL},
+};
+
 static PyMethodDef Reader_methods[] = {
     {"read", (PyCFunction)Reader_read, METH_O,
      "read(records) -> list: each record's hits, or None to read it the usual way."},
@@ -368,6 +541,7 @@ static struct PyModuleDef module_def = {
     .m_name = "sluice.telemetry._lean",
     .m_doc = "The scanned fields of lean log records, read in C a batch at a time.",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC

@@ -359,6 +359,14 @@ class LeanLogView(ProtoLogView):
             record: LeanRecord = ctx.record
             if record.parsed is None:
                 # Sample keys and typed checks on attributes: no need to parse the record.
+                if _lean is not None and len(selector.path) == 1:
+                    found = _lean.attribute(
+                        record.raw,
+                        selector.path[0].encode("utf-8", "surrogatepass"),
+                        _READABLE_TAGS,
+                    )
+                    if found is not NotImplemented:
+                        return found  # type: ignore[no-any-return]
                 at = locate(record.raw, True)
                 if at is not None:
                     value = find_value(at.attributes, selector.path)
