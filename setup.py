@@ -64,14 +64,12 @@ def extensions() -> list[Any]:
     scanner = Extension(
         "sluice.policy._hsnative",
         ["src/sluice/policy/_hsnative.c"],
-        depends=["src/sluice/policy/_hsnative.h"],
         libraries=["dl"],
         extra_compile_args=["-O2"],
     )
     reader = Extension(
         "sluice.telemetry._lean",
         ["src/sluice/telemetry/_lean.c"],
-        depends=["src/sluice/policy/_hsnative.h"],  # scans bodies with _hsnative
         extra_compile_args=["-O2"],
     )
     # Sampling's hash (sluice.policy.sampling.fnv1a64 is its reference).

@@ -10,8 +10,6 @@ import sys
 
 import hyperscan
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from sluice.policy import native
 from sluice.policy.model import MatchOp
@@ -91,70 +89,3 @@ def test_scanner_with_duplicated_expressions_reports_every_pattern() -> None:
     scanner = FieldScanner(list(enumerate(specs)), None, None, memoize=False)
     assert sorted(scanner.compute(b"big boom")) == [0, 1]
     assert scanner.compute(b"quiet") == ()
-
-
-# -- hits: a field whose patterns are all in the databases ---------------------------
-
-DATABASE_ONLY = [
-    PatternSpec(MatchOp.CONTAINS, "boom"),
-    PatternSpec(MatchOp.REGEX, "é+$"),
-    PatternSpec(MatchOp.STARTS_WITH, "?x"),
-    PatternSpec(MatchOp.REGEX, "^$"),
-]
-
-
-def compute_or_error(scanner: FieldScanner, value: object) -> object:
-    try:
-        return sorted(scanner.compute(value))
-    except UnicodeDecodeError:
-        return "UnicodeDecodeError"
-
-
-def hits_or_error(scanner: FieldScanner, value: object) -> object:
-    try:
-        return sorted(scanner.hits(value))  # type: ignore[arg-type]
-    except UnicodeDecodeError:
-        return "UnicodeDecodeError"
-
-
-def test_a_field_of_database_patterns_answers_with_the_matchers_hits() -> None:
-    scanner = FieldScanner(list(enumerate(DATABASE_ONLY)), None, None, memoize=False)
-    assert getattr(scanner.hits, "__name__", "") == "hits"
-    assert type(getattr(scanner.hits, "__self__", None)).__name__ == "Matcher"
-    assert sorted(scanner.hits("a boom ée")) == [0]
-    assert sorted(scanner.hits("boom éé".encode())) == [0, 1]
-    assert sorted(scanner.hits("\ud800x")) == [2]  # a lone surrogate is scanned as "?"
-    assert scanner.hits(b"") == (3,) and scanner.hits(42) == ()  # type: ignore[arg-type]
-    with pytest.raises(UnicodeDecodeError):
-        scanner.hits(b"boom \xc3\x28")
-    # With an exists condition (or an exact one) compute() answers instead.
-    with_exists = FieldScanner(list(enumerate(DATABASE_ONLY)), 9, None, memoize=False)
-    assert with_exists.hits == with_exists.compute
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.one_of(
-        st.binary(max_size=40),
-        st.text(max_size=20),
-        st.lists(
-            st.sampled_from(
-                [
-                    b"boom",
-                    "é".encode(),
-                    b"\xed\xa0\x80",
-                    b"\xf4\x90\x80\x80",
-                    b"\xe0\x80\x80",
-                    b"\xc0\xaf",
-                    b"\xf0\x9f\x98\x80",
-                    b"?x",
-                    b"\xc3",
-                ]
-            ),
-            max_size=6,
-        ).map(b"".join),
-    )
-)
-def test_hits_answers_as_compute(value: bytes | str) -> None:
-    scanner = FieldScanner(list(enumerate(DATABASE_ONLY)), None, None, memoize=False)
-    assert hits_or_error(scanner, value) == compute_or_error(scanner, value)

@@ -580,38 +580,3 @@ def test_an_attribute_is_read_in_c_when_the_record_and_value_are_plain() -> None
     assert check_attribute(sdk_record("m", "INFO", attribute("other", text("x"))), "user")
     first = attribute("user", text("a")) + attribute("user", text("b"))
     assert _lean.attribute(KEEP + first, b"user", otlp_lean._READABLE_TAGS) == "a"
-
-
-BODY_IN_DATABASES = [
-    {"match": [{"log_field": "body", "contains": "drop-me"}], "keep": "none"},
-    {"match": [{"log_field": "body", "regex": "^sample"}], "keep": "none"},
-    {"match": [{"log_field": "body", "ends_with": "=def"}], "keep": "none"},
-    {"match": [{"log_attribute": "svc", "exact": "drop-me"}], "keep": "none"},
-]
-"""Body conditions all answered by Hyperscan: the batch reader scans bodies
-in the record's bytes."""
-
-
-def test_bodies_are_scanned_in_place_when_the_databases_answer_them() -> None:
-    assert record_reader(BODY_IN_DATABASES).batch.body_in_place
-    assert not record_reader(ID_FREE_POLICIES).batch.body_in_place  # exists conditions
-    reader = record_reader(BODY_IN_DATABASES)
-    records = [KEEP, *LAYOUTS.values(), *CHUNKS]
-    found = reader.read_batch(records)
-    assert found is not None
-    for record, hits in zip(records, found, strict=True):
-        try:
-            expected = reader(record)
-        except Exception:
-            assert hits is None, record
-            continue
-        assert hits is None or hits == expected, record
-    assert reader.read_batch([body(length_field(1, b"\xc3\x28"))]) == [None]  # not UTF-8
-
-
-@settings(max_examples=300, deadline=None)
-@given(RECORDS)
-def test_records_with_bodies_scanned_in_place_are_decided_like_the_message_view(
-    records: list[bytes],
-) -> None:
-    check_like_messages(records, BODY_IN_DATABASES)

@@ -16,11 +16,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "_hsnative.h"
 
 typedef struct hs_database hs_database_t;
 typedef struct hs_scratch hs_scratch_t;
@@ -359,11 +356,15 @@ on_match(unsigned int local, unsigned long long from, unsigned long long to, uns
     return 0;
 }
 
-/* The tuple of the pattern ids that hit data[:length], database by database
- * in match order. */
+/* scan(data) -> tuple of the pattern ids that hit `data` (UTF-8 bytes),
+ * database by database in match order. */
 static PyObject *
-scan_data(Matcher *self, const char *data, Py_ssize_t length)
+Matcher_scan(Matcher *self, PyObject *arg)
 {
+    char *data;
+    Py_ssize_t length;
+    if (PyBytes_AsStringAndSize(arg, &data, &length) < 0)
+        return NULL;
     if (length > 0xFFFFFFFFLL) {
         PyErr_SetString(PyExc_ValueError, "value too long to scan");
         return NULL;
@@ -423,98 +424,9 @@ scan_data(Matcher *self, const char *data, Py_ssize_t length)
     return out;
 }
 
-/* scan(data) -> tuple of the pattern ids that hit `data` (UTF-8 bytes). */
-static PyObject *
-Matcher_scan(Matcher *self, PyObject *arg)
-{
-    char *data;
-    Py_ssize_t length;
-    if (PyBytes_AsStringAndSize(arg, &data, &length) < 0)
-        return NULL;
-    return scan_data(self, data, length);
-}
-
-/* Whether data[:length] is UTF-8 as Python's strict decoder takes it (no
- * overlong forms, surrogates or code points past U+10FFFF). */
-static int
-valid_utf8(const unsigned char *data, Py_ssize_t length)
-{
-    Py_ssize_t i = 0;
-    while (i < length) {
-        if (length - i >= 8) {
-            uint64_t word;
-            memcpy(&word, data + i, 8);
-            if ((word & 0x8080808080808080ull) == 0) {
-                i += 8;
-                continue;
-            }
-        }
-        unsigned char c = data[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        Py_ssize_t more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
-        if (c < 0xC2 || c > 0xF4 || length - i <= more)
-            return 0;
-        for (Py_ssize_t k = 1; k <= more; k++)
-            if ((data[i + k] & 0xC0) != 0x80)
-                return 0;
-        unsigned char next = data[i + 1];
-        if ((c == 0xE0 && next < 0xA0) || (c == 0xED && next >= 0xA0) ||
-            (c == 0xF0 && next < 0x90) || (c == 0xF4 && next >= 0x90))
-            return 0;
-        i += more + 1;
-    }
-    return 1;
-}
-
-/* The ids that hit the UTF-8 bytes data[:length]; invalid UTF-8 raises the
- * UnicodeDecodeError bytes.decode() raises. */
-static PyObject *
-scan_utf8(PyObject *matcher, const char *data, Py_ssize_t length)
-{
-    if (!valid_utf8((const unsigned char *)data, length)) {
-        PyObject *text = PyUnicode_DecodeUTF8(data, length, NULL);
-        if (text == NULL)
-            return NULL;
-        Py_DECREF(text); /* cannot happen: the two agree */
-    }
-    return scan_data((Matcher *)matcher, data, length);
-}
-
-/* hits(value) -> what FieldScanner.compute answers for a field all of whose
- * patterns are in the databases: the ids that hit a str (UTF-8; a lone
- * surrogate is scanned as "?") or UTF-8 bytes (invalid ones raise
- * UnicodeDecodeError); () for any other value. */
-static PyObject *
-Matcher_hits(Matcher *self, PyObject *value)
-{
-    if (PyBytes_Check(value))
-        return scan_utf8((PyObject *)self, PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
-    if (!PyUnicode_Check(value))
-        return PyTuple_New(0);
-    Py_ssize_t length;
-    const char *data = PyUnicode_AsUTF8AndSize(value, &length);
-    if (data != NULL)
-        return scan_data(self, data, length);
-    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-        return NULL;
-    PyErr_Clear();
-    PyObject *replaced = PyUnicode_AsEncodedString(value, "utf-8", "replace");
-    if (replaced == NULL)
-        return NULL;
-    PyObject *found = scan_data(self, PyBytes_AS_STRING(replaced), PyBytes_GET_SIZE(replaced));
-    Py_DECREF(replaced);
-    return found;
-}
-
 static PyMethodDef Matcher_methods[] = {
     {"scan", (PyCFunction)Matcher_scan, METH_O,
      "scan(data: bytes) -> tuple[int, ...]: the pattern ids that hit data."},
-    {"hits", (PyCFunction)Matcher_hits, METH_O,
-     "hits(value) -> tuple[int, ...]: the ids that hit a str or UTF-8 bytes (invalid ones "
-     "raise UnicodeDecodeError); () for any other value."},
     {NULL},
 };
 
@@ -551,17 +463,10 @@ PyInit__hsnative(void)
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
-    static HsNativeApi api = {&MatcherType, scan_utf8};
-    PyObject *capsule = PyCapsule_New(&api, HSNATIVE_CAPSULE, NULL);
-    if (capsule == NULL) {
-        Py_DECREF(module);
-        return NULL;
-    }
     Py_INCREF(&DatabaseType);
     Py_INCREF(&MatcherType);
     if (PyModule_AddObject(module, "Database", (PyObject *)&DatabaseType) < 0 ||
-        PyModule_AddObject(module, "Matcher", (PyObject *)&MatcherType) < 0 ||
-        PyModule_AddObject(module, "_C_API", capsule) < 0) {
+        PyModule_AddObject(module, "Matcher", (PyObject *)&MatcherType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -176,18 +176,10 @@ class FieldScanner:
         self._scratch: dict[int, tuple[Any, ...]] = {}
         self._memo = _Memo(self, MEMO_LIMIT)
         self._memo[PRESENT] = self.exists_only
-        matcher: Any = self._native
         self.hits: Callable[[str | _Present], tuple[int, ...]] = (
-            self._memo.__getitem__
-            if memoize
-            else matcher.hits
-            if self._only_databases
-            else self.compute
+            self._memo.__getitem__ if memoize else self.compute
         )
-        """Pattern ids (and the exists id) satisfied by one present value. The
-        native matcher's ``hits`` answers as :meth:`compute` does when the
-        databases hold every pattern (and the lean reader then scans record
-        bodies in place)."""
+        """Pattern ids (and the exists id) satisfied by one present value."""
 
     @property
     def fallback_count(self) -> int:

@@ -17,11 +17,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../policy/_hsnative.h"
-
-/* _hsnative's C functions, once imported (NULL when it is not there). */
-static HsNativeApi *hsnative;
-
 enum {
     SEVERITY_TEXT = 3,
     BODY = 5,
@@ -37,7 +32,6 @@ typedef struct {
     PyObject_HEAD
     unsigned char tags[128];
     PyObject *body;     /* callable(bytes) -> tuple, or NULL */
-    PyObject *body_matcher; /* the _hsnative.Matcher whose hits `body` is, or NULL */
     PyObject *severity; /* callable(bytes) -> tuple, or NULL */
     PyObject *event;    /* callable(bytes) -> tuple, or NULL */
     PyObject *keys;     /* tuple of bytes: the attribute keys read */
@@ -50,7 +44,6 @@ static void
 Reader_dealloc(Reader *self)
 {
     Py_XDECREF(self->body);
-    Py_XDECREF(self->body_matcher);
     Py_XDECREF(self->severity);
     Py_XDECREF(self->event);
     Py_XDECREF(self->keys);
@@ -102,16 +95,6 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
         }
     }
     Py_XSETREF(self->body, optional_callable(body));
-    Py_CLEAR(self->body_matcher);
-    if (hsnative != NULL && self->body != NULL && PyCFunction_Check(self->body)) {
-        /* Matcher.hits, bound: scan the body's bytes in place. */
-        PyObject *owner = PyCFunction_GET_SELF(self->body);
-        if (owner != NULL && Py_IS_TYPE(owner, hsnative->matcher_type) &&
-            strcmp(((PyCFunctionObject *)self->body)->m_ml->ml_name, "hits") == 0) {
-            Py_INCREF(owner);
-            self->body_matcher = owner;
-        }
-    }
     Py_XSETREF(self->severity, optional_callable(severity));
     Py_XSETREF(self->event, optional_callable(event));
     Py_INCREF(keys);
@@ -293,18 +276,7 @@ read_record(Reader *self, PyObject *record)
         int64_t length = read_varint(data, &at, body.end);
         if (length < 0 || at + length != body.end)
             goto usual;
-        if (self->body_matcher != NULL) {
-            if (body.end > at) {
-                PyObject *found = hsnative->scan_utf8(self->body_matcher, (const char *)data + at,
-                                                      body.end - at);
-                if (found == NULL)
-                    goto failed;
-                int extended = extend(&hits, found);
-                Py_DECREF(found);
-                if (extended < 0)
-                    goto failed;
-            }
-        } else if (scan_span(&hits, self->body, NULL, data, (Span){at, body.end}) < 0)
+        if (scan_span(&hits, self->body, NULL, data, (Span){at, body.end}) < 0)
             goto failed;
     }
     if (scan_span(&hits, self->severity, NULL, data, severity) < 0 ||
@@ -553,18 +525,6 @@ static PyMethodDef Reader_methods[] = {
     {NULL},
 };
 
-static PyObject *
-Reader_body_in_place(Reader *self, void *closure)
-{
-    return PyBool_FromLong(self->body_matcher != NULL);
-}
-
-static PyGetSetDef Reader_getset[] = {
-    {"body_in_place", (getter)Reader_body_in_place, NULL,
-     "Whether bodies are scanned in the record's bytes (body is a Matcher's hits).", NULL},
-    {NULL},
-};
-
 static PyTypeObject ReaderType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sluice.telemetry._lean.Reader",
     .tp_basicsize = sizeof(Reader),
@@ -574,7 +534,6 @@ static PyTypeObject ReaderType = {
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_methods = Reader_methods,
-    .tp_getset = Reader_getset,
 };
 
 static struct PyModuleDef module_def = {
@@ -588,9 +547,6 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__lean(void)
 {
-    hsnative = PyCapsule_Import(HSNATIVE_CAPSULE, 0);
-    if (hsnative == NULL)
-        PyErr_Clear(); /* bodies are then scanned through their callable */
     if (PyType_Ready(&ReaderType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
@@ -598,8 +554,7 @@ PyInit__lean(void)
         return NULL;
     Py_INCREF(&ReaderType);
     if (PyModule_AddObject(module, "Reader", (PyObject *)&ReaderType) < 0 ||
-        PyModule_AddIntConstant(module, "MAX_KEYS", MAX_KEYS) < 0 ||
-        PyModule_AddIntConstant(module, "SCANS_BODIES_IN_PLACE", hsnative != NULL) < 0) {
+        PyModule_AddIntConstant(module, "MAX_KEYS", MAX_KEYS) < 0) {
         Py_DECREF(module);
         return NULL;
     }
