@@ -11,6 +11,10 @@
  * key first) gets None, and the caller reads it the usual way; so does a
  * record whose scan raised (the usual way raises it again, where the engine
  * counts it).
+ *
+ * attribute() reads one attribute's typed value from a record the same way
+ * (sample keys, typed checks), and answers NotImplemented where the usual
+ * reading must answer.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -204,6 +208,72 @@ sdk_layout(const unsigned char *data, Span kv)
     return start + length == size;
 }
 
+#define MAX_ATTRIBUTES 256
+
+/* Where a record's fields lie, as locate() finds them. */
+typedef struct {
+    Span body, severity, event;
+    Span attributes[MAX_ATTRIBUTES];
+    int attribute_count;
+} Walk;
+
+/* Walk a record's fields as otlp_lean.locate() does, noting its attributes
+ * when `attributes`: 0, or -1 when the record is not in that layout (a tag
+ * outside `tags`, a field written twice, a truncated field; or more than
+ * MAX_ATTRIBUTES attributes). */
+static int
+walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tags,
+            int attributes, Walk *walk)
+{
+    walk->body = walk->severity = walk->event = (Span){-1, -1};
+    walk->attribute_count = 0;
+    uint32_t seen = 0;
+    Py_ssize_t i = 0;
+    while (i < size) {
+        unsigned char tag = data[i];
+        if (tag > 0x7F || !tags[tag])
+            return -1;
+        int number = tag >> 3, wire = tag & 7;
+        i++;
+        if (wire == 2) {
+            int64_t length = read_varint(data, &i, size);
+            if (length < 0 || length > size - i)
+                return -1;
+            Span span = {i, i + (Py_ssize_t)length};
+            i = span.end;
+            if (number == ATTRIBUTES) {
+                if (attributes) {
+                    if (walk->attribute_count == MAX_ATTRIBUTES)
+                        return -1;
+                    walk->attributes[walk->attribute_count++] = span;
+                }
+                continue;
+            }
+            if (seen & (1u << number)) /* written twice: protobuf merges */
+                return -1;
+            seen |= 1u << number;
+            if (number == BODY)
+                walk->body = span;
+            else if (number == SEVERITY_TEXT)
+                walk->severity = span;
+            else if (number == EVENT_NAME)
+                walk->event = span;
+        } else if (wire == 0) {
+            Py_ssize_t stop = i + 10 < size ? i + 10 : size;
+            while (i < stop && data[i] > 0x7F)
+                i++;
+            if (i == stop)
+                return -1;
+            i++;
+        } else if (wire == 1) {
+            i += 8;
+        } else {
+            i += 4;
+        }
+    }
+    return i == size ? 0 : -1;
+}
+
 /* The hits of one record, a new reference; Py_None (new) when the record is
  * not in the layout read here; NULL with an exception set when a scan raised. */
 static PyObject *
@@ -213,56 +283,11 @@ read_record(Reader *self, PyObject *record)
         Py_RETURN_NONE;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(record);
     Py_ssize_t size = PyBytes_GET_SIZE(record);
-    Span body = {-1, -1}, severity = {-1, -1}, event = {-1, -1};
-    Span attributes[256];
-    int attribute_count = 0;
     int want_attributes = self->attribute != NULL && PyTuple_GET_SIZE(self->keys) > 0;
-    uint32_t seen = 0;
-    Py_ssize_t i = 0;
-    while (i < size) {
-        unsigned char tag = data[i];
-        if (tag > 0x7F || !self->tags[tag])
-            Py_RETURN_NONE;
-        int number = tag >> 3, wire = tag & 7;
-        i++;
-        if (wire == 2) {
-            int64_t length = read_varint(data, &i, size);
-            if (length < 0 || length > size - i)
-                Py_RETURN_NONE;
-            Span span = {i, i + (Py_ssize_t)length};
-            i = span.end;
-            if (number == ATTRIBUTES) {
-                if (want_attributes) {
-                    if (attribute_count == 256)
-                        Py_RETURN_NONE;
-                    attributes[attribute_count++] = span;
-                }
-                continue;
-            }
-            if (seen & (1u << number)) /* written twice: protobuf merges */
-                Py_RETURN_NONE;
-            seen |= 1u << number;
-            if (number == BODY)
-                body = span;
-            else if (number == SEVERITY_TEXT)
-                severity = span;
-            else if (number == EVENT_NAME)
-                event = span;
-        } else if (wire == 0) {
-            Py_ssize_t stop = i + 10 < size ? i + 10 : size;
-            while (i < stop && data[i] > 0x7F)
-                i++;
-            if (i == stop)
-                Py_RETURN_NONE;
-            i++;
-        } else if (wire == 1) {
-            i += 8;
-        } else {
-            i += 4;
-        }
-    }
-    if (i != size)
+    Walk walk;
+    if (walk_record(data, size, self->tags, want_attributes, &walk) < 0)
         Py_RETURN_NONE;
+    Span body = walk.body;
 
     PyObject *hits = self->empty;
     Py_INCREF(hits);
@@ -279,14 +304,14 @@ read_record(Reader *self, PyObject *record)
         if (scan_span(&hits, self->body, NULL, data, (Span){at, body.end}) < 0)
             goto failed;
     }
-    if (scan_span(&hits, self->severity, NULL, data, severity) < 0 ||
-        scan_span(&hits, self->event, NULL, data, event) < 0)
+    if (scan_span(&hits, self->severity, NULL, data, walk.severity) < 0 ||
+        scan_span(&hits, self->event, NULL, data, walk.event) < 0)
         goto failed;
-    if (attribute_count) {
+    if (walk.attribute_count) {
         Py_ssize_t key_count = PyTuple_GET_SIZE(self->keys);
         uint64_t met = 0; /* keys met: only a key's first entry counts */
-        for (int a = 0; a < attribute_count; a++) {
-            Span kv = attributes[a];
+        for (int a = 0; a < walk.attribute_count; a++) {
+            Span kv = walk.attributes[a];
             if (!sdk_layout(data, kv))
                 goto usual;
             Py_ssize_t length = data[kv.start + 1];
@@ -457,49 +482,18 @@ attribute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const char *key = PyBytes_AS_STRING(args[1]);
     Py_ssize_t key_size = PyBytes_GET_SIZE(args[1]);
     const unsigned char *tags = (const unsigned char *)PyBytes_AS_STRING(args[2]);
-    Span found = {-1, -1};
-    uint32_t seen = 0;
-    Py_ssize_t i = 0;
-    while (i < size) {
-        unsigned char tag = data[i];
-        if (tag > 0x7F || !tags[tag])
-            Py_RETURN_NOTIMPLEMENTED;
-        int number = tag >> 3, wire = tag & 7;
-        i++;
-        if (wire == 2) {
-            int64_t length = read_varint(data, &i, size);
-            if (length < 0 || length > size - i)
-                Py_RETURN_NOTIMPLEMENTED;
-            Span span = {i, i + (Py_ssize_t)length};
-            i = span.end;
-            if (number == ATTRIBUTES) {
-                if (found.start >= 0)
-                    continue;
-                if (!sdk_layout(data, span))
-                    Py_RETURN_NOTIMPLEMENTED; /* its key may be ours: read it the usual way */
-                if (data[span.start + 1] == key_size &&
-                    memcmp(data + span.start + 2, key, (size_t)key_size) == 0)
-                    found = span;
-                continue;
-            }
-            if (seen & (1u << number))
-                Py_RETURN_NOTIMPLEMENTED;
-            seen |= 1u << number;
-        } else if (wire == 0) {
-            Py_ssize_t stop = i + 10 < size ? i + 10 : size;
-            while (i < stop && data[i] > 0x7F)
-                i++;
-            if (i == stop)
-                Py_RETURN_NOTIMPLEMENTED;
-            i++;
-        } else if (wire == 1) {
-            i += 8;
-        } else {
-            i += 4;
-        }
-    }
-    if (i != size)
+    Walk walk;
+    if (walk_record(data, size, tags, 1, &walk) < 0)
         Py_RETURN_NOTIMPLEMENTED;
+    Span found = {-1, -1};
+    for (int a = 0; a < walk.attribute_count && found.start < 0; a++) {
+        Span kv = walk.attributes[a];
+        if (!sdk_layout(data, kv))
+            Py_RETURN_NOTIMPLEMENTED; /* its key may be ours: read it the usual way */
+        if (data[kv.start + 1] == key_size &&
+            memcmp(data + kv.start + 2, key, (size_t)key_size) == 0)
+            found = kv;
+    }
     if (found.start < 0)
         Py_RETURN_NONE;
     /* Key field, then the value field's tag and length (sdk_layout checked). */
