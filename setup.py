@@ -72,6 +72,11 @@ def extensions() -> list[Any]:
         ["src/sluice/telemetry/_lean.c"],
         extra_compile_args=["-O2"],
     )
+    json_reader = Extension(
+        "sluice.telemetry._jsonread",
+        ["src/sluice/telemetry/_jsonread.c"],
+        extra_compile_args=["-O2"],
+    )
     # Sampling's hash (sluice.policy.sampling.fnv1a64 is its reference).
     hashing = Extension(
         "sluice.policy._sampling",
@@ -86,6 +91,7 @@ def extensions() -> list[Any]:
         ),
         scanner,
         reader,
+        json_reader,
         hashing,
     ]
 

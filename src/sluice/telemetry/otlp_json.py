@@ -25,6 +25,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from sluice.policy import native
 from sluice.policy.model import (
     EVENT_NAME,
     ID_FIELDS,
@@ -48,7 +49,12 @@ from sluice.policy.view import (
     Value,
     _Present,
 )
-from sluice.telemetry.reading import FirstEntries, MultiGetter, make_plan
+from sluice.telemetry.reading import (
+    FirstEntries,
+    MultiGetter,
+    dictionary_of,
+    make_plan,
+)
 
 JsonObj = dict[str, Any]
 ScanValue = str | _Present
@@ -140,6 +146,23 @@ def find_kv(kvs: Any, path: Sequence[str]) -> JsonObj | None:
             return found
         kvs = _kvlist_values(found.get("value"))
     return None
+
+
+def _nested_hits(entries: tuple[tuple[Scan, tuple[str, ...]], ...], value: Any) -> tuple[int, ...]:
+    """What an attribute's selectors that go deeper than its key (or share it)
+    hit in its `value`."""
+    hits: tuple[int, ...] = ()
+    for scan, rest in entries:
+        if rest:
+            inner = find_kv(_kvlist_values(value), rest)
+            if inner is None:
+                continue
+            found = scan(scan_any(inner.get("value")))
+        else:
+            found = scan(scan_any(value))
+        if found:
+            hits += found
+    return hits
 
 
 def _parent_list(holder: JsonObj, path: Sequence[str], create: bool) -> list[Any] | None:
@@ -274,6 +297,30 @@ def _empty(container: Any, key: str) -> bool:
 Getter = Callable[[Any], Any]
 
 
+_jsonread: Any = native.extension("sluice.telemetry._jsonread")
+"""Reads a scope's records in one C call (see ``_jsonread.c``); None without."""
+
+
+def _scanner(scan: Scan) -> tuple[Scan, dict[Any, tuple[int, ...]] | None]:
+    return scan, dictionary_of(scan)
+
+
+class _BatchReader:
+    """A record reader (a :data:`FieldReader`) that also reads a scope's
+    records in one C call; a record that call leaves to it is read by `one`."""
+
+    def __init__(self, one: FieldReader, batch: Any):
+        self.one = one
+        self.batch = batch
+
+    def __call__(self, record: Any) -> tuple[int, ...]:
+        return self.one(record)
+
+    def read_batch(self, records: Sequence[Any]) -> list[tuple[int, ...] | None]:
+        found: list[tuple[int, ...] | None] = self.batch.read(records)
+        return found
+
+
 class _JsonView(RecordView):
     """What the three OTLP JSON signals share: containers, attributes, reading."""
 
@@ -292,6 +339,11 @@ class _JsonView(RecordView):
     def records(self, scope: Any) -> Sequence[Any]:
         items = scope.get(self.RECORDS)
         return items if isinstance(items, list) else ()
+
+    def read_records(
+        self, reader: FieldReader, records: Sequence[Any]
+    ) -> Sequence[tuple[int, ...] | None] | None:
+        return reader.read_batch(records) if isinstance(reader, _BatchReader) else None
 
     def remove_records(self, scope: Any, indexes: list[int]) -> None:
         gone = set(indexes)
@@ -363,7 +415,8 @@ class _JsonView(RecordView):
                 plain.append((scan, key))
             else:
                 getters.append((scan, self.container_getter(selector)))
-        attrs_of = self._attrs_getter(plan.attribute_source) if plan.attribute_source else None
+        source = plan.attribute_source
+        attrs_of = self._attrs_getter(source) if source else None
 
         def read(container: Any) -> tuple[int, ...]:
             if container.__class__ is not dict:
@@ -413,30 +466,46 @@ class _JsonView(RecordView):
                     value = kv.get("value")
                     if entry.__class__ is not tuple:
                         found = entry(scan_any(value))  # type: ignore[operator]
-                        if found:
-                            hits += found
-                        continue
-                    for scan, rest in entry:
-                        if rest:
-                            inner = find_kv(_kvlist_values(value), rest)
-                            if inner is None:
-                                continue
-                            found = scan(scan_any(inner.get("value")))
-                        else:
-                            found = scan(scan_any(value))
-                        if found:
-                            hits += found
+                    else:
+                        found = _nested_hits(entry, value)
+                    if found:
+                        hits += found
             return hits
 
-        return read
+        if _jsonread is None:
+            return read
+        batch = _jsonread.Reader(
+            None if body_scan is None else _scanner(body_scan),
+            tuple((key, *_scanner(scan)) for scan, key in plain),
+            tuple((get, *_scanner(scan)) for scan, get in getters),
+            tuple((many, *_scanner(scan)) for scan, many in multi),
+            self._attrs_key(source) or attrs_of,
+            {
+                key: (None, entry) if entry.__class__ is tuple else _scanner(entry)  # type: ignore[arg-type]
+                for key, entry in index.items()
+            },
+            _nested_hits,
+            PRESENT,
+        )
+        return _BatchReader(read, batch)
+
+    def _attrs_key(self, source: Source | None) -> str | None:
+        """The member of a record that holds the attributes `source` reads,
+        when they are the record's own."""
+        if source is Source.ATTRIBUTE and (
+            type(self).record_attribute_holder is _JsonView.record_attribute_holder
+        ):
+            return "attributes"
+        return None
 
     def _attrs_getter(self, source: Source) -> Callable[[Any], Any]:
         if source is Source.RESOURCE_ATTRIBUTE:
             return lambda res: _member(res.get("resource"), "attributes")
         if source is Source.SCOPE_ATTRIBUTE:
             return lambda scope: _member(scope.get("scope"), "attributes")
-        if type(self).record_attribute_holder is _JsonView.record_attribute_holder:
-            return operator.methodcaller("get", "attributes")
+        key = self._attrs_key(source)
+        if key is not None:
+            return operator.methodcaller("get", key)
         holder = self.record_attribute_holder
         return lambda rec: _member(holder(rec), "attributes")
 

@@ -50,6 +50,20 @@ class FirstEntries:
         return True
 
 
+def dictionary_of(scan: Scan) -> dict[Any, tuple[int, ...]] | None:
+    """The dict `scan` is the ``__getitem__`` of (a scanner's memo of values it
+    has answered), so that a reader in C looks a value up there and calls
+    `scan` only on a miss, with the same answer; None for any other scan."""
+    owner = getattr(scan, "__self__", None)
+    if (
+        isinstance(owner, dict)
+        and getattr(scan, "__name__", None) == "__getitem__"
+        and type(owner).__getitem__ is dict.__getitem__
+    ):
+        return owner
+    return None
+
+
 @dataclass
 class ReadPlan:
     fields: list[tuple[Scan, Selector]] = field(default_factory=list)

@@ -1,0 +1,510 @@
+/*
+ * Reading the fields policies scan from a scope's OTLP JSON records (decoded
+ * dicts), in one call per scope.
+ *
+ * This is the reading of sluice.telemetry.otlp_json's record reader, done in
+ * C: the body, the plain string fields, the getters and multi-valued getters
+ * it is given, and the attributes some policy reads (one walk of the list,
+ * only a key's first entry counts). What a value hits is still answered by
+ * the scanners (Python callables); a scanner that remembers its answers in a
+ * dict is looked up there first, without a call. Nested attribute paths go to
+ * a Python function. A record that is not a dict, one with more distinct read
+ * keys than MAX_KEYS, or one where a getter or scan raised gets None: the
+ * caller reads it the usual way (which raises again, where the engine counts
+ * it).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define MAX_KEYS 64
+#define INLINE_FOUND 16
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *body;       /* (scan, memo or None), or NULL */
+    PyObject *plain;      /* tuple of (key, scan, memo or None) */
+    PyObject *getters;    /* tuple of (getter, scan, memo or None) */
+    PyObject *multi;      /* tuple of (getter of a list, scan, memo or None) */
+    PyObject *attributes; /* str: the record's key of its attribute list; a
+                             callable(record) -> list; or NULL */
+    PyObject *index;      /* dict: key -> (scan, memo or None) or (None, entries) */
+    PyObject *nested;     /* callable(entries, value) -> tuple */
+    PyObject *present;    /* what a scan sees of a value with no string */
+} Reader;
+
+/* The interned member names read on every record. */
+static PyObject *BODY, *STRING_VALUE, *KEY, *VALUE;
+
+/* The tuples a record's scans found, in order (strong references). */
+typedef struct {
+    PyObject *inline_found[INLINE_FOUND];
+    PyObject **found;
+    Py_ssize_t count, capacity;
+} Found;
+
+static void
+found_init(Found *f)
+{
+    f->found = f->inline_found;
+    f->count = 0;
+    f->capacity = INLINE_FOUND;
+}
+
+static void
+found_clear(Found *f)
+{
+    for (Py_ssize_t i = 0; i < f->count; i++)
+        Py_DECREF(f->found[i]);
+    if (f->found != f->inline_found)
+        PyMem_Free(f->found);
+    found_init(f);
+}
+
+/* Keeps `hits` (a new reference, a tuple) when it is not empty. */
+static int
+found_add(Found *f, PyObject *hits)
+{
+    if (!PyTuple_CheckExact(hits)) {
+        Py_DECREF(hits);
+        PyErr_SetString(PyExc_TypeError, "a scan returned something other than a tuple");
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(hits) == 0) {
+        Py_DECREF(hits);
+        return 0;
+    }
+    if (f->count == f->capacity) {
+        Py_ssize_t capacity = f->capacity * 2;
+        PyObject **grown = PyMem_Malloc((size_t)capacity * sizeof(PyObject *));
+        if (grown == NULL) {
+            Py_DECREF(hits);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(grown, f->found, (size_t)f->count * sizeof(PyObject *));
+        if (f->found != f->inline_found)
+            PyMem_Free(f->found);
+        f->found = grown;
+        f->capacity = capacity;
+    }
+    f->found[f->count++] = hits;
+    return 0;
+}
+
+/* One tuple of everything found (a new reference); `f` is emptied. */
+static PyObject *
+found_join(Found *f, PyObject *empty)
+{
+    PyObject *joined;
+    if (f->count == 0) {
+        joined = empty;
+        Py_INCREF(joined);
+    } else if (f->count == 1) {
+        joined = f->found[0];
+        Py_INCREF(joined);
+    } else {
+        Py_ssize_t size = 0;
+        for (Py_ssize_t i = 0; i < f->count; i++)
+            size += PyTuple_GET_SIZE(f->found[i]);
+        joined = PyTuple_New(size);
+        if (joined != NULL) {
+            Py_ssize_t at = 0;
+            for (Py_ssize_t i = 0; i < f->count; i++) {
+                PyObject *part = f->found[i];
+                for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(part); j++) {
+                    PyObject *id = PyTuple_GET_ITEM(part, j);
+                    Py_INCREF(id);
+                    PyTuple_SET_ITEM(joined, at++, id);
+                }
+            }
+        }
+    }
+    found_clear(f);
+    return joined;
+}
+
+/* Adds what `scanner` (scan, memo or None, at `offset` in its tuple) finds in
+ * `value`: the memo's answer when it has one, else the scan's. */
+static int
+scan_value(Found *f, PyObject *scanner, Py_ssize_t offset, PyObject *value)
+{
+    PyObject *memo = PyTuple_GET_ITEM(scanner, offset + 1);
+    if (memo != Py_None) {
+        PyObject *known = PyDict_GetItemWithError(memo, value); /* borrowed */
+        if (known != NULL) {
+            Py_INCREF(known);
+            return found_add(f, known);
+        }
+        if (PyErr_Occurred())
+            return -1;
+    }
+    PyObject *hits = PyObject_CallOneArg(PyTuple_GET_ITEM(scanner, offset), value);
+    return hits == NULL ? -1 : found_add(f, hits);
+}
+
+/* `holder[key]` when present (borrowed), NULL when absent or on error. */
+static PyObject *
+member(PyObject *holder, PyObject *key)
+{
+    return PyDict_GetItemWithError(holder, key);
+}
+
+/* What a scan sees of an attribute's AnyValue (borrowed): its string when
+ * non-empty, else `present` (otlp_json.scan_any). */
+static PyObject *
+scan_any(Reader *self, PyObject *value)
+{
+    if (value != NULL && PyDict_Check(value)) {
+        PyObject *text = member(value, STRING_VALUE);
+        if (text != NULL && PyUnicode_Check(text) && PyUnicode_GET_LENGTH(text) > 0)
+            return text;
+        if (text == NULL && PyErr_Occurred())
+            return NULL;
+    }
+    return self->present;
+}
+
+static int
+read_body(Reader *self, Found *f, PyObject *record)
+{
+    PyObject *body = member(record, BODY);
+    if (body == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (body == Py_None)
+        return 0;
+    PyObject *seen = self->present;
+    if (PyDict_CheckExact(body)) {
+        /* otlp_json._body_value: the string when non-empty; nothing for an
+         * empty string or an empty AnyValue. */
+        PyObject *text = member(body, STRING_VALUE);
+        if (text == NULL && PyErr_Occurred())
+            return -1;
+        if (text != NULL && PyUnicode_CheckExact(text)) {
+            if (PyUnicode_GET_LENGTH(text) == 0)
+                return 0;
+            seen = text;
+        } else if (PyDict_GET_SIZE(body) == 0) {
+            return 0;
+        }
+    }
+    return scan_value(f, self->body, 0, seen);
+}
+
+static int
+read_getters(Reader *self, Found *f, PyObject *record)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->getters); i++) {
+        PyObject *getter = PyTuple_GET_ITEM(self->getters, i);
+        PyObject *value = PyObject_CallOneArg(PyTuple_GET_ITEM(getter, 0), record);
+        if (value == NULL)
+            return -1;
+        int result = value == Py_None ? 0 : scan_value(f, getter, 1, value);
+        Py_DECREF(value);
+        if (result < 0)
+            return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->multi); i++) {
+        PyObject *getter = PyTuple_GET_ITEM(self->multi, i);
+        PyObject *values = PyObject_CallOneArg(PyTuple_GET_ITEM(getter, 0), record);
+        if (values == NULL)
+            return -1;
+        PyObject *iterator = PyObject_GetIter(values);
+        Py_DECREF(values);
+        if (iterator == NULL)
+            return -1;
+        PyObject *value;
+        while ((value = PyIter_Next(iterator)) != NULL) {
+            int result = scan_value(f, getter, 1, value);
+            Py_DECREF(value);
+            if (result < 0) {
+                Py_DECREF(iterator);
+                return -1;
+            }
+        }
+        Py_DECREF(iterator);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
+/* The attributes some policy reads: only a key's first entry counts. Returns
+ * 1 when the record has more distinct read keys than MAX_KEYS (read it the
+ * usual way). */
+static int
+read_attributes(Reader *self, Found *f, PyObject *kvs)
+{
+    PyObject *met[MAX_KEYS];
+    int met_count = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kvs); i++) {
+        PyObject *kv = PyList_GET_ITEM(kvs, i);
+        if (!PyDict_CheckExact(kv))
+            continue;
+        PyObject *name = member(kv, KEY);
+        if (name == NULL || !PyUnicode_CheckExact(name)) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        PyObject *entry = PyDict_GetItemWithError(self->index, name);
+        if (entry == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        int seen = 0;
+        for (int m = 0; m < met_count && !seen; m++) {
+            seen = met[m] == name || PyUnicode_Compare(met[m], name) == 0;
+            if (!seen && PyErr_Occurred())
+                return -1;
+        }
+        if (seen)
+            continue;
+        if (met_count == MAX_KEYS)
+            return 1;
+        met[met_count++] = name; /* kv holds it for the rest of the call */
+        PyObject *value = member(kv, VALUE);
+        if (value == NULL && PyErr_Occurred())
+            return -1;
+        int result;
+        if (PyTuple_GET_ITEM(entry, 0) == Py_None) {
+            PyObject *hits = PyObject_CallFunctionObjArgs(
+                self->nested, PyTuple_GET_ITEM(entry, 1), value ? value : Py_None, NULL);
+            result = hits == NULL ? -1 : found_add(f, hits);
+        } else {
+            PyObject *seen_value = scan_any(self, value);
+            result = seen_value == NULL ? -1 : scan_value(f, entry, 0, seen_value);
+        }
+        if (result < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One record's hits (a new reference); Py_None (new) to read it the usual
+ * way; NULL on an error the caller passes on. */
+static PyObject *
+read_record(Reader *self, PyObject *record, PyObject *empty)
+{
+    if (!PyDict_CheckExact(record))
+        Py_RETURN_NONE;
+    Found f;
+    found_init(&f);
+    Py_ssize_t plain = PyTuple_GET_SIZE(self->plain);
+    if (self->body != NULL && read_body(self, &f, record) < 0)
+        goto failed;
+    for (Py_ssize_t i = 0; i < plain; i++) {
+        PyObject *field = PyTuple_GET_ITEM(self->plain, i);
+        PyObject *value = member(record, PyTuple_GET_ITEM(field, 0));
+        if (value == NULL) {
+            if (PyErr_Occurred())
+                goto failed;
+            continue;
+        }
+        if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0 &&
+            scan_value(&f, field, 1, value) < 0)
+            goto failed;
+    }
+    if (read_getters(self, &f, record) < 0)
+        goto failed;
+    if (self->attributes != NULL) {
+        PyObject *kvs;
+        if (PyUnicode_Check(self->attributes)) {
+            kvs = member(record, self->attributes);
+            if (kvs == NULL && PyErr_Occurred())
+                goto failed;
+            Py_XINCREF(kvs);
+        } else {
+            kvs = PyObject_CallOneArg(self->attributes, record);
+            if (kvs == NULL)
+                goto failed;
+        }
+        int result = 0;
+        if (kvs != NULL && PyList_CheckExact(kvs))
+            result = read_attributes(self, &f, kvs);
+        Py_XDECREF(kvs);
+        if (result < 0)
+            goto failed;
+        if (result > 0) {
+            found_clear(&f);
+            Py_RETURN_NONE;
+        }
+    }
+    return found_join(&f, empty);
+failed:
+    found_clear(&f);
+    return NULL;
+}
+
+/* read(records) -> list: per record its hits (a tuple), or None for a
+ * record to read the usual way. */
+static PyObject *
+Reader_read(Reader *self, PyObject *records)
+{
+    PyObject *fast = PySequence_Fast(records, "records must be a sequence");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyList_New(count);
+    PyObject *empty = PyTuple_New(0);
+    if (out == NULL || empty == NULL)
+        goto failed;
+    for (Py_ssize_t r = 0; r < count; r++) {
+        PyObject *hits = read_record(self, PySequence_Fast_GET_ITEM(fast, r), empty);
+        if (hits == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) /* KeyboardInterrupt, MemoryError */
+                goto failed;
+            PyErr_Clear();
+            hits = Py_None;
+            Py_INCREF(hits);
+        }
+        PyList_SET_ITEM(out, r, hits);
+    }
+    Py_DECREF(empty);
+    Py_DECREF(fast);
+    return out;
+failed:
+    Py_XDECREF(empty);
+    Py_XDECREF(out);
+    Py_DECREF(fast);
+    return NULL;
+}
+
+/* Whether every item of `items` is a tuple of `size` whose items from
+ * `scanner` on are a scanner: (callable, dict or None). */
+static int
+scanners_valid(PyObject *items, Py_ssize_t size, Py_ssize_t scanner)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *item = PyTuple_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != size ||
+            !PyCallable_Check(PyTuple_GET_ITEM(item, scanner)))
+            return 0;
+        PyObject *memo = PyTuple_GET_ITEM(item, scanner + 1);
+        if (memo != Py_None && !PyDict_Check(memo))
+            return 0;
+    }
+    return 1;
+}
+
+static int
+Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *body, *plain, *getters, *multi, *attributes, *index, *nested, *present;
+    static char *names[] = {"body",  "plain",  "getters", "multi", "attributes",
+                            "index", "nested", "present", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO!OO:Reader", names, &body,
+                                     &PyTuple_Type, &plain, &PyTuple_Type, &getters,
+                                     &PyTuple_Type, &multi, &attributes, &PyDict_Type, &index,
+                                     &nested, &present))
+        return -1;
+    PyObject *body_items = body == Py_None ? PyTuple_New(0) : PyTuple_Pack(1, body);
+    if (body_items == NULL)
+        return -1;
+    int valid = scanners_valid(body_items, 2, 0) && scanners_valid(plain, 3, 1) &&
+                scanners_valid(getters, 3, 1) && scanners_valid(multi, 3, 1) &&
+                PyCallable_Check(nested) &&
+                (attributes == Py_None || PyUnicode_Check(attributes) ||
+                 PyCallable_Check(attributes));
+    Py_DECREF(body_items);
+    for (Py_ssize_t i = 0; valid && i < PyTuple_GET_SIZE(plain); i++)
+        valid = PyUnicode_Check(PyTuple_GET_ITEM(PyTuple_GET_ITEM(plain, i), 0));
+    PyObject *key, *entry;
+    Py_ssize_t at = 0;
+    while (valid && PyDict_Next(index, &at, &key, &entry)) {
+        valid = PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2;
+        if (valid && PyTuple_GET_ITEM(entry, 0) != Py_None) {
+            PyObject *one = PyTuple_Pack(1, entry);
+            if (one == NULL)
+                return -1;
+            valid = scanners_valid(one, 2, 0);
+            Py_DECREF(one);
+        }
+    }
+    if (!valid) {
+        PyErr_SetString(PyExc_TypeError,
+                        "Reader(body, plain, getters, multi, attributes, index, nested, present): "
+                        "a scanner is (callable, dict or None)");
+        return -1;
+    }
+    Py_XSETREF(self->body, body == Py_None ? NULL : Py_NewRef(body));
+    Py_XSETREF(self->plain, Py_NewRef(plain));
+    Py_XSETREF(self->getters, Py_NewRef(getters));
+    Py_XSETREF(self->multi, Py_NewRef(multi));
+    Py_XSETREF(self->attributes, attributes == Py_None ? NULL : Py_NewRef(attributes));
+    Py_XSETREF(self->index, Py_NewRef(index));
+    Py_XSETREF(self->nested, Py_NewRef(nested));
+    Py_XSETREF(self->present, Py_NewRef(present));
+    return 0;
+}
+
+static void
+Reader_dealloc(Reader *self)
+{
+    Py_XDECREF(self->body);
+    Py_XDECREF(self->plain);
+    Py_XDECREF(self->getters);
+    Py_XDECREF(self->multi);
+    Py_XDECREF(self->attributes);
+    Py_XDECREF(self->index);
+    Py_XDECREF(self->nested);
+    Py_XDECREF(self->present);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+Reader_call_read(Reader *self, PyObject *records)
+{
+    if (self->plain == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
+        return NULL;
+    }
+    return Reader_read(self, records);
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"read", (PyCFunction)Reader_call_read, METH_O,
+     "read(records) -> list: each record's hits, or None to read it the usual way."},
+    {NULL},
+};
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "sluice.telemetry._jsonread.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_dealloc = (destructor)Reader_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reader(body, plain, getters, multi, attributes, index, nested, present)",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Reader_init,
+    .tp_methods = Reader_methods,
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "sluice.telemetry._jsonread",
+    .m_doc = "The scanned fields of OTLP JSON records, read in C a scope at a time.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__jsonread(void)
+{
+    BODY = PyUnicode_InternFromString("body");
+    STRING_VALUE = PyUnicode_InternFromString("stringValue");
+    KEY = PyUnicode_InternFromString("key");
+    VALUE = PyUnicode_InternFromString("value");
+    if (BODY == NULL || STRING_VALUE == NULL || KEY == NULL || VALUE == NULL)
+        return NULL;
+    if (PyType_Ready(&ReaderType) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&ReaderType);
+    if (PyModule_AddObject(module, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_KEYS", MAX_KEYS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,274 @@
+"""The OTLP JSON record reader in C (``_jsonread``) against the same reader in
+Python: for any record, of any shape, both find the same hits, or the C one
+leaves the record to the Python one (which then raises, or reads it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document, native
+from sluice.policy.view import FieldReader
+from sluice.telemetry.otlp_json import json_view
+from sluice.telemetry.reading import dictionary_of
+
+_jsonread = native.extension("sluice.telemetry._jsonread")
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+LOG_POLICIES: list[dict[str, Any]] = [
+    {"match": [{"log_field": "body", "regex": "drop-[0-9]+"}], "keep": "none"},
+    {"match": [{"log_field": "body", "exists": False}], "keep": "none"},
+    {"match": [{"log_field": "severity_text", "exact": "DEBUG"}], "keep": "none"},
+    {"match": [{"log_field": "event_name", "starts_with": "noise"}], "keep": "none"},
+    {"match": [{"log_field": "trace_id", "exact": TRACE}], "keep": "none"},
+    {"match": [{"log_attribute": "svc", "exact": "checkout"}], "keep": "none"},
+    {"match": [{"log_attribute": "n", "exists": True}], "keep": "none"},
+    # Two selectors under "http": the key's entry is a nested one.
+    {"match": [{"log_attribute": "http", "exists": True}], "keep": "all"},
+    {"match": [{"log_attribute": ["http", "route"], "starts_with": "/api"}], "keep": "none"},
+    {"match": [{"resource_attribute": "svc", "exact": "checkout"}], "keep": "none"},
+]
+TRACE_POLICIES: list[dict[str, Any]] = [
+    {"match": [{"trace_field": "name", "contains": "GET"}], "keep": {"percentage": 0}},
+    {"match": [{"span_attribute": "svc", "exact": "checkout"}], "keep": {"percentage": 0}},
+    {"match": [{"event_name": "exception"}], "keep": {"percentage": 0}},
+    {"match": [{"event_attribute": "kind", "exact": "fatal"}], "keep": {"percentage": 0}},
+    {"match": [{"link_trace_id": TRACE}], "keep": {"percentage": 0}},
+]
+METRIC_POLICIES: list[dict[str, Any]] = [
+    {"match": [{"metric_field": "name", "starts_with": "http."}], "keep": False},
+    {"match": [{"datapoint_attribute": "svc", "exact": "checkout"}], "keep": False},
+]
+KEY = {Signal.LOG: "log", Signal.TRACE: "trace", Signal.METRIC: "metric"}
+
+
+def record_reader(signal: Signal, policies: list[dict[str, Any]]) -> FieldReader:
+    docs = [{"id": f"p{i}", "name": "n", KEY[signal]: p} for i, p in enumerate(policies)]
+    snapshot = PolicySnapshot.compile(
+        load_document({"policies": docs}).policies, PolicyRuntime(clock=lambda: 0.0)
+    )
+    reader = snapshot._tables[signal].readers(json_view(signal))[2]
+    assert reader is not None
+    return reader
+
+
+LOG_READER = record_reader(Signal.LOG, LOG_POLICIES)
+TRACE_READER = record_reader(Signal.TRACE, TRACE_POLICIES)
+METRIC_READER = record_reader(Signal.METRIC, METRIC_POLICIES)
+
+
+def read_like_python(reader: FieldReader, records: list[Any]) -> list[tuple[int, ...] | None]:
+    """What the C reader gives each record, checked against the Python reader."""
+    found = reader.read_batch(records)  # type: ignore[attr-defined]
+    assert len(found) == len(records)
+    for record, hits in zip(records, found, strict=True):
+        try:
+            expected = reader(record)
+        except Exception:
+            assert hits is None, record  # the engine reads it again and counts it
+            continue
+        assert hits == expected, record
+    return found  # type: ignore[no-any-return]
+
+
+# -- records of any shape -------------------------------------------------------------
+
+WORDS = st.sampled_from(["", "checkout", "drop-42", "drop-", "/api/v1", "GET /x", "é", "DEBUG"])
+SCALARS = st.one_of(WORDS, st.integers(-3, 3), st.none(), st.booleans())
+
+
+def any_values(kvs: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.builds(lambda s: {"stringValue": s}, WORDS),
+        st.builds(lambda s: {"stringValue": s}, SCALARS),
+        st.just({}),
+        st.builds(lambda n: {"intValue": n}, st.integers(0, 99)),
+        st.builds(lambda inner: {"kvlistValue": {"values": inner}}, kvs),
+        SCALARS,
+    )
+
+
+def key_values() -> st.SearchStrategy[Any]:
+    names = st.one_of(st.sampled_from(["svc", "http", "route", "n", "other", "kind"]), SCALARS)
+
+    def entries(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        entry = st.one_of(
+            st.fixed_dictionaries({"key": names, "value": any_values(inner)}),
+            st.fixed_dictionaries({"key": names}),
+            st.fixed_dictionaries({"value": any_values(inner)}),
+            SCALARS,
+        )
+        return st.lists(entry, max_size=6)
+
+    return st.recursive(st.lists(st.nothing()), entries, max_leaves=12)
+
+
+ATTRIBUTES = st.one_of(key_values(), SCALARS)
+BODIES = st.one_of(any_values(key_values()), st.just({"stringValue": ""}))
+
+
+def optional(members: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({}, optional=members)
+
+
+LOG_RECORDS = st.one_of(
+    optional(
+        {
+            "body": BODIES,
+            "severityText": WORDS | SCALARS,
+            "eventName": st.sampled_from(["noise.tick", "login", ""]) | SCALARS,
+            "traceId": st.sampled_from([TRACE, "zz", TRACE.upper(), ""]) | SCALARS,
+            "attributes": ATTRIBUTES,
+        }
+    ),
+    SCALARS,
+    st.lists(SCALARS, max_size=2),
+)
+SPANS = optional(
+    {
+        "name": WORDS | SCALARS,
+        "attributes": ATTRIBUTES,
+        "events": st.lists(
+            optional({"name": st.sampled_from(["exception", "log"]), "attributes": ATTRIBUTES})
+            | SCALARS,
+            max_size=3,
+        )
+        | SCALARS,
+        "links": st.lists(optional({"traceId": st.sampled_from([TRACE, "00"])}), max_size=2),
+    }
+)
+METRICS = optional(
+    {
+        "name": st.sampled_from(["http.requests", "cpu"]) | SCALARS,
+        "gauge": optional({"dataPoints": st.lists(optional({"attributes": ATTRIBUTES}))}),
+        "sum": SCALARS,
+    }
+)
+
+
+def test_this_build_reads_json_records_in_c() -> None:
+    assert _jsonread is not None, "the _jsonread extension did not load"
+    assert hasattr(LOG_READER, "read_batch"), "the JSON record reader has no batch reading"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LOG_RECORDS, max_size=8))
+def test_any_log_record_is_read_like_the_python_reader(records: list[Any]) -> None:
+    read_like_python(LOG_READER, records)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(SPANS | SCALARS, max_size=6))
+def test_any_span_is_read_like_the_python_reader(records: list[Any]) -> None:
+    read_like_python(TRACE_READER, records)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(METRICS | SCALARS, max_size=6))
+def test_any_metric_is_read_like_the_python_reader(records: list[Any]) -> None:
+    read_like_python(METRIC_READER, records)
+
+
+def hits_of(reader: FieldReader, record: dict[str, Any]) -> tuple[int, ...]:
+    (found,) = read_like_python(reader, [record])
+    assert found is not None
+    return found
+
+
+def test_what_a_log_record_hits() -> None:
+    plain = {"body": {"stringValue": "hello"}, "severityText": "INFO"}
+    (present,) = hits_of(LOG_READER, plain)  # the body's exists condition
+    dropped = {"body": {"stringValue": "drop-7"}, "severityText": "DEBUG", "traceId": TRACE}
+    assert len(hits_of(LOG_READER, dropped)) == 4 and present in hits_of(LOG_READER, dropped)
+    first_counts = {
+        "body": {"stringValue": "x"},
+        "attributes": [
+            {"key": "svc", "value": {"stringValue": "other"}},
+            {"key": "svc", "value": {"stringValue": "checkout"}},
+        ],
+    }
+    assert hits_of(LOG_READER, first_counts) == (present,)
+    nested = {
+        "body": {"stringValue": "x"},
+        "attributes": [
+            {
+                "key": "http",
+                "value": {
+                    "kvlistValue": {"values": [{"key": "route", "value": {"stringValue": "/api"}}]}
+                },
+            }
+        ],
+    }
+    assert len(hits_of(LOG_READER, nested)) == 3  # and http exists, http.route starts_with
+
+
+def test_a_record_that_is_not_an_object_is_left_to_the_python_reader() -> None:
+    records: list[Any] = ["text", None, [1], {"body": {"stringValue": "drop-1"}}]
+    found = read_like_python(LOG_READER, records)
+    assert found[:3] == [None, None, None] and found[3]
+
+
+def test_more_read_keys_than_the_c_reader_tracks_are_left_to_the_python_reader() -> None:
+    assert _jsonread is not None
+    count = _jsonread.MAX_KEYS + 1
+    policies = [
+        {"match": [{"log_attribute": f"k{i}", "exact": "v"}], "keep": "none"} for i in range(count)
+    ]
+    reader = record_reader(Signal.LOG, policies)
+    many = {"attributes": [{"key": f"k{i}", "value": {"stringValue": "v"}} for i in range(count)]}
+    fewer = {"attributes": many["attributes"][:-1]}
+    assert reader.read_batch([many, fewer]) == [None, reader(fewer)]  # type: ignore[attr-defined]
+    assert len(reader(many)) == count
+
+
+def test_a_scan_that_raises_leaves_only_its_record() -> None:
+    def scan(value: Any) -> tuple[int, ...]:
+        if value == "boom":
+            raise ValueError("scan failed")
+        return (1,) if value == "hit" else ()
+
+    assert _jsonread is not None
+    reader = _jsonread.Reader(
+        None, (("severityText", scan, None),), (), (), None, {}, lambda *a: (), object()
+    )
+    records = [{"severityText": "hit"}, {"severityText": "boom"}, {"severityText": "no"}]
+    assert reader.read(records) == [(1,), None, ()]
+
+
+def test_a_remembered_answer_is_looked_up_and_a_miss_is_scanned() -> None:
+    class Remembered(dict[Any, tuple[int, ...]]):
+        def __missing__(self, value: Any) -> tuple[int, ...]:
+            calls.append(value)
+            return (9,)
+
+    calls: list[Any] = []
+    memo = Remembered({"known": (4,)})
+    assert dictionary_of(memo.__getitem__) is memo
+    assert dictionary_of(memo.get) is None  # type: ignore[arg-type]
+    assert dictionary_of(len) is None  # type: ignore[arg-type]
+
+    class Overridden(dict[Any, Any]):
+        def __getitem__(self, key: Any) -> Any:
+            return (0,)
+
+    assert dictionary_of(Overridden().__getitem__) is None
+    assert _jsonread is not None
+    reader = _jsonread.Reader(
+        None, (("severityText", memo.__getitem__, memo),), (), (), None, {}, lambda *a: (), object()
+    )
+    assert reader.read([{"severityText": "known"}, {"severityText": "new"}]) == [(4,), (9,)]
+    assert calls == ["new"]
+
+
+def test_the_reader_refuses_scanners_of_the_wrong_shape() -> None:
+    assert _jsonread is not None
+    with pytest.raises(TypeError, match="a scanner is"):
+        _jsonread.Reader(None, (("severityText", len),), (), (), None, {}, len, None)
+    with pytest.raises(TypeError, match="a scanner is"):
+        _jsonread.Reader(None, (), (), (), None, {"svc": (len, [])}, len, None)
+    with pytest.raises(RuntimeError, match="not initialized"):
+        _jsonread.Reader.__new__(_jsonread.Reader).read([])
