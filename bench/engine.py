@@ -59,7 +59,9 @@ from bench.workload import (
 from sluice.policy import PolicySnapshot, RecordView, Signal, load_document
 from sluice.policy.cache import CompileCache
 from sluice.telemetry.otlp_json import json_view
+from sluice.telemetry.otlp_lean import LEAN_LOG_VIEW
 from sluice.telemetry.otlp_proto import proto_view
+from sluice.telemetry.otlp_raw import LeanLogsRequest
 
 SEED = 20251121
 SIZES = (10, 100, 1_000, 10_000)
@@ -165,6 +167,12 @@ def _surviving_proto(batch: ExportLogsServiceRequest) -> list[str]:
     ]
 
 
+def _surviving_lean(batch: LeanLogsRequest) -> list[str]:
+    request = ExportLogsServiceRequest()
+    request.ParseFromString(batch.SerializeToString())
+    return _surviving_proto(request)
+
+
 @dataclass
 class Verification:
     match_rate: float = 0.0
@@ -182,8 +190,8 @@ def _counter_delta(snapshot: PolicySnapshot) -> dict[str, tuple[int, int]]:
 
 
 def verify(data: Dataset, document: JsonObj, budget: float) -> Verification:
-    """Evaluate every batch with the engine through the JSON and the protobuf views under a
-    keep mix of only ``all``/``none``, and as many batches as `budget` allows with the naive
+    """Evaluate every batch with the engine through the JSON, protobuf and lean views under
+    a keep mix of only ``all``/``none``, and as many batches as `budget` allows with the naive
     evaluator too. Per batch, the surviving records and the per-policy hit/miss counters
     must be the same for all of them."""
     snapshot = PolicySnapshot.compile(load_document(document).policies)
@@ -209,6 +217,15 @@ def verify(data: Dataset, document: JsonObj, budget: float) -> Verification:
                 f"batch {index}: JSON view dropped {outcome.dropped}, protobuf view dropped "
                 f"{proto_outcome.dropped}; counters differ for "
                 f"{_differing(json_counts, proto_counts)[:5]}"
+            )
+        lean = data.lean_batch(index)
+        lean_outcome = snapshot.evaluate(Signal.LOG, LEAN_LOG_VIEW, lean)
+        lean_counts = _counter_delta(snapshot)
+        if _surviving_lean(lean) != engine_kept or lean_counts != json_counts:
+            problems.append(
+                f"batch {index}: JSON view dropped {outcome.dropped}, lean view dropped "
+                f"{lean_outcome.dropped}; counters differ for "
+                f"{_differing(json_counts, lean_counts)[:5]}"
             )
         if index >= naive_batches:
             continue
@@ -321,6 +338,16 @@ def run_one(size: int, settings: Settings, seed: int) -> JsonObj:
         ),
     )
     log(f"[{size}] protobuf view {result['proto_rate']:,.0f} records/s")
+    result["lean_rate"] = best_rate(
+        settings.rounds,
+        lambda: timed_rate(
+            lambda b: _records(snapshot, LEAN_LOG_VIEW, b),
+            data.lean_batch,
+            settings.batches,
+            settings.min_seconds,
+        ),
+    )
+    log(f"[{size}] lean view {result['lean_rate']:,.0f} records/s")
     result["peak_rss_mib"] = peak_rss_mib()
 
     if size in BASELINE_SIZES:
@@ -366,13 +393,15 @@ def report(results: list[JsonObj], settings: Settings) -> str:
     """The Markdown tables: per size, naive baseline, targets."""
     by_size = {r["size"]: r for r in results}
     lines = [
-        "| policies | compile s | warm restart s | JSON rec/s | proto rec/s | peak RSS MiB | match rate |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| policies | compile s | warm restart s | JSON rec/s | proto rec/s | lean rec/s"
+        " | peak RSS MiB | match rate |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         lines.append(
             f"| {r['size']:,} | {r['compile_s']:.3f} | {r['warm_restart_s']:.3f} "
             f"| {_fmt(r.get('json_rate'), ',.0f')} | {_fmt(r.get('proto_rate'), ',.0f')} "
+            f"| {_fmt(r.get('lean_rate'), ',.0f')} "
             f"| {_fmt(r.get('peak_rss_mib'), '.0f')} | {r['match_rate']:.1%} |"
         )
     naive_rows = [r for r in results if "naive_rate" in r]
@@ -415,6 +444,10 @@ def report(results: list[JsonObj], settings: Settings) -> str:
     return "\n".join(lines)
 
 
+VIEWS = (("JSON", "json_rate"), ("protobuf", "proto_rate"), ("lean protobuf", "lean_rate"))
+"""The views timed, as the targets name them, with their result keys."""
+
+
 def _targets(by_size: dict[int, JsonObj]) -> list[tuple[str, str, str]]:
     def get(size: int, key: str) -> float | None:
         value = by_size.get(size, {}).get(key)
@@ -424,7 +457,7 @@ def _targets(by_size: dict[int, JsonObj]) -> list[tuple[str, str, str]]:
         return "n/a" if value is None else ("yes" if ok(value) else "**NO**")
 
     rows = []
-    for view, key in (("JSON", "json_rate"), ("protobuf", "proto_rate")):
+    for view, key in VIEWS:
         rate = get(1_000, key)
         rows.append(
             (
@@ -433,7 +466,7 @@ def _targets(by_size: dict[int, JsonObj]) -> list[tuple[str, str, str]]:
                 verdict(rate, lambda v: v >= TARGET_RATE_1000),
             )
         )
-    for view, key in (("JSON", "json_rate"), ("protobuf", "proto_rate")):
+    for view, key in VIEWS:
         big, small = get(10_000, key), get(10, key)
         ratio = big / small if big is not None and small else None
         rows.append(

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from bench import JsonObj
+from sluice.telemetry.otlp_raw import LeanLogsRequest
 
 RECORDS_PER_RESOURCE = 125
 RESOURCES_PER_BATCH = 8
@@ -457,6 +458,13 @@ class Dataset:
 
     def proto_batch(self, index: int) -> ExportLogsServiceRequest:
         request = ExportLogsServiceRequest()
+        request.ParseFromString(self.proto_blobs[index % self.batches])
+        return request
+
+    def lean_batch(self, index: int) -> LeanLogsRequest:
+        """The batch as Edge and the collector decode OTLP protobuf logs: each log
+        record kept as its wire bytes."""
+        request = LeanLogsRequest()
         request.ParseFromString(self.proto_blobs[index % self.batches])
         return request
 

@@ -491,6 +491,30 @@ def test_the_batch_reader_finds_what_the_record_reader_finds() -> None:
     assert reader.read_batch([KEEP]) == [reader(KEEP)] != [()]
 
 
+def test_a_batch_reader_takes_any_number_of_attribute_keys() -> None:
+    # Large policy sets read hundreds of attribute keys: the batch reader
+    # finds each record's keys by hash, whatever their number.
+    policies = [
+        {"match": [{"log_attribute": f"key.{i}", "exact": f"v{i % 7}"}], "keep": "none"}
+        for i in range(300)
+    ]
+    reader = record_reader(policies)
+    assert reader.batch is not None
+    records = [
+        sdk_record(
+            "m", "INFO", *(attribute(f"key.{i}", text(f"v{i % 7}")) for i in range(0, 300, 37))
+        ),
+        sdk_record("m", "INFO", attribute("key.5", text("other")), attribute("key.5", text("v5"))),
+        sdk_record("m", "INFO", attribute("key.300", text("v6")), attribute("key.299", text("v5"))),
+        sdk_record("m", "INFO", *(attribute(f"key.{i}", text("v0")) for i in range(250))),
+        KEEP,
+    ]
+    found = reader.read_batch(records)
+    assert found is not None
+    assert found == [reader(record) for record in records]
+    assert [len(hits or ()) for hits in found] == [9, 0, 1, 36, 0]
+
+
 def test_every_layout_is_decided_like_the_message_view_a_batch_at_a_time() -> None:
     for name, record in LAYOUTS.items():
         try:

@@ -30,7 +30,12 @@ enum {
     EVENT_NAME = 12,
 };
 
-#define MAX_KEYS 64
+/* A slot of the table of attribute keys read: open addressing on the key
+ * bytes' FNV-1a hash, `index` into Reader.keys (-1: empty). */
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t index;
+} KeySlot;
 
 typedef struct {
     PyObject_HEAD
@@ -39,10 +44,65 @@ typedef struct {
     PyObject *severity; /* callable(bytes) -> tuple, or NULL */
     PyObject *event;    /* callable(bytes) -> tuple, or NULL */
     PyObject *keys;     /* tuple of bytes: the attribute keys read */
+    KeySlot *slots;     /* the keys by hash: a power of two of them, at most half full */
+    size_t mask;        /* slot count - 1 */
     PyObject *attribute; /* callable(kv bytes) -> tuple, or NULL */
     PyObject *remembered; /* dict: kv bytes -> (key, tuple or None), or NULL */
     PyObject *empty;    /* () */
 } Reader;
+
+static uint64_t
+fnv1a(const unsigned char *data, Py_ssize_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (Py_ssize_t i = 0; i < size; i++)
+        hash = (hash ^ data[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+/* The index in `keys` of the key data[0:size], or -1. */
+static Py_ssize_t
+key_index(Reader *self, const unsigned char *data, Py_ssize_t size)
+{
+    uint64_t hash = fnv1a(data, size);
+    for (size_t at = (size_t)hash & self->mask;; at = (at + 1) & self->mask) {
+        KeySlot slot = self->slots[at];
+        if (slot.index < 0)
+            return -1;
+        if (slot.hash == hash) {
+            PyObject *key = PyTuple_GET_ITEM(self->keys, slot.index);
+            if (PyBytes_GET_SIZE(key) == size &&
+                memcmp(PyBytes_AS_STRING(key), data, (size_t)size) == 0)
+                return slot.index;
+        }
+    }
+}
+
+/* The slots of `keys` (bytes, distinct), or NULL with an exception set. */
+static KeySlot *
+key_slots(PyObject *keys, size_t *mask)
+{
+    size_t count = 8;
+    while (count < 2 * (size_t)PyTuple_GET_SIZE(keys))
+        count *= 2;
+    KeySlot *slots = PyMem_Malloc(count * sizeof(KeySlot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++)
+        slots[i] = (KeySlot){0, -1};
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(keys); k++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, k);
+        uint64_t hash = fnv1a((const unsigned char *)PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
+        size_t at = (size_t)hash & (count - 1);
+        while (slots[at].index >= 0)
+            at = (at + 1) & (count - 1);
+        slots[at] = (KeySlot){hash, k};
+    }
+    *mask = count - 1;
+    return slots;
+}
 
 static void
 Reader_dealloc(Reader *self)
@@ -51,6 +111,7 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->severity);
     Py_XDECREF(self->event);
     Py_XDECREF(self->keys);
+    PyMem_Free(self->slots);
     Py_XDECREF(self->attribute);
     Py_XDECREF(self->remembered);
     Py_XDECREF(self->empty);
@@ -88,16 +149,19 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     }
     memcpy(self->tags, tags.buf, 128);
     PyBuffer_Release(&tags);
-    if (PyTuple_GET_SIZE(keys) > MAX_KEYS) {
-        PyErr_Format(PyExc_ValueError, "at most %d attribute keys", MAX_KEYS);
-        return -1;
-    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); i++) {
         if (!PyBytes_Check(PyTuple_GET_ITEM(keys, i))) {
             PyErr_SetString(PyExc_TypeError, "keys must be bytes");
             return -1;
         }
     }
+    size_t mask;
+    KeySlot *slots = key_slots(keys, &mask);
+    if (slots == NULL)
+        return -1;
+    PyMem_Free(self->slots);
+    self->slots = slots;
+    self->mask = mask;
     Py_XSETREF(self->body, optional_callable(body));
     Py_XSETREF(self->severity, optional_callable(severity));
     Py_XSETREF(self->event, optional_callable(event));
@@ -308,24 +372,21 @@ read_record(Reader *self, PyObject *record)
         scan_span(&hits, self->event, NULL, data, walk.event) < 0)
         goto failed;
     if (walk.attribute_count) {
-        Py_ssize_t key_count = PyTuple_GET_SIZE(self->keys);
-        uint64_t met = 0; /* keys met: only a key's first entry counts */
+        Py_ssize_t met[MAX_ATTRIBUTES]; /* keys met: only a key's first entry counts */
+        int met_count = 0;
         for (int a = 0; a < walk.attribute_count; a++) {
             Span kv = walk.attributes[a];
             if (!sdk_layout(data, kv))
                 goto usual;
-            Py_ssize_t length = data[kv.start + 1];
-            const unsigned char *name = data + kv.start + 2;
-            Py_ssize_t k = 0;
-            for (; k < key_count; k++) {
-                PyObject *key = PyTuple_GET_ITEM(self->keys, k);
-                if (PyBytes_GET_SIZE(key) == length &&
-                    memcmp(PyBytes_AS_STRING(key), name, (size_t)length) == 0)
-                    break;
-            }
-            if (k == key_count || (met & (1ull << k)))
+            Py_ssize_t k = key_index(self, data + kv.start + 2, data[kv.start + 1]);
+            if (k < 0)
                 continue;
-            met |= 1ull << k;
+            int m = 0;
+            while (m < met_count && met[m] != k)
+                m++;
+            if (m < met_count)
+                continue;
+            met[met_count++] = k;
             if (scan_span(&hits, self->attribute, self->remembered, data, kv) < 0)
                 goto failed;
         }
@@ -344,6 +405,10 @@ failed:
 static PyObject *
 Reader_read(Reader *self, PyObject *records)
 {
+    if (self->keys == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
+        return NULL;
+    }
     PyObject *fast = PySequence_Fast(records, "records must be a sequence");
     if (fast == NULL)
         return NULL;
@@ -547,8 +612,7 @@ PyInit__lean(void)
     if (module == NULL)
         return NULL;
     Py_INCREF(&ReaderType);
-    if (PyModule_AddObject(module, "Reader", (PyObject *)&ReaderType) < 0 ||
-        PyModule_AddIntConstant(module, "MAX_KEYS", MAX_KEYS) < 0) {
+    if (PyModule_AddObject(module, "Reader", (PyObject *)&ReaderType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -2,7 +2,6 @@
 
 from collections.abc import Callable, Sequence
 
-MAX_KEYS: int
 _Scan = Callable[[bytes], tuple[int, ...]] | None
 
 class Reader:

@@ -265,8 +265,6 @@ class RecordReader:
             return None
         attributes = self.attributes
         keys = () if attributes is None else attributes.keys
-        if len(keys) > _lean.MAX_KEYS:
-            return None
         return _lean.Reader(
             _READABLE_TAGS,
             self.body,
