@@ -89,3 +89,58 @@ def test_scanner_with_duplicated_expressions_reports_every_pattern() -> None:
     scanner = FieldScanner(list(enumerate(specs)), None, None, memoize=False)
     assert sorted(scanner.compute(b"big boom")) == [0, 1]
     assert scanner.compute(b"quiet") == ()
+
+
+# Vectorscan 5.4.12 reads up to 63 bytes past the end of a short value
+# (VectorCamp/vectorscan#381): a value that ends just before an unmapped page
+# crashed the process. The child places each value there (a copy of a bytes
+# object at the end of a page whose next page is PROT_NONE) and scans it.
+GUARD_PAGE_SCAN = r"""
+import ctypes, mmap, sys
+from sluice.policy.model import MatchOp
+from sluice.policy.patterns import FieldScanner, PatternSpec
+
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PAGE = mmap.PAGESIZE
+base = libc.mmap(None, 2 * PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
+                 mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+assert libc.mprotect(base + PAGE, PAGE, 0) == 0  # PROT_NONE
+
+def ending_at(value, gap):
+    # bytes objects are 8-aligned; the copy's data ends `gap` bytes before the guard.
+    size = sys.getsizeof(value)
+    address = base + PAGE - gap - size
+    address -= address % 8
+    ctypes.memmove(address, id(value), size)
+    ctypes.c_ssize_t.from_address(address).value = 1 << 40  # never freed
+    return ctypes.cast(address, ctypes.py_object).value
+
+specs = [PatternSpec(MatchOp.REGEX, "timeout (after|in) [0-9]s$"),
+         PatternSpec(MatchOp.ENDS_WITH, "after 3s"), PatternSpec(MatchOp.CONTAINS, "k1x"),
+         PatternSpec(MatchOp.REGEX, "err-1-[0-9]+")]
+matcher = FieldScanner(list(enumerate(specs)), None, None, memoize=False)._native
+assert matcher is not None
+body = b"err-3-7 timeout after 3s"
+checked = 0
+for length in range(1, 80):
+    value = (body * 4)[-length:]
+    for gap in range(0, 72, 8):
+        placed = ending_at(value, gap)
+        assert placed == value
+        assert matcher.scan(placed) == matcher.scan(value), (length, gap)
+        del placed  # before the next copy overwrites it
+        checked += 1
+print(checked)
+"""
+
+
+def test_a_value_that_ends_before_an_unmapped_page_is_scanned_without_a_crash() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", GUARD_PAGE_SCAN], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(79 * 9)

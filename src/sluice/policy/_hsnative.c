@@ -16,6 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,10 @@ typedef struct {
     Shard *current;
     PyObject *pending;
     int failed;
+    /* A copy of a value that ends too close to a page boundary (see
+     * safe_to_scan), with OVERREAD bytes of slack after it (grown as needed). */
+    char *padded;
+    Py_ssize_t padded_size;
 } Matcher;
 
 static void
@@ -203,6 +208,7 @@ Matcher_dealloc(Matcher *self)
     if (self->scratch != NULL)
         hs.free_scratch(self->scratch);
     PyMem_Free(self->found);
+    PyMem_Free(self->padded);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -356,6 +362,29 @@ on_match(unsigned int local, unsigned long long from, unsigned long long to, uns
     return 0;
 }
 
+/* How far past the end of a block hs_scan may read. Vectorscan 5.4.12 (the
+ * libhs vectorgrep 1.2.0 ships) loads a whole vector from the block in the
+ * tail of shuftiDoubleExecReal (VectorCamp/vectorscan#381, after #325): with
+ * AVX-512 up to 63 bytes past the end of a block shorter than 64 bytes. Those
+ * bytes are ignored, but a block that ends that close to an unmapped page
+ * (the end of a pymalloc arena or of a malloc mmap, with the mapping above it
+ * freed) faults: SIGSEGV in avx512vbmi_hs_scan -> nfaExecMcClellan8_B ->
+ * run_accel -> shuftiDoubleExecReal<64>. */
+#define OVERREAD 64
+/* Pages are at least this large: a read that stays inside one of them stays
+ * inside one page whatever the real page size. */
+#define PAGE_FLOOR 4096
+
+/* Whether hs_scan may read data[:length] and OVERREAD bytes after it: true
+ * when those bytes lie in the page of the value's last byte, so mapped. */
+static int
+safe_to_scan(const char *data, Py_ssize_t length)
+{
+    uintptr_t end = (uintptr_t)data + (uintptr_t)length;
+    uintptr_t last = length > 0 ? end - 1 : end;
+    return last / PAGE_FLOOR == (end + OVERREAD - 1) / PAGE_FLOOR;
+}
+
 /* scan(data) -> tuple of the pattern ids that hit `data` (UTF-8 bytes),
  * database by database in match order. */
 static PyObject *
@@ -368,6 +397,22 @@ Matcher_scan(Matcher *self, PyObject *arg)
     if (length > 0xFFFFFFFFLL) {
         PyErr_SetString(PyExc_ValueError, "value too long to scan");
         return NULL;
+    }
+    if (!safe_to_scan(data, length)) {
+        /* About 1 value in 64 (64 of each page's 4096 end positions):
+         * scanned from a copy with readable slack after it. */
+        if (self->padded_size < length + OVERREAD) {
+            char *grown = PyMem_Realloc(self->padded, (size_t)(length + OVERREAD));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return NULL;
+            }
+            self->padded = grown;
+            self->padded_size = length + OVERREAD;
+        }
+        memcpy(self->padded, data, (size_t)length);
+        memset(self->padded + length, 0, OVERREAD);
+        data = self->padded;
     }
     self->found_len = 0;
     self->failed = 0;
