@@ -202,6 +202,10 @@ def verify(data: Dataset, document: JsonObj, budget: float) -> Verification:
     result = Verification(verified_batches=naive_batches)
     problems = result.problems
     matched = dropped = 0
+    others: list[tuple[str, RecordView, Callable[[int], Any], Callable[[Any], list[str]]]] = [
+        ("protobuf", pview, data.proto_batch, _surviving_proto),
+        ("lean", LEAN_LOG_VIEW, data.lean_batch, _surviving_lean),
+    ]
     for index in range(data.batches):
         batch = data.json_batch(index)
         outcome = snapshot.evaluate(Signal.LOG, jview, batch)
@@ -209,24 +213,16 @@ def verify(data: Dataset, document: JsonObj, budget: float) -> Verification:
         matched += outcome.records - outcome.no_match
         dropped += outcome.dropped
         engine_kept = _surviving_json(batch)
-        proto = data.proto_batch(index)
-        proto_outcome = snapshot.evaluate(Signal.LOG, pview, proto)
-        proto_counts = _counter_delta(snapshot)
-        if _surviving_proto(proto) != engine_kept or proto_counts != json_counts:
-            problems.append(
-                f"batch {index}: JSON view dropped {outcome.dropped}, protobuf view dropped "
-                f"{proto_outcome.dropped}; counters differ for "
-                f"{_differing(json_counts, proto_counts)[:5]}"
-            )
-        lean = data.lean_batch(index)
-        lean_outcome = snapshot.evaluate(Signal.LOG, LEAN_LOG_VIEW, lean)
-        lean_counts = _counter_delta(snapshot)
-        if _surviving_lean(lean) != engine_kept or lean_counts != json_counts:
-            problems.append(
-                f"batch {index}: JSON view dropped {outcome.dropped}, lean view dropped "
-                f"{lean_outcome.dropped}; counters differ for "
-                f"{_differing(json_counts, lean_counts)[:5]}"
-            )
+        for name, view, fresh, surviving in others:
+            other = fresh(index)
+            other_outcome = snapshot.evaluate(Signal.LOG, view, other)
+            other_counts = _counter_delta(snapshot)
+            if surviving(other) != engine_kept or other_counts != json_counts:
+                problems.append(
+                    f"batch {index}: JSON view dropped {outcome.dropped}, {name} view dropped "
+                    f"{other_outcome.dropped}; counters differ for "
+                    f"{_differing(json_counts, other_counts)[:5]}"
+                )
         if index >= naive_batches:
             continue
         batch = data.json_batch(index)
