@@ -341,6 +341,10 @@ failed:
 static PyObject *
 Reader_read(Reader *self, PyObject *records)
 {
+    if (self->plain == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
+        return NULL;
+    }
     PyObject *fast = PySequence_Fast(records, "records must be a sequence");
     if (fast == NULL)
         return NULL;
@@ -370,20 +374,25 @@ failed:
     return NULL;
 }
 
-/* Whether every item of `items` is a tuple of `size` whose items from
- * `scanner` on are a scanner: (callable, dict or None). */
+/* Whether `item` is a tuple of `size` whose items from `scanner` on are a
+ * scanner: (callable, dict or None). */
+static int
+scanner_valid(PyObject *item, Py_ssize_t size, Py_ssize_t scanner)
+{
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != size ||
+        !PyCallable_Check(PyTuple_GET_ITEM(item, scanner)))
+        return 0;
+    PyObject *memo = PyTuple_GET_ITEM(item, scanner + 1);
+    return memo == Py_None || PyDict_Check(memo);
+}
+
+/* Whether every item of `items` is a scanner_valid() one. */
 static int
 scanners_valid(PyObject *items, Py_ssize_t size, Py_ssize_t scanner)
 {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++) {
-        PyObject *item = PyTuple_GET_ITEM(items, i);
-        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != size ||
-            !PyCallable_Check(PyTuple_GET_ITEM(item, scanner)))
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
+        if (!scanner_valid(PyTuple_GET_ITEM(items, i), size, scanner))
             return 0;
-        PyObject *memo = PyTuple_GET_ITEM(item, scanner + 1);
-        if (memo != Py_None && !PyDict_Check(memo))
-            return 0;
-    }
     return 1;
 }
 
@@ -398,29 +407,18 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
                                      &PyTuple_Type, &multi, &attributes, &PyDict_Type, &index,
                                      &nested, &present))
         return -1;
-    PyObject *body_items = body == Py_None ? PyTuple_New(0) : PyTuple_Pack(1, body);
-    if (body_items == NULL)
-        return -1;
-    int valid = scanners_valid(body_items, 2, 0) && scanners_valid(plain, 3, 1) &&
+    int valid = (body == Py_None || scanner_valid(body, 2, 0)) && scanners_valid(plain, 3, 1) &&
                 scanners_valid(getters, 3, 1) && scanners_valid(multi, 3, 1) &&
                 PyCallable_Check(nested) &&
                 (attributes == Py_None || PyUnicode_Check(attributes) ||
                  PyCallable_Check(attributes));
-    Py_DECREF(body_items);
     for (Py_ssize_t i = 0; valid && i < PyTuple_GET_SIZE(plain); i++)
         valid = PyUnicode_Check(PyTuple_GET_ITEM(PyTuple_GET_ITEM(plain, i), 0));
     PyObject *key, *entry;
     Py_ssize_t at = 0;
-    while (valid && PyDict_Next(index, &at, &key, &entry)) {
-        valid = PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2;
-        if (valid && PyTuple_GET_ITEM(entry, 0) != Py_None) {
-            PyObject *one = PyTuple_Pack(1, entry);
-            if (one == NULL)
-                return -1;
-            valid = scanners_valid(one, 2, 0);
-            Py_DECREF(one);
-        }
-    }
+    while (valid && PyDict_Next(index, &at, &key, &entry)) /* (scan, memo) or (None, entries) */
+        valid = PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
+                (PyTuple_GET_ITEM(entry, 0) == Py_None || scanner_valid(entry, 2, 0));
     if (!valid) {
         PyErr_SetString(PyExc_TypeError,
                         "Reader(body, plain, getters, multi, attributes, index, nested, present): "
@@ -452,18 +450,8 @@ Reader_dealloc(Reader *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *
-Reader_call_read(Reader *self, PyObject *records)
-{
-    if (self->plain == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
-        return NULL;
-    }
-    return Reader_read(self, records);
-}
-
 static PyMethodDef Reader_methods[] = {
-    {"read", (PyCFunction)Reader_call_read, METH_O,
+    {"read", (PyCFunction)Reader_read, METH_O,
      "read(records) -> list: each record's hits, or None to read it the usual way."},
     {NULL},
 };
