@@ -16,7 +16,7 @@ want="$(
   {
     echo "pure=${SLUICE_PURE_PYTHON:-0}"
     cat requirements.lock requirements-dev.lock pyproject.toml setup.py
-    find src \( -name '*.py' -o -name '*.c' \) -print0 | sort -z | xargs -0 sha256sum
+    find src \( -name '*.py' -o -name '*.c' -o -name '*.h' \) -print0 | sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1
 )"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x .venv/bin/sluice ]; then

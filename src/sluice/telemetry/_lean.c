@@ -6,7 +6,9 @@
  * records in the layout SDKs write: the walk over the record's fields, the
  * body's string, and which attributes a policy reads. What a value hits is
  * still answered by the scanners (Python callables, memoized): only values
- * some policy reads cross into Python. A record outside that layout (a field
+ * some policy reads cross into Python, and an attribute's answer is
+ * remembered here, by its wire bytes, so that a value seen before costs a
+ * hash and a compare. A record outside that layout (a field
  * written twice, a body that is not a plain string, an attribute not written
  * key first) gets None, and the caller reads it the usual way; so does a
  * record whose scan raised (the usual way raises it again, where the engine
@@ -20,6 +22,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_found.h"
 
 enum {
     SEVERITY_TEXT = 3,
@@ -37,6 +41,145 @@ typedef struct {
     Py_ssize_t index;
 } KeySlot;
 
+/* What `attribute` answered for the attributes read so far, by their wire
+ * bytes. Open addressing on a seeded hash, probing at most MEMO_PROBES slots:
+ * a value whose probe run is full is answered by a call (and takes its first
+ * slot), so no choice of values costs more than that. The table grows to
+ * MEMO_SLOTS and is emptied when half of that is taken, as the scanners'
+ * memos are (patterns.MEMO_LIMIT). */
+#define MEMO_PROBES 8
+#define MEMO_FIRST_SLOTS 64
+#define MEMO_SLOTS 4096
+
+typedef struct {
+    uint64_t hash;
+    PyObject *kv;    /* bytes, or NULL for an empty slot */
+    PyObject *found; /* tuple */
+} MemoSlot;
+
+typedef struct {
+    MemoSlot *slots;
+    size_t mask; /* slot count - 1 (when slots) */
+    Py_ssize_t count;
+} Memo;
+
+static uint64_t memo_seed;
+
+/* A hash of data[0:size] under memo_seed, eight bytes at a time. */
+static uint64_t
+memo_hash(const unsigned char *data, Py_ssize_t size)
+{
+    uint64_t hash = memo_seed ^ ((uint64_t)size * 0x9E3779B97F4A7C15ull);
+    while (size >= 8) {
+        uint64_t word;
+        memcpy(&word, data, 8);
+        hash = (hash ^ word) * 0xFF51AFD7ED558CCDull;
+        hash ^= hash >> 32;
+        data += 8;
+        size -= 8;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, data, (size_t)size);
+    hash = (hash ^ tail) * 0xC4CEB9FE1A85EC53ull;
+    return hash ^ (hash >> 29);
+}
+
+static void
+memo_clear(Memo *memo)
+{
+    if (memo->slots == NULL)
+        return;
+    for (size_t i = 0; i <= memo->mask; i++) {
+        Py_CLEAR(memo->slots[i].kv);
+        Py_CLEAR(memo->slots[i].found);
+    }
+    memo->count = 0;
+}
+
+static void
+memo_free(Memo *memo)
+{
+    memo_clear(memo);
+    PyMem_Free(memo->slots);
+    memo->slots = NULL;
+}
+
+/* The remembered answer for data[0:size] (borrowed), or NULL. */
+static PyObject *
+memo_get(Memo *memo, uint64_t hash, const unsigned char *data, Py_ssize_t size)
+{
+    if (memo->slots == NULL)
+        return NULL;
+    for (size_t probe = 0, at = (size_t)hash; probe < MEMO_PROBES; probe++, at++) {
+        MemoSlot *slot = &memo->slots[at & memo->mask];
+        if (slot->kv == NULL)
+            return NULL;
+        if (slot->hash == hash && PyBytes_GET_SIZE(slot->kv) == size &&
+            memcmp(PyBytes_AS_STRING(slot->kv), data, (size_t)size) == 0)
+            return slot->found;
+    }
+    return NULL;
+}
+
+/* Places an entry whose references the table takes: the first empty slot of
+ * its run, else the run's first slot (whose entry is dropped). */
+static void
+memo_place(Memo *memo, uint64_t hash, PyObject *kv, PyObject *found)
+{
+    MemoSlot *home = &memo->slots[hash & memo->mask];
+    for (size_t probe = 0, at = (size_t)hash; probe < MEMO_PROBES; probe++, at++) {
+        MemoSlot *slot = &memo->slots[at & memo->mask];
+        if (slot->kv == NULL) {
+            *slot = (MemoSlot){hash, kv, found};
+            memo->count++;
+            return;
+        }
+    }
+    Py_DECREF(home->kv);
+    Py_DECREF(home->found);
+    *home = (MemoSlot){hash, kv, found};
+}
+
+/* A table of `count` slots with what `memo` holds (entries whose runs are
+ * full are dropped); 0, or -1 with MemoryError set. */
+static int
+memo_resize(Memo *memo, size_t count)
+{
+    MemoSlot *slots = PyMem_Calloc(count, sizeof(MemoSlot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Memo old = *memo;
+    *memo = (Memo){slots, count - 1, 0};
+    if (old.slots != NULL) {
+        for (size_t i = 0; i <= old.mask; i++)
+            if (old.slots[i].kv != NULL)
+                memo_place(memo, old.slots[i].hash, old.slots[i].kv, old.slots[i].found);
+        PyMem_Free(old.slots);
+    }
+    return 0;
+}
+
+/* Remembers `found` (borrowed) as the answer for data[0:size]. */
+static int
+memo_put(Memo *memo, uint64_t hash, const unsigned char *data, Py_ssize_t size, PyObject *found)
+{
+    size_t slots = memo->slots == NULL ? 0 : memo->mask + 1;
+    if (2 * (size_t)(memo->count + 1) > slots) {
+        if (slots == MEMO_SLOTS)
+            memo_clear(memo);
+        else if (memo_resize(memo, slots == 0 ? MEMO_FIRST_SLOTS : 2 * slots) < 0)
+            return -1;
+    }
+    PyObject *kv = PyBytes_FromStringAndSize((const char *)data, size);
+    if (kv == NULL)
+        return -1;
+    Py_INCREF(found);
+    memo_place(memo, hash, kv, found);
+    return 0;
+}
+
 typedef struct {
     PyObject_HEAD
     unsigned char tags[128];
@@ -47,7 +190,7 @@ typedef struct {
     KeySlot *slots;     /* the keys by hash: a power of two of them, at most half full */
     size_t mask;        /* slot count - 1 */
     PyObject *attribute; /* callable(kv bytes) -> tuple, or NULL */
-    PyObject *remembered; /* dict: kv bytes -> (key, tuple or None), or NULL */
+    Memo memo;          /* attribute kv bytes -> what `attribute` answered */
     PyObject *empty;    /* () */
 } Reader;
 
@@ -113,7 +256,7 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->keys);
     PyMem_Free(self->slots);
     Py_XDECREF(self->attribute);
-    Py_XDECREF(self->remembered);
+    memo_free(&self->memo);
     Py_XDECREF(self->empty);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -131,17 +274,12 @@ static int
 Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
 {
     Py_buffer tags;
-    PyObject *body, *severity, *event, *keys, *attribute, *remembered = Py_None;
-    static char *names[] = {"tags",      "body",       "severity_text", "event_name", "keys",
-                            "attribute", "remembered", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O|O", names, &tags, &body, &severity,
-                                     &event, &PyTuple_Type, &keys, &attribute, &remembered))
+    PyObject *body, *severity, *event, *keys, *attribute;
+    static char *names[] = {"tags", "body", "severity_text", "event_name", "keys", "attribute",
+                            NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O", names, &tags, &body, &severity,
+                                     &event, &PyTuple_Type, &keys, &attribute))
         return -1;
-    if (remembered != Py_None && !PyDict_Check(remembered)) {
-        PyBuffer_Release(&tags);
-        PyErr_SetString(PyExc_TypeError, "remembered must be a dict or None");
-        return -1;
-    }
     if (tags.len != 128) {
         PyBuffer_Release(&tags);
         PyErr_SetString(PyExc_ValueError, "tags must be 128 bytes");
@@ -168,7 +306,7 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     Py_INCREF(keys);
     Py_XSETREF(self->keys, keys);
     Py_XSETREF(self->attribute, optional_callable(attribute));
-    Py_XSETREF(self->remembered, optional_callable(remembered));
+    memo_clear(&self->memo); /* answers of the scan it had */
     if (self->empty == NULL && (self->empty = PyTuple_New(0)) == NULL)
         return -1;
     return 0;
@@ -192,34 +330,10 @@ typedef struct {
     Py_ssize_t start, end;
 } Span;
 
-/* Append `found` (a tuple) to *hits, a new tuple; 0 or -1. */
+/* Adds to `f` what scan(raw[span]) finds (nothing for an absent or empty
+ * field). */
 static int
-extend(PyObject **hits, PyObject *found)
-{
-    if (!PyTuple_Check(found)) {
-        PyErr_SetString(PyExc_TypeError, "a scan must return a tuple");
-        return -1;
-    }
-    if (PyTuple_GET_SIZE(found) == 0)
-        return 0;
-    if (PyTuple_GET_SIZE(*hits) == 0) {
-        Py_INCREF(found);
-        Py_SETREF(*hits, found);
-        return 0;
-    }
-    PyObject *joined = PySequence_Concat(*hits, found);
-    if (joined == NULL)
-        return -1;
-    Py_SETREF(*hits, joined);
-    return 0;
-}
-
-/* *hits extended by scan(raw[span]) (nothing for an absent or empty field).
- * With `remembered` (a dict: value bytes -> (key, ids or None)), what it
- * holds for the value answers without the call. */
-static int
-scan_span(PyObject **hits, PyObject *scan, PyObject *remembered, const unsigned char *data,
-          Span span)
+scan_span(Found *f, PyObject *scan, const unsigned char *data, Span span)
 {
     if (scan == NULL || span.end <= span.start)
         return 0;
@@ -227,25 +341,37 @@ scan_span(PyObject **hits, PyObject *scan, PyObject *remembered, const unsigned 
                                                 span.end - span.start);
     if (value == NULL)
         return -1;
-    if (remembered != NULL) {
-        PyObject *known = PyDict_GetItemWithError(remembered, value); /* borrowed */
-        if (known != NULL && PyTuple_Check(known) && PyTuple_GET_SIZE(known) == 2) {
-            Py_DECREF(value);
-            PyObject *found = PyTuple_GET_ITEM(known, 1);
-            return found == Py_None ? 0 : extend(hits, found);
-        }
-        if (PyErr_Occurred()) {
-            Py_DECREF(value);
-            return -1;
-        }
-    }
     PyObject *found = PyObject_CallOneArg(scan, value);
+    Py_DECREF(value);
+    return found == NULL ? -1 : found_add(f, found);
+}
+
+/* Adds to `f` what the attribute at data[kv] hits: its remembered answer, or
+ * the attribute scan's (then remembered). */
+static int
+scan_attribute(Reader *self, Found *f, const unsigned char *data, Span kv)
+{
+    const unsigned char *at = data + kv.start;
+    Py_ssize_t size = kv.end - kv.start;
+    uint64_t hash = memo_hash(at, size);
+    PyObject *found = memo_get(&self->memo, hash, at, size);
+    if (found != NULL) {
+        Py_INCREF(found);
+        return found_add(f, found);
+    }
+    PyObject *value = PyBytes_FromStringAndSize((const char *)at, size);
+    if (value == NULL)
+        return -1;
+    found = PyObject_CallOneArg(self->attribute, value);
     Py_DECREF(value);
     if (found == NULL)
         return -1;
-    int result = extend(hits, found);
-    Py_DECREF(found);
-    return result;
+    /* The call may have run other readers of this table: memo_put probes afresh. */
+    if (PyTuple_CheckExact(found) && memo_put(&self->memo, hash, at, size, found) < 0) {
+        Py_DECREF(found);
+        return -1;
+    }
+    return found_add(f, found);
 }
 
 /* Whether the KeyValue at `kv` is written as otlp_raw.split_kv reads it: key
@@ -353,8 +479,8 @@ read_record(Reader *self, PyObject *record)
         Py_RETURN_NONE;
     Span body = walk.body;
 
-    PyObject *hits = self->empty;
-    Py_INCREF(hits);
+    Found f;
+    found_init(&f);
     if (self->body != NULL && body.start >= 0) {
         /* The AnyValue must be a string_value alone; anything else is read
          * the usual way. */
@@ -365,11 +491,11 @@ read_record(Reader *self, PyObject *record)
         int64_t length = read_varint(data, &at, body.end);
         if (length < 0 || at + length != body.end)
             goto usual;
-        if (scan_span(&hits, self->body, NULL, data, (Span){at, body.end}) < 0)
+        if (scan_span(&f, self->body, data, (Span){at, body.end}) < 0)
             goto failed;
     }
-    if (scan_span(&hits, self->severity, NULL, data, walk.severity) < 0 ||
-        scan_span(&hits, self->event, NULL, data, walk.event) < 0)
+    if (scan_span(&f, self->severity, data, walk.severity) < 0 ||
+        scan_span(&f, self->event, data, walk.event) < 0)
         goto failed;
     if (walk.attribute_count) {
         Py_ssize_t met[MAX_ATTRIBUTES]; /* keys met: only a key's first entry counts */
@@ -387,16 +513,16 @@ read_record(Reader *self, PyObject *record)
             if (m < met_count)
                 continue;
             met[met_count++] = k;
-            if (scan_span(&hits, self->attribute, self->remembered, data, kv) < 0)
+            if (scan_attribute(self, &f, data, kv) < 0)
                 goto failed;
         }
     }
-    return hits;
+    return found_join(&f, self->empty);
 usual:
-    Py_DECREF(hits);
+    found_clear(&f);
     Py_RETURN_NONE;
 failed:
-    Py_DECREF(hits);
+    found_clear(&f);
     return NULL;
 }
 
@@ -589,7 +715,7 @@ static PyTypeObject ReaderType = {
     .tp_basicsize = sizeof(Reader),
     .tp_dealloc = (destructor)Reader_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute, remembered=None)",
+    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute)",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_methods = Reader_methods,
@@ -608,6 +734,15 @@ PyInit__lean(void)
 {
     if (PyType_Ready(&ReaderType) < 0)
         return NULL;
+    /* A seed no sender can know, so that no choice of attribute values makes
+     * long probe runs on purpose. */
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *seed = os == NULL ? NULL : PyObject_CallMethod(os, "urandom", "i", 8);
+    Py_XDECREF(os);
+    if (seed == NULL)
+        return NULL;
+    memcpy(&memo_seed, PyBytes_AS_STRING(seed), sizeof memo_seed);
+    Py_DECREF(seed);
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;

@@ -13,6 +13,5 @@ class Reader:
         event_name: _Scan,
         keys: tuple[bytes, ...],
         attribute: _Scan,
-        remembered: dict[bytes, tuple[bytes, tuple[int, ...] | None]] | None = None,
     ) -> None: ...
     def read(self, records: Sequence[bytes]) -> list[tuple[int, ...] | None]: ...

@@ -272,7 +272,6 @@ class RecordReader:
             self.event_name,
             keys,
             None if attributes is None else attributes.found,
-            None if attributes is None else attributes.memo,
         )
 
     def read_batch(self, records: Sequence[bytes]) -> list[tuple[int, ...] | None] | None:
