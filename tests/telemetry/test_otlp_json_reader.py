@@ -270,5 +270,64 @@ def test_the_reader_refuses_scanners_of_the_wrong_shape() -> None:
         _jsonread.Reader(None, (("severityText", len),), (), (), None, {}, len, None)
     with pytest.raises(TypeError, match="a scanner is"):
         _jsonread.Reader(None, (), (), (), None, {"svc": (len, [])}, len, None)
+    with pytest.raises(TypeError, match="an index key a str"):
+        _jsonread.Reader(None, (), (), (), None, {1: (len, None)}, len, None)
     with pytest.raises(RuntimeError, match="not initialized"):
         _jsonread.Reader.__new__(_jsonread.Reader).read([])
+
+
+def test_an_attribute_answer_is_scanned_once_per_key_and_value() -> None:
+    calls: list[tuple[str, Any]] = []
+
+    def scanner(key: str, hit: str) -> Any:
+        def scan(value: Any) -> tuple[int, ...]:
+            calls.append((key, value))
+            return (1,) if value == hit else ()
+
+        return scan
+
+    assert _jsonread is not None
+    index = {"a": (scanner("a", "x"), None), "b": (scanner("b", "y"), None)}
+    reader = _jsonread.Reader(None, (), (), (), "attributes", index, lambda *a: (), object())
+
+    def record(**attributes: str) -> dict[str, Any]:
+        kvs = [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()]
+        return {"attributes": kvs}
+
+    records = [record(a="x", b="x"), record(a="x", b="y"), record(b="x", a="y"), record(a="x")]
+    assert reader.read(records) == [(1,), (1, 1), (), (1,)]
+    # Each (key, value) is scanned once; the same text under another key is not the same answer.
+    assert sorted(calls) == [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]
+
+
+def test_remembered_attribute_answers_are_those_of_a_fresh_read() -> None:
+    # Keys and values of every str width (one, two and four bytes a character)
+    # whose stored bytes coincide across widths: "\x00\x01" and "\u0100" are the
+    # bytes 00 01 at widths 1 and 2. 6,000 distinct values, read three times in
+    # batches of 500, take the remembered answers through growth and restarts.
+    policies = [
+        {"match": [{"log_attribute": "user", "regex": "^u-1"}], "keep": "none"},
+        {"match": [{"log_attribute": "user", "exact": "\x00\x01"}], "keep": "none"},
+        {"match": [{"log_attribute": "user", "exact": "\u0100"}], "keep": "all"},
+        {"match": [{"log_attribute": "ключ", "regex": "^з"}], "keep": "none"},
+        {"match": [{"log_attribute": "😀", "exists": True}], "keep": "none"},
+    ]
+    reader = record_reader(Signal.LOG, policies)
+    values = ["\x00\x01", "\u0100", "з-1", "😀", "u-1é"]
+    records = [
+        {
+            "attributes": [
+                {"key": "user", "value": {"stringValue": f"u-{i}" if i % 7 else values[i % 5]}},
+                {"key": "ключ", "value": {"stringValue": values[i % 5]}},
+                {"key": "😀", "value": {"stringValue": values[(i + 1) % 5]}},
+                {"key": "user", "value": {"stringValue": "u-1"}},  # not the first entry
+            ]
+        }
+        for i in range(6000)
+    ]
+    expected = [reader(record) for record in records]
+    assert len({hits for hits in expected}) > 3  # the answers are not all alike
+    for _ in range(3):
+        for start in range(0, len(records), 500):
+            found = reader.read_batch(records[start : start + 500])  # type: ignore[attr-defined]
+            assert found == expected[start : start + 500], start

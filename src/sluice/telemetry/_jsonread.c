@@ -7,18 +7,46 @@
  * it is given, and the attributes some policy reads (one walk of the list,
  * only a key's first entry counts). What a value hits is still answered by
  * the scanners (Python callables); a scanner that remembers its answers in a
- * dict is looked up there first, without a call. Nested attribute paths go to
- * a Python function. A record that is not a dict, one with more distinct read
- * keys than MAX_KEYS, or one where a getter or scan raised gets None: the
- * caller reads it the usual way (which raises again, where the engine counts
- * it).
+ * dict is looked up there first, without a call. The attribute keys read are
+ * found in a hash table of their own, and what a key's value hit is
+ * remembered here (_memo.h). Nested attribute paths go to a Python function.
+ * A record that is not a dict, one with more distinct read keys than
+ * MAX_KEYS, or one where a getter or scan raised gets None: the caller reads
+ * it the usual way (which raises again, where the engine counts it).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include "_found.h"
+#include "_memo.h"
 
 #define MAX_KEYS 64
+
+/* A slot of the table of attribute keys read: `index` into Reader.keys (-1:
+ * empty). */
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t index;
+} KeySlot;
+
+/* A str's hash for the key table and the memo: over its characters as stored
+ * (a str is stored at the narrowest width its characters fit, so equal strs
+ * have equal bytes), with the width in the tag. */
+static inline uint64_t
+text_hash(Py_ssize_t tag, PyObject *text)
+{
+    int kind = PyUnicode_KIND(text);
+    return memo_hash(tag * 8 + kind, PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text) * kind);
+}
+
+static inline int
+same_text(PyObject *a, PyObject *b)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
+    int kind = PyUnicode_KIND(a);
+    return a == b || (length == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
+                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)(length * kind)) == 0);
+}
 
 typedef struct {
     PyObject_HEAD
@@ -28,7 +56,11 @@ typedef struct {
     PyObject *multi;      /* tuple of (getter of a list, scan, memo or None) */
     PyObject *attributes; /* str: the record's key of its attribute list; a
                              callable(record) -> list; or NULL */
-    PyObject *index;      /* dict: key -> (scan, memo or None) or (None, entries) */
+    PyObject *keys;       /* tuple of str: the attribute keys read */
+    PyObject *entries;    /* tuple: each key's (scan, memo or None) or (None, entries) */
+    KeySlot *slots;       /* the keys by hash: a power of two of them, at most half full */
+    size_t mask;          /* slot count - 1 */
+    Memo memo;            /* (key, value) -> what the key's scan answered */
     PyObject *nested;     /* callable(entries, value) -> tuple */
     PyObject *present;    /* what a scan sees of a value with no string */
 } Reader;
@@ -36,22 +68,28 @@ typedef struct {
 /* The interned member names read on every record. */
 static PyObject *BODY, *STRING_VALUE, *KEY, *VALUE;
 
-/* Adds what `scanner` (scan, memo or None, at `offset` in its tuple) finds in
- * `value`: the memo's answer when it has one, else the scan's. */
-static int
-scan_value(Found *f, PyObject *scanner, Py_ssize_t offset, PyObject *value)
+/* What `scanner` (scan, memo or None, at `offset` in its tuple) finds in
+ * `value` (a new reference): the memo's answer when it has one, else the
+ * scan's. */
+static PyObject *
+answer(PyObject *scanner, Py_ssize_t offset, PyObject *value)
 {
     PyObject *memo = PyTuple_GET_ITEM(scanner, offset + 1);
     if (memo != Py_None) {
         PyObject *known = PyDict_GetItemWithError(memo, value); /* borrowed */
-        if (known != NULL) {
-            Py_INCREF(known);
-            return found_add(f, known);
-        }
+        if (known != NULL)
+            return Py_NewRef(known);
         if (PyErr_Occurred())
-            return -1;
+            return NULL;
     }
-    PyObject *hits = PyObject_CallOneArg(PyTuple_GET_ITEM(scanner, offset), value);
+    return PyObject_CallOneArg(PyTuple_GET_ITEM(scanner, offset), value);
+}
+
+/* Adds to `f` what `scanner` finds in `value` (see answer()). */
+static int
+scan_value(Found *f, PyObject *scanner, Py_ssize_t offset, PyObject *value)
+{
+    PyObject *hits = answer(scanner, offset, value);
     return hits == NULL ? -1 : found_add(f, hits);
 }
 
@@ -141,13 +179,49 @@ read_getters(Reader *self, Found *f, PyObject *record)
     return 0;
 }
 
+/* The index of `name` (an exact str) in Reader.keys, or -1. */
+static Py_ssize_t
+key_index(Reader *self, PyObject *name)
+{
+    uint64_t hash = text_hash(0, name);
+    for (size_t at = (size_t)hash & self->mask;; at = (at + 1) & self->mask) {
+        KeySlot slot = self->slots[at];
+        if (slot.index < 0)
+            return -1;
+        if (slot.hash == hash && same_text(PyTuple_GET_ITEM(self->keys, slot.index), name))
+            return slot.index;
+    }
+}
+
+/* Adds to `f` what key `k`'s scanner (`entry`) finds in its value's `text`
+ * (an exact str): the answer remembered for (k, text), or the scanner's (then
+ * remembered). */
+static int
+scan_text(Reader *self, Found *f, Py_ssize_t k, PyObject *entry, PyObject *text)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(text) * kind, tag = k * 8 + kind;
+    uint64_t hash = memo_hash(tag, data, size);
+    PyObject *hits = memo_get(&self->memo, hash, tag, data, size);
+    if (hits != NULL)
+        return found_add(f, Py_NewRef(hits));
+    Py_INCREF(text); /* `data` is its characters: keep them through the scan */
+    hits = answer(entry, 0, text);
+    if (hits != NULL && PyTuple_CheckExact(hits) &&
+        memo_put(&self->memo, hash, tag, data, size, hits) < 0)
+        Py_CLEAR(hits);
+    Py_DECREF(text);
+    return hits == NULL ? -1 : found_add(f, hits);
+}
+
 /* The attributes some policy reads: only a key's first entry counts. Returns
  * 1 when the record has more distinct read keys than MAX_KEYS (read it the
  * usual way). */
 static int
 read_attributes(Reader *self, Found *f, PyObject *kvs)
 {
-    PyObject *met[MAX_KEYS];
+    Py_ssize_t met[MAX_KEYS];
     int met_count = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kvs); i++) {
         PyObject *kv = PyList_GET_ITEM(kvs, i);
@@ -159,34 +233,37 @@ read_attributes(Reader *self, Found *f, PyObject *kvs)
                 return -1;
             continue;
         }
-        PyObject *entry = PyDict_GetItemWithError(self->index, name);
-        if (entry == NULL) {
-            if (PyErr_Occurred())
-                return -1;
+        if (PyUnicode_READY(name) < 0)
+            return -1;
+        Py_ssize_t k = key_index(self, name);
+        if (k < 0)
             continue;
-        }
-        int seen = 0;
-        for (int m = 0; m < met_count && !seen; m++) {
-            seen = met[m] == name || PyUnicode_Compare(met[m], name) == 0;
-            if (!seen && PyErr_Occurred())
-                return -1;
-        }
-        if (seen)
+        int m = 0;
+        while (m < met_count && met[m] != k)
+            m++;
+        if (m < met_count)
             continue;
         if (met_count == MAX_KEYS)
             return 1;
-        met[met_count++] = name; /* kv holds it for the rest of the call */
+        met[met_count++] = k;
         PyObject *value = member(kv, VALUE);
         if (value == NULL && PyErr_Occurred())
             return -1;
+        PyObject *entry = PyTuple_GET_ITEM(self->entries, k);
         int result;
         if (PyTuple_GET_ITEM(entry, 0) == Py_None) {
             PyObject *hits = PyObject_CallFunctionObjArgs(
                 self->nested, PyTuple_GET_ITEM(entry, 1), value ? value : Py_None, NULL);
             result = hits == NULL ? -1 : found_add(f, hits);
         } else {
-            PyObject *seen_value = scan_any(self, value);
-            result = seen_value == NULL ? -1 : scan_value(f, entry, 0, seen_value);
+            /* kv holds the value's text for the rest of the call */
+            PyObject *seen = scan_any(self, value);
+            if (seen == NULL)
+                result = -1;
+            else if (PyUnicode_CheckExact(seen))
+                result = PyUnicode_READY(seen) < 0 ? -1 : scan_text(self, f, k, entry, seen);
+            else
+                result = scan_value(f, entry, 0, seen);
         }
         if (result < 0)
             return -1;
@@ -330,20 +407,52 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     PyObject *key, *entry;
     Py_ssize_t at = 0;
     while (valid && PyDict_Next(index, &at, &key, &entry)) /* (scan, memo) or (None, entries) */
-        valid = PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
+        valid = PyUnicode_CheckExact(key) && PyUnicode_READY(key) == 0 &&
+                PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
                 (PyTuple_GET_ITEM(entry, 0) == Py_None || scanner_valid(entry, 2, 0));
     if (!valid) {
         PyErr_SetString(PyExc_TypeError,
                         "Reader(body, plain, getters, multi, attributes, index, nested, present): "
-                        "a scanner is (callable, dict or None)");
+                        "a scanner is (callable, dict or None), an index key a str");
         return -1;
     }
+    Py_ssize_t count = PyDict_GET_SIZE(index);
+    size_t slot_count = 8;
+    while (slot_count < 2 * (size_t)count)
+        slot_count *= 2;
+    PyObject *keys = PyTuple_New(count), *entries = PyTuple_New(count);
+    KeySlot *slots = PyMem_Malloc(slot_count * sizeof(KeySlot));
+    if (keys == NULL || entries == NULL || slots == NULL) {
+        Py_XDECREF(keys);
+        Py_XDECREF(entries);
+        PyMem_Free(slots);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < slot_count; i++)
+        slots[i] = (KeySlot){0, -1};
+    at = 0;
+    for (Py_ssize_t k = 0; PyDict_Next(index, &at, &key, &entry); k++) {
+        PyTuple_SET_ITEM(keys, k, Py_NewRef(key));
+        PyTuple_SET_ITEM(entries, k, Py_NewRef(entry));
+        uint64_t hash = text_hash(0, key);
+        size_t slot = (size_t)hash & (slot_count - 1);
+        while (slots[slot].index >= 0)
+            slot = (slot + 1) & (slot_count - 1);
+        slots[slot] = (KeySlot){hash, k};
+    }
+    Py_XSETREF(self->keys, keys);
+    Py_XSETREF(self->entries, entries);
+    PyMem_Free(self->slots);
+    self->slots = slots;
+    self->mask = slot_count - 1;
+    memo_clear(&self->memo); /* answers of the scanners it had */
     Py_XSETREF(self->body, body == Py_None ? NULL : Py_NewRef(body));
     Py_XSETREF(self->plain, Py_NewRef(plain));
     Py_XSETREF(self->getters, Py_NewRef(getters));
     Py_XSETREF(self->multi, Py_NewRef(multi));
     Py_XSETREF(self->attributes, attributes == Py_None ? NULL : Py_NewRef(attributes));
-    Py_XSETREF(self->index, Py_NewRef(index));
     Py_XSETREF(self->nested, Py_NewRef(nested));
     Py_XSETREF(self->present, Py_NewRef(present));
     return 0;
@@ -357,7 +466,10 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->getters);
     Py_XDECREF(self->multi);
     Py_XDECREF(self->attributes);
-    Py_XDECREF(self->index);
+    Py_XDECREF(self->keys);
+    Py_XDECREF(self->entries);
+    PyMem_Free(self->slots);
+    memo_free(&self->memo);
     Py_XDECREF(self->nested);
     Py_XDECREF(self->present);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -396,7 +508,7 @@ PyInit__jsonread(void)
     VALUE = PyUnicode_InternFromString("value");
     if (BODY == NULL || STRING_VALUE == NULL || KEY == NULL || VALUE == NULL)
         return NULL;
-    if (PyType_Ready(&ReaderType) < 0)
+    if (PyType_Ready(&ReaderType) < 0 || memo_seed_init() < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)

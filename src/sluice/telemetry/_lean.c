@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "_found.h"
+#include "_memo.h"
 
 enum {
     SEVERITY_TEXT = 3,
@@ -35,150 +36,11 @@ enum {
 };
 
 /* A slot of the table of attribute keys read: open addressing on the key
- * bytes' FNV-1a hash, `index` into Reader.keys (-1: empty). */
+ * bytes' hash (memo_hash), `index` into Reader.keys (-1: empty). */
 typedef struct {
     uint64_t hash;
     Py_ssize_t index;
 } KeySlot;
-
-/* What `attribute` answered for the attributes read so far, by their wire
- * bytes. Open addressing on a seeded hash, probing at most MEMO_PROBES slots:
- * a value whose probe run is full is answered by a call (and takes its first
- * slot), so no choice of values costs more than that. The table grows to
- * MEMO_SLOTS and is emptied when half of that is taken, as the scanners'
- * memos are (patterns.MEMO_LIMIT). */
-#define MEMO_PROBES 8
-#define MEMO_FIRST_SLOTS 64
-#define MEMO_SLOTS 4096
-
-typedef struct {
-    uint64_t hash;
-    PyObject *kv;    /* bytes, or NULL for an empty slot */
-    PyObject *found; /* tuple */
-} MemoSlot;
-
-typedef struct {
-    MemoSlot *slots;
-    size_t mask; /* slot count - 1 (when slots) */
-    Py_ssize_t count;
-} Memo;
-
-static uint64_t memo_seed;
-
-/* A hash of data[0:size] under memo_seed, eight bytes at a time. */
-static uint64_t
-memo_hash(const unsigned char *data, Py_ssize_t size)
-{
-    uint64_t hash = memo_seed ^ ((uint64_t)size * 0x9E3779B97F4A7C15ull);
-    while (size >= 8) {
-        uint64_t word;
-        memcpy(&word, data, 8);
-        hash = (hash ^ word) * 0xFF51AFD7ED558CCDull;
-        hash ^= hash >> 32;
-        data += 8;
-        size -= 8;
-    }
-    uint64_t tail = 0;
-    memcpy(&tail, data, (size_t)size);
-    hash = (hash ^ tail) * 0xC4CEB9FE1A85EC53ull;
-    return hash ^ (hash >> 29);
-}
-
-static void
-memo_clear(Memo *memo)
-{
-    if (memo->slots == NULL)
-        return;
-    for (size_t i = 0; i <= memo->mask; i++) {
-        Py_CLEAR(memo->slots[i].kv);
-        Py_CLEAR(memo->slots[i].found);
-    }
-    memo->count = 0;
-}
-
-static void
-memo_free(Memo *memo)
-{
-    memo_clear(memo);
-    PyMem_Free(memo->slots);
-    memo->slots = NULL;
-}
-
-/* The remembered answer for data[0:size] (borrowed), or NULL. */
-static PyObject *
-memo_get(Memo *memo, uint64_t hash, const unsigned char *data, Py_ssize_t size)
-{
-    if (memo->slots == NULL)
-        return NULL;
-    for (size_t probe = 0, at = (size_t)hash; probe < MEMO_PROBES; probe++, at++) {
-        MemoSlot *slot = &memo->slots[at & memo->mask];
-        if (slot->kv == NULL)
-            return NULL;
-        if (slot->hash == hash && PyBytes_GET_SIZE(slot->kv) == size &&
-            memcmp(PyBytes_AS_STRING(slot->kv), data, (size_t)size) == 0)
-            return slot->found;
-    }
-    return NULL;
-}
-
-/* Places an entry whose references the table takes: the first empty slot of
- * its run, else the run's first slot (whose entry is dropped). */
-static void
-memo_place(Memo *memo, uint64_t hash, PyObject *kv, PyObject *found)
-{
-    MemoSlot *home = &memo->slots[hash & memo->mask];
-    for (size_t probe = 0, at = (size_t)hash; probe < MEMO_PROBES; probe++, at++) {
-        MemoSlot *slot = &memo->slots[at & memo->mask];
-        if (slot->kv == NULL) {
-            *slot = (MemoSlot){hash, kv, found};
-            memo->count++;
-            return;
-        }
-    }
-    Py_DECREF(home->kv);
-    Py_DECREF(home->found);
-    *home = (MemoSlot){hash, kv, found};
-}
-
-/* A table of `count` slots with what `memo` holds (entries whose runs are
- * full are dropped); 0, or -1 with MemoryError set. */
-static int
-memo_resize(Memo *memo, size_t count)
-{
-    MemoSlot *slots = PyMem_Calloc(count, sizeof(MemoSlot));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Memo old = *memo;
-    *memo = (Memo){slots, count - 1, 0};
-    if (old.slots != NULL) {
-        for (size_t i = 0; i <= old.mask; i++)
-            if (old.slots[i].kv != NULL)
-                memo_place(memo, old.slots[i].hash, old.slots[i].kv, old.slots[i].found);
-        PyMem_Free(old.slots);
-    }
-    return 0;
-}
-
-/* Remembers `found` (borrowed) as the answer for data[0:size]. */
-static int
-memo_put(Memo *memo, uint64_t hash, const unsigned char *data, Py_ssize_t size, PyObject *found)
-{
-    size_t slots = memo->slots == NULL ? 0 : memo->mask + 1;
-    if (2 * (size_t)(memo->count + 1) > slots) {
-        if (slots == MEMO_SLOTS)
-            memo_clear(memo);
-        else if (memo_resize(memo, slots == 0 ? MEMO_FIRST_SLOTS : 2 * slots) < 0)
-            return -1;
-    }
-    PyObject *kv = PyBytes_FromStringAndSize((const char *)data, size);
-    if (kv == NULL)
-        return -1;
-    Py_INCREF(found);
-    memo_place(memo, hash, kv, found);
-    return 0;
-}
 
 typedef struct {
     PyObject_HEAD
@@ -194,20 +56,11 @@ typedef struct {
     PyObject *empty;    /* () */
 } Reader;
 
-static uint64_t
-fnv1a(const unsigned char *data, Py_ssize_t size)
-{
-    uint64_t hash = 0xcbf29ce484222325ull;
-    for (Py_ssize_t i = 0; i < size; i++)
-        hash = (hash ^ data[i]) * 0x100000001b3ull;
-    return hash;
-}
-
 /* The index in `keys` of the key data[0:size], or -1. */
 static Py_ssize_t
 key_index(Reader *self, const unsigned char *data, Py_ssize_t size)
 {
-    uint64_t hash = fnv1a(data, size);
+    uint64_t hash = memo_hash(0, data, size);
     for (size_t at = (size_t)hash & self->mask;; at = (at + 1) & self->mask) {
         KeySlot slot = self->slots[at];
         if (slot.index < 0)
@@ -237,7 +90,7 @@ key_slots(PyObject *keys, size_t *mask)
         slots[i] = (KeySlot){0, -1};
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(keys); k++) {
         PyObject *key = PyTuple_GET_ITEM(keys, k);
-        uint64_t hash = fnv1a((const unsigned char *)PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
+        uint64_t hash = memo_hash(0, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
         size_t at = (size_t)hash & (count - 1);
         while (slots[at].index >= 0)
             at = (at + 1) & (count - 1);
@@ -353,8 +206,8 @@ scan_attribute(Reader *self, Found *f, const unsigned char *data, Span kv)
 {
     const unsigned char *at = data + kv.start;
     Py_ssize_t size = kv.end - kv.start;
-    uint64_t hash = memo_hash(at, size);
-    PyObject *found = memo_get(&self->memo, hash, at, size);
+    uint64_t hash = memo_hash(0, at, size);
+    PyObject *found = memo_get(&self->memo, hash, 0, at, size);
     if (found != NULL) {
         Py_INCREF(found);
         return found_add(f, found);
@@ -366,8 +219,7 @@ scan_attribute(Reader *self, Found *f, const unsigned char *data, Span kv)
     Py_DECREF(value);
     if (found == NULL)
         return -1;
-    /* The call may have run other readers of this table: memo_put probes afresh. */
-    if (PyTuple_CheckExact(found) && memo_put(&self->memo, hash, at, size, found) < 0) {
+    if (PyTuple_CheckExact(found) && memo_put(&self->memo, hash, 0, at, size, found) < 0) {
         Py_DECREF(found);
         return -1;
     }
@@ -734,15 +586,8 @@ PyInit__lean(void)
 {
     if (PyType_Ready(&ReaderType) < 0)
         return NULL;
-    /* A seed no sender can know, so that no choice of attribute values makes
-     * long probe runs on purpose. */
-    PyObject *os = PyImport_ImportModule("os");
-    PyObject *seed = os == NULL ? NULL : PyObject_CallMethod(os, "urandom", "i", 8);
-    Py_XDECREF(os);
-    if (seed == NULL)
+    if (memo_seed_init() < 0)
         return NULL;
-    memcpy(&memo_seed, PyBytes_AS_STRING(seed), sizeof memo_seed);
-    Py_DECREF(seed);
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
