@@ -70,13 +70,21 @@ def extensions() -> list[Any]:
     reader = Extension(
         "sluice.telemetry._lean",
         ["src/sluice/telemetry/_lean.c"],
-        depends=["src/sluice/telemetry/_found.h", "src/sluice/telemetry/_memo.h"],
+        depends=[
+            "src/sluice/telemetry/_found.h",
+            "src/sluice/telemetry/_keys.h",
+            "src/sluice/telemetry/_memo.h",
+        ],
         extra_compile_args=["-O2"],
     )
     json_reader = Extension(
         "sluice.telemetry._jsonread",
         ["src/sluice/telemetry/_jsonread.c"],
-        depends=["src/sluice/telemetry/_found.h", "src/sluice/telemetry/_memo.h"],
+        depends=[
+            "src/sluice/telemetry/_found.h",
+            "src/sluice/telemetry/_keys.h",
+            "src/sluice/telemetry/_memo.h",
+        ],
         extra_compile_args=["-O2"],
     )
     # Sampling's hash (sluice.policy.sampling.fnv1a64 is its reference).

@@ -1,8 +1,8 @@
 /*
  * The hits a record's scans found, gathered as the tuples the scans returned
  * and joined into one tuple once per record (instead of a new tuple at every
- * scan that found something). Shared by the batch readers in C (_lean.c,
- * _jsonread.c); include it after Python.h.
+ * scan that found something), and the loop over a batch's records. Shared by
+ * the batch readers in C (_lean.c, _jsonread.c); include it after Python.h.
  */
 #ifndef SLUICE_FOUND_H
 #define SLUICE_FOUND_H
@@ -67,12 +67,11 @@ found_add(Found *f, PyObject *hits)
 
 /* One tuple of everything found (a new reference); `f` is emptied. */
 static inline PyObject *
-found_join(Found *f, PyObject *empty)
+found_join(Found *f)
 {
     PyObject *joined;
     if (f->count == 0) {
-        joined = empty;
-        Py_INCREF(joined);
+        joined = PyTuple_New(0); /* the shared empty tuple */
     } else if (f->count == 1) {
         joined = f->found[0];
         Py_INCREF(joined);
@@ -95,6 +94,35 @@ found_join(Found *f, PyObject *empty)
     }
     found_clear(f);
     return joined;
+}
+
+/* A batch reader's read(records) -> list: per record read(reader, record),
+ * its hits (a tuple), or None for a record to read the usual way (where read
+ * returned None, or raised an Exception: the usual way raises it again, where
+ * the engine counts it). NULL when read raised anything else (MemoryError,
+ * KeyboardInterrupt). */
+static PyObject *
+read_each(PyObject *reader, PyObject *records, PyObject *(*read)(PyObject *, PyObject *))
+{
+    PyObject *fast = PySequence_Fast(records, "records must be a sequence");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+    PyObject *out = PyList_New(count);
+    for (Py_ssize_t r = 0; out != NULL && r < count; r++) {
+        PyObject *hits = read(reader, PySequence_Fast_GET_ITEM(fast, r));
+        if (hits == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyErr_Clear();
+            hits = Py_NewRef(Py_None);
+        }
+        PyList_SET_ITEM(out, r, hits);
+    }
+    Py_DECREF(fast);
+    return out;
 }
 
 #endif

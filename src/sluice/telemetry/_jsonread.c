@@ -19,34 +19,15 @@
 
 #include "_found.h"
 #include "_memo.h"
+#include "_keys.h"
 
 #define MAX_KEYS 64
 
-/* A slot of the table of attribute keys read: `index` into Reader.keys (-1:
- * empty). */
-typedef struct {
-    uint64_t hash;
-    Py_ssize_t index;
-} KeySlot;
-
-/* A str's hash for the key table and the memo: over its characters as stored
- * (a str is stored at the narrowest width its characters fit, so equal strs
- * have equal bytes), with the width in the tag. */
-static inline uint64_t
-text_hash(Py_ssize_t tag, PyObject *text)
-{
-    int kind = PyUnicode_KIND(text);
-    return memo_hash(tag * 8 + kind, PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text) * kind);
-}
-
-static inline int
-same_text(PyObject *a, PyObject *b)
-{
-    Py_ssize_t length = PyUnicode_GET_LENGTH(a);
-    int kind = PyUnicode_KIND(a);
-    return a == b || (length == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
-                      memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)(length * kind)) == 0);
-}
+/* A str is stored at the narrowest width its characters fit (1, 2 or 4
+ * bytes), so equal strs have equal bytes: a key is found by its width (the
+ * tag) and bytes, and a value's answer is remembered under
+ * k * TEXT_KINDS + width, k its key's index. */
+#define TEXT_KINDS 8
 
 typedef struct {
     PyObject_HEAD
@@ -58,8 +39,7 @@ typedef struct {
                              callable(record) -> list; or NULL */
     PyObject *keys;       /* tuple of str: the attribute keys read */
     PyObject *entries;    /* tuple: each key's (scan, memo or None) or (None, entries) */
-    KeySlot *slots;       /* the keys by hash: a power of two of them, at most half full */
-    size_t mask;          /* slot count - 1 */
+    KeyTable key_table;   /* the keys' indexes by their width and bytes */
     Memo memo;            /* (key, value) -> what the key's scan answered */
     PyObject *nested;     /* callable(entries, value) -> tuple */
     PyObject *present;    /* what a scan sees of a value with no string */
@@ -179,20 +159,6 @@ read_getters(Reader *self, Found *f, PyObject *record)
     return 0;
 }
 
-/* The index of `name` (an exact str) in Reader.keys, or -1. */
-static Py_ssize_t
-key_index(Reader *self, PyObject *name)
-{
-    uint64_t hash = text_hash(0, name);
-    for (size_t at = (size_t)hash & self->mask;; at = (at + 1) & self->mask) {
-        KeySlot slot = self->slots[at];
-        if (slot.index < 0)
-            return -1;
-        if (slot.hash == hash && same_text(PyTuple_GET_ITEM(self->keys, slot.index), name))
-            return slot.index;
-    }
-}
-
 /* Adds to `f` what key `k`'s scanner (`entry`) finds in its value's `text`
  * (an exact str): the answer remembered for (k, text), or the scanner's (then
  * remembered). */
@@ -201,7 +167,7 @@ scan_text(Reader *self, Found *f, Py_ssize_t k, PyObject *entry, PyObject *text)
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    Py_ssize_t size = PyUnicode_GET_LENGTH(text) * kind, tag = k * 8 + kind;
+    Py_ssize_t size = PyUnicode_GET_LENGTH(text) * kind, tag = k * TEXT_KINDS + kind;
     uint64_t hash = memo_hash(tag, data, size);
     PyObject *hits = memo_get(&self->memo, hash, tag, data, size);
     if (hits != NULL)
@@ -235,7 +201,9 @@ read_attributes(Reader *self, Found *f, PyObject *kvs)
         }
         if (PyUnicode_READY(name) < 0)
             return -1;
-        Py_ssize_t k = key_index(self, name);
+        int kind = PyUnicode_KIND(name);
+        Py_ssize_t k = key_table_find(&self->key_table, kind, PyUnicode_DATA(name),
+                                      PyUnicode_GET_LENGTH(name) * kind);
         if (k < 0)
             continue;
         int m = 0;
@@ -274,8 +242,9 @@ read_attributes(Reader *self, Found *f, PyObject *kvs)
 /* One record's hits (a new reference); Py_None (new) to read it the usual
  * way; NULL on an error the caller passes on. */
 static PyObject *
-read_record(Reader *self, PyObject *record, PyObject *empty)
+read_record(PyObject *reader, PyObject *record)
 {
+    Reader *self = (Reader *)reader;
     if (!PyDict_CheckExact(record))
         Py_RETURN_NONE;
     Found f;
@@ -320,7 +289,7 @@ read_record(Reader *self, PyObject *record, PyObject *empty)
             Py_RETURN_NONE;
         }
     }
-    return found_join(&f, empty);
+    return found_join(&f);
 failed:
     found_clear(&f);
     return NULL;
@@ -335,33 +304,7 @@ Reader_read(Reader *self, PyObject *records)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    PyObject *fast = PySequence_Fast(records, "records must be a sequence");
-    if (fast == NULL)
-        return NULL;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    PyObject *out = PyList_New(count);
-    PyObject *empty = PyTuple_New(0);
-    if (out == NULL || empty == NULL)
-        goto failed;
-    for (Py_ssize_t r = 0; r < count; r++) {
-        PyObject *hits = read_record(self, PySequence_Fast_GET_ITEM(fast, r), empty);
-        if (hits == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception)) /* KeyboardInterrupt, MemoryError */
-                goto failed;
-            PyErr_Clear();
-            hits = Py_None;
-            Py_INCREF(hits);
-        }
-        PyList_SET_ITEM(out, r, hits);
-    }
-    Py_DECREF(empty);
-    Py_DECREF(fast);
-    return out;
-failed:
-    Py_XDECREF(empty);
-    Py_XDECREF(out);
-    Py_DECREF(fast);
-    return NULL;
+    return read_each((PyObject *)self, records, read_record);
 }
 
 /* Whether `item` is a tuple of `size` whose items from `scanner` on are a
@@ -417,36 +360,22 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
         return -1;
     }
     Py_ssize_t count = PyDict_GET_SIZE(index);
-    size_t slot_count = 8;
-    while (slot_count < 2 * (size_t)count)
-        slot_count *= 2;
     PyObject *keys = PyTuple_New(count), *entries = PyTuple_New(count);
-    KeySlot *slots = PyMem_Malloc(slot_count * sizeof(KeySlot));
-    if (keys == NULL || entries == NULL || slots == NULL) {
+    if (keys == NULL || entries == NULL || key_table_init(&self->key_table, count) < 0) {
         Py_XDECREF(keys);
         Py_XDECREF(entries);
-        PyMem_Free(slots);
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
         return -1;
     }
-    for (size_t i = 0; i < slot_count; i++)
-        slots[i] = (KeySlot){0, -1};
     at = 0;
     for (Py_ssize_t k = 0; PyDict_Next(index, &at, &key, &entry); k++) {
         PyTuple_SET_ITEM(keys, k, Py_NewRef(key));
         PyTuple_SET_ITEM(entries, k, Py_NewRef(entry));
-        uint64_t hash = text_hash(0, key);
-        size_t slot = (size_t)hash & (slot_count - 1);
-        while (slots[slot].index >= 0)
-            slot = (slot + 1) & (slot_count - 1);
-        slots[slot] = (KeySlot){hash, k};
+        int kind = PyUnicode_KIND(key);
+        key_table_add(&self->key_table, k, kind, PyUnicode_DATA(key),
+                      PyUnicode_GET_LENGTH(key) * kind);
     }
     Py_XSETREF(self->keys, keys);
     Py_XSETREF(self->entries, entries);
-    PyMem_Free(self->slots);
-    self->slots = slots;
-    self->mask = slot_count - 1;
     memo_clear(&self->memo); /* answers of the scanners it had */
     Py_XSETREF(self->body, body == Py_None ? NULL : Py_NewRef(body));
     Py_XSETREF(self->plain, Py_NewRef(plain));
@@ -468,7 +397,7 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->attributes);
     Py_XDECREF(self->keys);
     Py_XDECREF(self->entries);
-    PyMem_Free(self->slots);
+    key_table_free(&self->key_table);
     memo_free(&self->memo);
     Py_XDECREF(self->nested);
     Py_XDECREF(self->present);

@@ -25,6 +25,7 @@
 
 #include "_found.h"
 #include "_memo.h"
+#include "_keys.h"
 
 enum {
     SEVERITY_TEXT = 3,
@@ -35,13 +36,6 @@ enum {
     EVENT_NAME = 12,
 };
 
-/* A slot of the table of attribute keys read: open addressing on the key
- * bytes' hash (memo_hash), `index` into Reader.keys (-1: empty). */
-typedef struct {
-    uint64_t hash;
-    Py_ssize_t index;
-} KeySlot;
-
 typedef struct {
     PyObject_HEAD
     unsigned char tags[128];
@@ -49,56 +43,10 @@ typedef struct {
     PyObject *severity; /* callable(bytes) -> tuple, or NULL */
     PyObject *event;    /* callable(bytes) -> tuple, or NULL */
     PyObject *keys;     /* tuple of bytes: the attribute keys read */
-    KeySlot *slots;     /* the keys by hash: a power of two of them, at most half full */
-    size_t mask;        /* slot count - 1 */
+    KeyTable key_table; /* their indexes by their bytes */
     PyObject *attribute; /* callable(kv bytes) -> tuple, or NULL */
     Memo memo;          /* attribute kv bytes -> what `attribute` answered */
-    PyObject *empty;    /* () */
 } Reader;
-
-/* The index in `keys` of the key data[0:size], or -1. */
-static Py_ssize_t
-key_index(Reader *self, const unsigned char *data, Py_ssize_t size)
-{
-    uint64_t hash = memo_hash(0, data, size);
-    for (size_t at = (size_t)hash & self->mask;; at = (at + 1) & self->mask) {
-        KeySlot slot = self->slots[at];
-        if (slot.index < 0)
-            return -1;
-        if (slot.hash == hash) {
-            PyObject *key = PyTuple_GET_ITEM(self->keys, slot.index);
-            if (PyBytes_GET_SIZE(key) == size &&
-                memcmp(PyBytes_AS_STRING(key), data, (size_t)size) == 0)
-                return slot.index;
-        }
-    }
-}
-
-/* The slots of `keys` (bytes, distinct), or NULL with an exception set. */
-static KeySlot *
-key_slots(PyObject *keys, size_t *mask)
-{
-    size_t count = 8;
-    while (count < 2 * (size_t)PyTuple_GET_SIZE(keys))
-        count *= 2;
-    KeySlot *slots = PyMem_Malloc(count * sizeof(KeySlot));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    for (size_t i = 0; i < count; i++)
-        slots[i] = (KeySlot){0, -1};
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(keys); k++) {
-        PyObject *key = PyTuple_GET_ITEM(keys, k);
-        uint64_t hash = memo_hash(0, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
-        size_t at = (size_t)hash & (count - 1);
-        while (slots[at].index >= 0)
-            at = (at + 1) & (count - 1);
-        slots[at] = (KeySlot){hash, k};
-    }
-    *mask = count - 1;
-    return slots;
-}
 
 static void
 Reader_dealloc(Reader *self)
@@ -107,10 +55,9 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->severity);
     Py_XDECREF(self->event);
     Py_XDECREF(self->keys);
-    PyMem_Free(self->slots);
+    key_table_free(&self->key_table);
     Py_XDECREF(self->attribute);
     memo_free(&self->memo);
-    Py_XDECREF(self->empty);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -146,13 +93,12 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
             return -1;
         }
     }
-    size_t mask;
-    KeySlot *slots = key_slots(keys, &mask);
-    if (slots == NULL)
+    if (key_table_init(&self->key_table, PyTuple_GET_SIZE(keys)) < 0)
         return -1;
-    PyMem_Free(self->slots);
-    self->slots = slots;
-    self->mask = mask;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(keys); k++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, k);
+        key_table_add(&self->key_table, k, 0, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
+    }
     Py_XSETREF(self->body, optional_callable(body));
     Py_XSETREF(self->severity, optional_callable(severity));
     Py_XSETREF(self->event, optional_callable(event));
@@ -160,8 +106,6 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->keys, keys);
     Py_XSETREF(self->attribute, optional_callable(attribute));
     memo_clear(&self->memo); /* answers of the scan it had */
-    if (self->empty == NULL && (self->empty = PyTuple_New(0)) == NULL)
-        return -1;
     return 0;
 }
 
@@ -319,8 +263,9 @@ walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tag
 /* The hits of one record, a new reference; Py_None (new) when the record is
  * not in the layout read here; NULL with an exception set when a scan raised. */
 static PyObject *
-read_record(Reader *self, PyObject *record)
+read_record(PyObject *reader, PyObject *record)
 {
+    Reader *self = (Reader *)reader;
     if (!PyBytes_Check(record))
         Py_RETURN_NONE;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(record);
@@ -356,7 +301,8 @@ read_record(Reader *self, PyObject *record)
             Span kv = walk.attributes[a];
             if (!sdk_layout(data, kv))
                 goto usual;
-            Py_ssize_t k = key_index(self, data + kv.start + 2, data[kv.start + 1]);
+            Py_ssize_t k = key_table_find(&self->key_table, 0, data + kv.start + 2,
+                                          data[kv.start + 1]);
             if (k < 0)
                 continue;
             int m = 0;
@@ -369,7 +315,7 @@ read_record(Reader *self, PyObject *record)
                 goto failed;
         }
     }
-    return found_join(&f, self->empty);
+    return found_join(&f);
 usual:
     found_clear(&f);
     Py_RETURN_NONE;
@@ -387,31 +333,7 @@ Reader_read(Reader *self, PyObject *records)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    PyObject *fast = PySequence_Fast(records, "records must be a sequence");
-    if (fast == NULL)
-        return NULL;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    PyObject *out = PyList_New(count);
-    if (out == NULL) {
-        Py_DECREF(fast);
-        return NULL;
-    }
-    for (Py_ssize_t r = 0; r < count; r++) {
-        PyObject *hits = read_record(self, PySequence_Fast_GET_ITEM(fast, r));
-        if (hits == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception)) { /* KeyboardInterrupt, MemoryError */
-                Py_DECREF(out);
-                Py_DECREF(fast);
-                return NULL;
-            }
-            PyErr_Clear();
-            hits = Py_None;
-            Py_INCREF(hits);
-        }
-        PyList_SET_ITEM(out, r, hits);
-    }
-    Py_DECREF(fast);
-    return out;
+    return read_each((PyObject *)self, records, read_record);
 }
 
 /* A varint of up to 10 bytes at *at (before end) into *value; 0, or -1
