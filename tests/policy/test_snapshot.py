@@ -221,6 +221,30 @@ def test_resource_transform_is_seen_by_later_records_of_that_resource() -> None:
     assert run(snap, logs(rec("first"), rec("second"))) == ["first"]
 
 
+def test_resource_hits_that_a_transform_removed_are_gone_for_later_records() -> None:
+    """The records of a scope are read in one go, each record's hits after its
+    resource's: once a record's transform rewrote the resource, the later
+    records are decided on what the resource holds now."""
+    snap = compile_log(
+        {
+            "id": "a-untier",
+            "match": [{"log_field": "body", "exact": "first"}],
+            "keep": "all",
+            "transform": {"remove": [{"resource_attribute": "tier"}]},
+        },
+        {
+            "id": "b-gold",
+            "match": [
+                {"resource_attribute": "tier", "exact": "gold"},
+                {"log_field": "body", "starts_with": "s"},
+            ],
+            "keep": "none",
+        },
+    )
+    doc = logs(rec("second"), rec("first"), rec("second"), rec("s"), resource={"tier": "gold"})
+    assert run(snap, doc) == ["first", "second", "s"]
+
+
 def test_outcome_counts_and_modified_flag() -> None:
     snap = compile_log({"match": [{"log_field": "body", "contains": "drop"}], "keep": "none"})
     untouched = logs(rec("keep me"))

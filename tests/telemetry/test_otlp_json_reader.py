@@ -61,9 +61,12 @@ TRACE_READER = record_reader(Signal.TRACE, TRACE_POLICIES)
 METRIC_READER = record_reader(Signal.METRIC, METRIC_POLICIES)
 
 
-def read_like_python(reader: FieldReader, records: list[Any]) -> list[tuple[int, ...] | None]:
-    """What the C reader gives each record, checked against the Python reader."""
-    found = reader.read_batch(records)  # type: ignore[attr-defined]
+def read_like_python(
+    reader: FieldReader, records: list[Any], prefix: tuple[int, ...] = ()
+) -> list[tuple[int, ...] | None]:
+    """What the C reader gives each record after `prefix`, checked against
+    the Python reader."""
+    found = reader.read_batch(records, prefix)  # type: ignore[attr-defined]
     assert len(found) == len(records)
     for record, hits in zip(records, found, strict=True):
         try:
@@ -71,8 +74,12 @@ def read_like_python(reader: FieldReader, records: list[Any]) -> list[tuple[int,
         except Exception:
             assert hits is None, record  # the engine reads it again and counts it
             continue
-        assert hits == expected, record
+        assert hits == prefix + expected, record
     return found  # type: ignore[no-any-return]
+
+
+class Name(str):
+    """A str subclass: equal to a member name, but only a lookup says so."""
 
 
 # -- records of any shape -------------------------------------------------------------
@@ -85,6 +92,9 @@ def any_values(kvs: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
         st.builds(lambda s: {"stringValue": s}, WORDS),
         st.builds(lambda s: {"stringValue": s}, SCALARS),
+        st.builds(lambda s: {"boolValue": True, "stringValue": s}, WORDS),
+        st.builds(lambda s: {1: "x", "stringValue": s}, WORDS),
+        st.builds(lambda s: {Name("stringValue"): s}, WORDS),
         st.just({}),
         st.builds(lambda n: {"intValue": n}, st.integers(0, 99)),
         st.builds(lambda inner: {"kvlistValue": {"values": inner}}, kvs),
@@ -98,6 +108,14 @@ def key_values() -> st.SearchStrategy[Any]:
     def entries(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         entry = st.one_of(
             st.fixed_dictionaries({"key": names, "value": any_values(inner)}),
+            st.fixed_dictionaries({"value": any_values(inner), "key": names}),
+            # more members than the C reader walks: it looks them up
+            st.fixed_dictionaries(
+                {"key": names, "a": SCALARS, "b": SCALARS, "c": SCALARS, "value": any_values(inner)}
+            ),
+            # members only a lookup finds: a key that is no str, a str subclass
+            st.builds(lambda k, v: {0: "svc", "key": k, "value": v}, names, any_values(inner)),
+            st.builds(lambda k, v: {Name("key"): k, "value": v}, names, any_values(inner)),
             st.fixed_dictionaries({"key": names}),
             st.fixed_dictionaries({"value": any_values(inner)}),
             SCALARS,
@@ -204,6 +222,38 @@ def test_what_a_log_record_hits() -> None:
         ],
     }
     assert len(hits_of(LOG_READER, nested)) == 3  # and http exists, http.route starts_with
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LOG_RECORDS, max_size=4), st.lists(st.integers(0, 99), max_size=3))
+def test_hits_are_read_after_the_prefix(records: list[Any], prefix: list[int]) -> None:
+    read_like_python(LOG_READER, records, tuple(prefix))
+
+
+def fresh(text: str) -> str:
+    """`text` as a str of its own, not the interned one a literal gives."""
+    return "".join(list(text))
+
+
+def test_member_names_in_strs_of_each_batch_are_read_alike() -> None:
+    """A decoder makes one str per member name and batch; the reader tells them
+    by address once it has met one, and by their characters when a new batch
+    brings new ones (or names it is not: "kex", "keys", "valuf")."""
+    for _ in range(3):
+        key, value, text = fresh("key"), fresh("value"), fresh("stringValue")
+        records = [
+            {
+                "body": {text: "drop-1"},
+                "attributes": [
+                    {fresh("kex"): "svc", fresh("valuf"): {text: "checkout"}},
+                    {fresh("keys"): "svc", value: {text: "checkout"}},
+                    {key: "n", value: {fresh("stringValues"): "x"}},
+                ],
+            }
+            for _ in range(3)
+        ]
+        found = read_like_python(LOG_READER, records)
+        assert found[0] is not None and len(found[0]) == 3  # body: exists, regex; n exists
 
 
 def test_a_record_that_is_not_an_object_is_left_to_the_python_reader() -> None:

@@ -491,6 +491,16 @@ def test_the_batch_reader_finds_what_the_record_reader_finds() -> None:
     assert reader.read_batch([KEEP]) == [reader(KEEP)] != [()]
 
 
+def test_the_batch_reader_puts_the_prefix_before_each_record_s_hits() -> None:
+    reader = record_reader(ID_FREE_POLICIES)
+    records = [KEEP, *LAYOUTS.values()]
+    plain = reader.read_batch(records)
+    for prefix in ((), (7,), (3, 900, 3)):
+        found = reader.read_batch(records, prefix)
+        assert found == [None if hits is None else prefix + hits for hits in plain or ()]
+    assert found is not None and any(hits for hits in found)
+
+
 def test_a_batch_reader_takes_any_number_of_attribute_keys() -> None:
     # Large policy sets read hundreds of attribute keys: the batch reader
     # finds each record's keys by hash, whatever their number.

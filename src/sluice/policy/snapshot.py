@@ -250,14 +250,22 @@ class PolicySnapshot:
                 # Each record taken out once: a protobuf list of bytes copies
                 # a record's bytes at every access.
                 items = list(records)
-                read = view.read_records(record_reader, items) if record_reader else None
+                # The hits read in one go start with the container's, as they
+                # were before any record of the scope rewrote them.
+                read_after = container_hits
+                read = (
+                    view.read_records(record_reader, items, read_after) if record_reader else None
+                )
                 for position, record in enumerate(items):
                     try:
                         if record_reader:
                             found = None if read is None else read[position]
                             if found is None:
-                                found = record_reader(record)
-                            hits = container_hits + found
+                                hits = container_hits + record_reader(record)
+                            elif container_hits is read_after:
+                                hits = found
+                            else:
+                                hits = container_hits + found[len(read_after) :]
                         else:
                             hits = container_hits
                     except Exception as problem:  # keep it as it came, unevaluated

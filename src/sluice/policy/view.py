@@ -95,9 +95,10 @@ class RecordView(ABC):
         :class:`MalformedRecord` for a record it cannot read at all."""
 
     def read_records(
-        self, reader: FieldReader, records: Sequence[Any]
+        self, reader: FieldReader, records: Sequence[Any], prefix: tuple[int, ...] = ()
     ) -> Sequence[tuple[int, ...] | None] | None:
-        """What `reader` (from :meth:`reader`) finds in each of a scope's
+        """`prefix` (the hits of the records' resource and scope) followed by
+        what `reader` (from :meth:`reader`) finds, for each of a scope's
         `records`, read in one go where the view can: a record given None, or
         every record when this returns None, is read by calling `reader`."""
         return None

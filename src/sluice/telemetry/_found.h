@@ -34,6 +34,16 @@ found_clear(Found *f)
     found_init(f);
 }
 
+/* Starts `f` with `prefix` (a tuple: the hits of the record's resource and
+ * scope, found once for all of its records). */
+static inline void
+found_start(Found *f, PyObject *prefix)
+{
+    found_init(f);
+    if (PyTuple_GET_SIZE(prefix) > 0)
+        f->found[f->count++] = Py_NewRef(prefix);
+}
+
 /* Keeps `hits` (a new reference, a tuple) when it is not empty. */
 static inline int
 found_add(Found *f, PyObject *hits)
@@ -96,21 +106,37 @@ found_join(Found *f)
     return joined;
 }
 
-/* A batch reader's read(records) -> list: per record read(reader, record),
- * its hits (a tuple), or None for a record to read the usual way (where read
- * returned None, or raised an Exception: the usual way raises it again, where
- * the engine counts it). NULL when read raised anything else (MemoryError,
- * KeyboardInterrupt). */
+/* A batch reader's read(records, prefix=()) -> list: per record
+ * read(reader, record, prefix), `prefix` and its hits joined in one tuple, or
+ * None for a record to read the usual way (where read returned None, or
+ * raised an Exception: the usual way raises it again, where the engine counts
+ * it). NULL when read raised anything else (MemoryError, KeyboardInterrupt).
+ * `args` are the method's arguments (METH_FASTCALL). */
 static PyObject *
-read_each(PyObject *reader, PyObject *records, PyObject *(*read)(PyObject *, PyObject *))
+read_each(PyObject *reader, PyObject *const *args, Py_ssize_t nargs,
+          PyObject *(*read)(PyObject *, PyObject *, PyObject *))
 {
-    PyObject *fast = PySequence_Fast(records, "records must be a sequence");
-    if (fast == NULL)
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "read(records, prefix=()) takes 1 or 2 arguments");
         return NULL;
+    }
+    PyObject *prefix = nargs == 2 ? args[1] : NULL;
+    if (prefix != NULL && !PyTuple_CheckExact(prefix)) {
+        PyErr_SetString(PyExc_TypeError, "read(records, prefix): prefix must be a tuple");
+        return NULL;
+    }
+    PyObject *empty = prefix == NULL ? PyTuple_New(0) : NULL; /* the shared empty tuple */
+    if (prefix == NULL)
+        prefix = empty;
+    PyObject *fast = PySequence_Fast(args[0], "records must be a sequence");
+    if (fast == NULL) {
+        Py_XDECREF(empty);
+        return NULL;
+    }
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
     PyObject *out = PyList_New(count);
     for (Py_ssize_t r = 0; out != NULL && r < count; r++) {
-        PyObject *hits = read(reader, PySequence_Fast_GET_ITEM(fast, r));
+        PyObject *hits = read(reader, PySequence_Fast_GET_ITEM(fast, r), prefix);
         if (hits == NULL) {
             if (!PyErr_ExceptionMatches(PyExc_Exception)) {
                 Py_CLEAR(out);
@@ -122,6 +148,7 @@ read_each(PyObject *reader, PyObject *records, PyObject *(*read)(PyObject *, PyO
         PyList_SET_ITEM(out, r, hits);
     }
     Py_DECREF(fast);
+    Py_XDECREF(empty);
     return out;
 }
 

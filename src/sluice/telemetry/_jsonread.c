@@ -9,7 +9,10 @@
  * the scanners (Python callables); a scanner that remembers its answers in a
  * dict is looked up there first, without a call. The attribute keys read are
  * found in a hash table of their own, and what a key's value hit is
- * remembered here (_memo.h). Nested attribute paths go to a Python function.
+ * remembered here (_memo.h). The small dicts an attribute is made of are
+ * walked rather than looked up, and a record is read in steps that ask for
+ * memory ahead of its use (see attributes_meet). Nested attribute paths go to
+ * a Python function.
  * A record that is not a dict, one with more distinct read keys than
  * MAX_KEYS, or one where a getter or scan raised gets None: the caller reads
  * it the usual way (which raises again, where the engine counts it).
@@ -45,8 +48,8 @@ typedef struct {
     PyObject *present;    /* what a scan sees of a value with no string */
 } Reader;
 
-/* The interned member names read on every record. */
-static PyObject *BODY, *STRING_VALUE, *KEY, *VALUE;
+/* The interned name of a record's body. */
+static PyObject *BODY;
 
 /* What `scanner` (scan, memo or None, at `offset` in its tuple) finds in
  * `value` (a new reference): the memo's answer when it has one, else the
@@ -80,17 +83,91 @@ member(PyObject *holder, PyObject *key)
     return PyDict_GetItemWithError(holder, key);
 }
 
+/* A member name of the small dicts read per attribute, with the equal str
+ * last met as a key of one (a strong reference, or NULL). A decoder makes one
+ * str per distinct key of a batch, so after a batch's first record its keys
+ * are told by their address: no hash, probe or compare of characters. */
+typedef struct {
+    PyObject *name; /* interned */
+    PyObject *met;
+} Name;
+
+static Name KEY_NAME, VALUE_NAME, TEXT_NAME;
+
+/* Whether `key` (an exact str) is `n`'s name; when it is, it is remembered. */
+static int
+name_equals(Name *n, PyObject *key)
+{
+    if (key == n->met || key == n->name)
+        return 1;
+    if (PyUnicode_READY(key) < 0) {
+        PyErr_Clear(); /* not equal to anything this reader asks for */
+        return 0;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(n->name);
+    if (PyUnicode_GET_LENGTH(key) != length || PyUnicode_KIND(key) != PyUnicode_1BYTE_KIND ||
+        memcmp(PyUnicode_DATA(key), PyUnicode_DATA(n->name), (size_t)length) != 0)
+        return 0;
+    Py_XSETREF(n->met, Py_NewRef(key));
+    return 1;
+}
+
+/* At most this many entries are walked by members(); a larger dict is looked
+ * up. */
+#define WALKED 4
+
+/* The members named `first` and `second` (or NULL) of dict `holder`
+ * (borrowed, NULL when absent) into *one and *two: 0, or -1 with an exception
+ * set. The dicts an attribute is made of hold a key or two, so they are
+ * walked: a dict with a key that is not an exact str, whose equality only a
+ * lookup decides, is looked up. */
+static int
+members(PyObject *holder, Name *first, PyObject **one, Name *second, PyObject **two)
+{
+    *one = NULL;
+    if (second != NULL)
+        *two = NULL;
+    if (PyDict_GET_SIZE(holder) <= WALKED) {
+        Py_ssize_t at = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(holder, &at, &key, &value)) {
+            if (key == first->met) {
+                *one = value;
+            } else if (second != NULL && key == second->met) {
+                *two = value;
+            } else if (!PyUnicode_CheckExact(key)) {
+                goto look_up;
+            } else if (name_equals(first, key)) {
+                *one = value;
+            } else if (second != NULL && name_equals(second, key)) {
+                *two = value;
+            }
+        }
+        return 0;
+    }
+look_up:
+    *one = member(holder, first->name);
+    if (*one == NULL && PyErr_Occurred())
+        return -1;
+    if (second != NULL) {
+        *two = member(holder, second->name);
+        if (*two == NULL && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
 /* What a scan sees of an attribute's AnyValue (borrowed): its string when
  * non-empty, else `present` (otlp_json.scan_any). */
 static PyObject *
 scan_any(Reader *self, PyObject *value)
 {
     if (value != NULL && PyDict_Check(value)) {
-        PyObject *text = member(value, STRING_VALUE);
+        PyObject *text;
+        if (members(value, &TEXT_NAME, &text, NULL, NULL) < 0)
+            return NULL;
         if (text != NULL && PyUnicode_Check(text) && PyUnicode_GET_LENGTH(text) > 0)
             return text;
-        if (text == NULL && PyErr_Occurred())
-            return NULL;
     }
     return self->present;
 }
@@ -107,8 +184,8 @@ read_body(Reader *self, Found *f, PyObject *record)
     if (PyDict_CheckExact(body)) {
         /* otlp_json._body_value: the string when non-empty; nothing for an
          * empty string or an empty AnyValue. */
-        PyObject *text = member(body, STRING_VALUE);
-        if (text == NULL && PyErr_Occurred())
+        PyObject *text;
+        if (members(body, &TEXT_NAME, &text, NULL, NULL) < 0)
             return -1;
         if (text != NULL && PyUnicode_CheckExact(text)) {
             if (PyUnicode_GET_LENGTH(text) == 0)
@@ -181,24 +258,71 @@ scan_text(Reader *self, Found *f, Py_ssize_t k, PyObject *entry, PyObject *text)
     return hits == NULL ? -1 : found_add(f, hits);
 }
 
-/* The attributes some policy reads: only a key's first entry counts. Returns
- * 1 when the record has more distinct read keys than MAX_KEYS (read it the
- * usual way). */
+/* An attribute some policy reads, as met on a record. */
+typedef struct {
+    Py_ssize_t k;    /* its key's index */
+    PyObject *value; /* its AnyValue (borrowed from the record), or NULL */
+    PyObject *seen;  /* what its scan sees (borrowed from value), when scanned */
+} Met;
+
+/* A record's attributes that some policy reads: only a key's first entry
+ * counts. */
+typedef struct {
+    PyObject *kvs; /* the record's attribute list (a new reference), or NULL */
+    int count;
+    Met met[MAX_KEYS];
+} Attributes;
+
+/* Asks for the memory at `at` ahead of its use (a hint: never faults). */
+#define FETCH_AHEAD(at) __builtin_prefetch((const void *)(at))
+
+/*
+ * A record's objects are, in a fresh batch, in none of the CPU's caches, and
+ * each value read is a chain of them (the attribute's dict, its AnyValue dict,
+ * that dict's table, the string). So a record is read in steps: each step
+ * asks for the next link of every attribute's chain ahead of its use, and the
+ * body is scanned between the steps, while those links arrive. The hits are
+ * still added in the order of a record read in one go: body, plain fields,
+ * getters, attributes.
+ */
+
+/* The attribute list of `record` into `a`, and which of its entries are read,
+ * their values asked for; 0, 1 when the record has more distinct read keys
+ * than MAX_KEYS (read it the usual way), or -1 with an exception set. */
 static int
-read_attributes(Reader *self, Found *f, PyObject *kvs)
+attributes_meet(Reader *self, Attributes *a, PyObject *record)
 {
-    Py_ssize_t met[MAX_KEYS];
-    int met_count = 0;
+    a->kvs = NULL;
+    a->count = 0;
+    if (self->attributes == NULL)
+        return 0;
+    PyObject *kvs;
+    if (PyUnicode_Check(self->attributes)) {
+        kvs = Py_XNewRef(member(record, self->attributes));
+        if (kvs == NULL && PyErr_Occurred())
+            return -1;
+    } else {
+        kvs = PyObject_CallOneArg(self->attributes, record);
+        if (kvs == NULL)
+            return -1;
+    }
+    if (kvs == NULL || !PyList_CheckExact(kvs)) {
+        Py_XDECREF(kvs);
+        return 0;
+    }
+    a->kvs = kvs;
+    Py_ssize_t size = PyList_GET_SIZE(kvs);
+    for (Py_ssize_t i = 0; i < size && i < MAX_KEYS; i++)
+        FETCH_AHEAD(PyList_GET_ITEM(kvs, i));
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kvs); i++) {
         PyObject *kv = PyList_GET_ITEM(kvs, i);
         if (!PyDict_CheckExact(kv))
             continue;
-        PyObject *name = member(kv, KEY);
-        if (name == NULL || !PyUnicode_CheckExact(name)) {
-            if (PyErr_Occurred())
-                return -1;
+        PyObject *name, *value;
+        if (members(kv, &KEY_NAME, &name, &VALUE_NAME, &value) < 0)
+            return -1;
+        if (name == NULL || !PyUnicode_CheckExact(name))
             continue;
-        }
         if (PyUnicode_READY(name) < 0)
             return -1;
         int kind = PyUnicode_KIND(name);
@@ -207,31 +331,65 @@ read_attributes(Reader *self, Found *f, PyObject *kvs)
         if (k < 0)
             continue;
         int m = 0;
-        while (m < met_count && met[m] != k)
+        while (m < a->count && a->met[m].k != k)
             m++;
-        if (m < met_count)
+        if (m < a->count)
             continue;
-        if (met_count == MAX_KEYS)
+        if (a->count == MAX_KEYS)
             return 1;
-        met[met_count++] = k;
-        PyObject *value = member(kv, VALUE);
-        if (value == NULL && PyErr_Occurred())
+        if (value != NULL)
+            FETCH_AHEAD(value);
+        a->met[a->count++] = (Met){k, value, NULL};
+    }
+    return 0;
+}
+
+/* Asks for the read values' tables. */
+static void
+attributes_fetch_tables(Attributes *a)
+{
+    for (int m = 0; m < a->count; m++)
+        if (a->met[m].value != NULL && PyDict_CheckExact(a->met[m].value))
+            FETCH_AHEAD(((PyDictObject *)a->met[m].value)->ma_keys);
+}
+
+/* Finds what each read value's scan sees, and asks for its characters; 0, or
+ * -1 with an exception set. */
+static int
+attributes_fetch_texts(Reader *self, Attributes *a)
+{
+    for (int m = 0; m < a->count; m++) {
+        Met *met = &a->met[m];
+        if (PyTuple_GET_ITEM(PyTuple_GET_ITEM(self->entries, met->k), 0) == Py_None)
+            continue; /* a nested path: read in Python */
+        met->seen = scan_any(self, met->value);
+        if (met->seen == NULL)
             return -1;
-        PyObject *entry = PyTuple_GET_ITEM(self->entries, k);
+        FETCH_AHEAD(met->seen);
+        FETCH_AHEAD((const char *)met->seen + 64);
+    }
+    return 0;
+}
+
+/* Adds to `f` what the read attributes hit; 0, or -1 with an exception set. */
+static int
+attributes_scan(Reader *self, Found *f, Attributes *a)
+{
+    for (int m = 0; m < a->count; m++) {
+        Met *met = &a->met[m];
+        PyObject *entry = PyTuple_GET_ITEM(self->entries, met->k);
         int result;
-        if (PyTuple_GET_ITEM(entry, 0) == Py_None) {
+        if (met->seen == NULL) {
             PyObject *hits = PyObject_CallFunctionObjArgs(
-                self->nested, PyTuple_GET_ITEM(entry, 1), value ? value : Py_None, NULL);
+                self->nested, PyTuple_GET_ITEM(entry, 1), met->value ? met->value : Py_None,
+                NULL);
             result = hits == NULL ? -1 : found_add(f, hits);
+        } else if (PyUnicode_CheckExact(met->seen)) {
+            result = PyUnicode_READY(met->seen) < 0
+                         ? -1
+                         : scan_text(self, f, met->k, entry, met->seen);
         } else {
-            /* kv holds the value's text for the rest of the call */
-            PyObject *seen = scan_any(self, value);
-            if (seen == NULL)
-                result = -1;
-            else if (PyUnicode_CheckExact(seen))
-                result = PyUnicode_READY(seen) < 0 ? -1 : scan_text(self, f, k, entry, seen);
-            else
-                result = scan_value(f, entry, 0, seen);
+            result = scan_value(f, entry, 0, met->seen);
         }
         if (result < 0)
             return -1;
@@ -239,72 +397,69 @@ read_attributes(Reader *self, Found *f, PyObject *kvs)
     return 0;
 }
 
-/* One record's hits (a new reference); Py_None (new) to read it the usual
- * way; NULL on an error the caller passes on. */
+/* Adds to `f` what the record's plain fields hit; 0, or -1 with an exception
+ * set. */
+static int
+read_plain(Reader *self, Found *f, PyObject *record)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->plain); i++) {
+        PyObject *field = PyTuple_GET_ITEM(self->plain, i);
+        PyObject *value = member(record, PyTuple_GET_ITEM(field, 0));
+        if (value == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0 &&
+            scan_value(f, field, 1, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* `prefix` and one record's hits (a new reference); Py_None (new) to read it
+ * the usual way; NULL on an error the caller passes on. */
 static PyObject *
-read_record(PyObject *reader, PyObject *record)
+read_record(PyObject *reader, PyObject *record, PyObject *prefix)
 {
     Reader *self = (Reader *)reader;
     if (!PyDict_CheckExact(record))
         Py_RETURN_NONE;
     Found f;
-    found_init(&f);
-    Py_ssize_t plain = PyTuple_GET_SIZE(self->plain);
+    found_start(&f, prefix);
+    Attributes a;
+    int met = attributes_meet(self, &a, record);
+    if (met > 0) {
+        Py_XDECREF(a.kvs);
+        found_clear(&f);
+        Py_RETURN_NONE;
+    }
+    if (met < 0)
+        goto failed;
+    attributes_fetch_tables(&a);
     if (self->body != NULL && read_body(self, &f, record) < 0)
         goto failed;
-    for (Py_ssize_t i = 0; i < plain; i++) {
-        PyObject *field = PyTuple_GET_ITEM(self->plain, i);
-        PyObject *value = member(record, PyTuple_GET_ITEM(field, 0));
-        if (value == NULL) {
-            if (PyErr_Occurred())
-                goto failed;
-            continue;
-        }
-        if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0 &&
-            scan_value(&f, field, 1, value) < 0)
-            goto failed;
-    }
-    if (read_getters(self, &f, record) < 0)
+    if (attributes_fetch_texts(self, &a) < 0 || read_plain(self, &f, record) < 0 ||
+        read_getters(self, &f, record) < 0 || attributes_scan(self, &f, &a) < 0)
         goto failed;
-    if (self->attributes != NULL) {
-        PyObject *kvs;
-        if (PyUnicode_Check(self->attributes)) {
-            kvs = member(record, self->attributes);
-            if (kvs == NULL && PyErr_Occurred())
-                goto failed;
-            Py_XINCREF(kvs);
-        } else {
-            kvs = PyObject_CallOneArg(self->attributes, record);
-            if (kvs == NULL)
-                goto failed;
-        }
-        int result = 0;
-        if (kvs != NULL && PyList_CheckExact(kvs))
-            result = read_attributes(self, &f, kvs);
-        Py_XDECREF(kvs);
-        if (result < 0)
-            goto failed;
-        if (result > 0) {
-            found_clear(&f);
-            Py_RETURN_NONE;
-        }
-    }
+    Py_XDECREF(a.kvs);
     return found_join(&f);
 failed:
+    Py_XDECREF(a.kvs);
     found_clear(&f);
     return NULL;
 }
 
-/* read(records) -> list: per record its hits (a tuple), or None for a
- * record to read the usual way. */
+/* read(records, prefix=()) -> list: per record `prefix` and its hits (a
+ * tuple), or None for a record to read the usual way. */
 static PyObject *
-Reader_read(Reader *self, PyObject *records)
+Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (self->plain == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    return read_each((PyObject *)self, records, read_record);
+    return read_each((PyObject *)self, args, nargs, read_record);
 }
 
 /* Whether `item` is a tuple of `size` whose items from `scanner` on are a
@@ -405,8 +560,9 @@ Reader_dealloc(Reader *self)
 }
 
 static PyMethodDef Reader_methods[] = {
-    {"read", (PyCFunction)Reader_read, METH_O,
-     "read(records) -> list: each record's hits, or None to read it the usual way."},
+    {"read", (PyCFunction)(void (*)(void))Reader_read, METH_FASTCALL,
+     "read(records, prefix=()) -> list: each record's hits after prefix, or None to read it "
+     "the usual way."},
     {NULL},
 };
 
@@ -432,10 +588,10 @@ PyMODINIT_FUNC
 PyInit__jsonread(void)
 {
     BODY = PyUnicode_InternFromString("body");
-    STRING_VALUE = PyUnicode_InternFromString("stringValue");
-    KEY = PyUnicode_InternFromString("key");
-    VALUE = PyUnicode_InternFromString("value");
-    if (BODY == NULL || STRING_VALUE == NULL || KEY == NULL || VALUE == NULL)
+    KEY_NAME.name = PyUnicode_InternFromString("key");
+    VALUE_NAME.name = PyUnicode_InternFromString("value");
+    TEXT_NAME.name = PyUnicode_InternFromString("stringValue");
+    if (BODY == NULL || KEY_NAME.name == NULL || VALUE_NAME.name == NULL || TEXT_NAME.name == NULL)
         return NULL;
     if (PyType_Ready(&ReaderType) < 0 || memo_seed_init() < 0)
         return NULL;

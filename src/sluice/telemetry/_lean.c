@@ -260,10 +260,11 @@ walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tag
     return i == size ? 0 : -1;
 }
 
-/* The hits of one record, a new reference; Py_None (new) when the record is
- * not in the layout read here; NULL with an exception set when a scan raised. */
+/* `prefix` and the hits of one record, a new reference; Py_None (new) when
+ * the record is not in the layout read here; NULL with an exception set when a
+ * scan raised. */
 static PyObject *
-read_record(PyObject *reader, PyObject *record)
+read_record(PyObject *reader, PyObject *record, PyObject *prefix)
 {
     Reader *self = (Reader *)reader;
     if (!PyBytes_Check(record))
@@ -277,7 +278,7 @@ read_record(PyObject *reader, PyObject *record)
     Span body = walk.body;
 
     Found f;
-    found_init(&f);
+    found_start(&f, prefix);
     if (self->body != NULL && body.start >= 0) {
         /* The AnyValue must be a string_value alone; anything else is read
          * the usual way. */
@@ -324,16 +325,16 @@ failed:
     return NULL;
 }
 
-/* read(records) -> list: per record its hits (a tuple), or None for a
- * record to read the usual way. */
+/* read(records, prefix=()) -> list: per record `prefix` and its hits (a
+ * tuple), or None for a record to read the usual way. */
 static PyObject *
-Reader_read(Reader *self, PyObject *records)
+Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (self->keys == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    return read_each((PyObject *)self, records, read_record);
+    return read_each((PyObject *)self, args, nargs, read_record);
 }
 
 /* A varint of up to 10 bytes at *at (before end) into *value; 0, or -1
@@ -479,8 +480,9 @@ static PyMethodDef module_methods[] = {
 };
 
 static PyMethodDef Reader_methods[] = {
-    {"read", (PyCFunction)Reader_read, METH_O,
-     "read(records) -> list: each record's hits, or None to read it the usual way."},
+    {"read", (PyCFunction)(void (*)(void))Reader_read, METH_FASTCALL,
+     "read(records, prefix=()) -> list: each record's hits after prefix, or None to read it "
+     "the usual way."},
     {NULL},
 };
 

@@ -316,8 +316,12 @@ class _BatchReader:
     def __call__(self, record: Any) -> tuple[int, ...]:
         return self.one(record)
 
-    def read_batch(self, records: Sequence[Any]) -> list[tuple[int, ...] | None]:
-        found: list[tuple[int, ...] | None] = self.batch.read(records)
+    def read_batch(
+        self, records: Sequence[Any], prefix: tuple[int, ...] = ()
+    ) -> list[tuple[int, ...] | None]:
+        """Each record's hits after `prefix`, or None for a record to read
+        with a call."""
+        found: list[tuple[int, ...] | None] = self.batch.read(records, prefix)
         return found
 
 
@@ -341,9 +345,9 @@ class _JsonView(RecordView):
         return items if isinstance(items, list) else ()
 
     def read_records(
-        self, reader: FieldReader, records: Sequence[Any]
+        self, reader: FieldReader, records: Sequence[Any], prefix: tuple[int, ...] = ()
     ) -> Sequence[tuple[int, ...] | None] | None:
-        return reader.read_batch(records) if isinstance(reader, _BatchReader) else None
+        return reader.read_batch(records, prefix) if isinstance(reader, _BatchReader) else None
 
     def remove_records(self, scope: Any, indexes: list[int]) -> None:
         gone = set(indexes)

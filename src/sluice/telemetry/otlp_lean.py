@@ -274,11 +274,13 @@ class RecordReader:
             None if attributes is None else attributes.found,
         )
 
-    def read_batch(self, records: Sequence[bytes]) -> list[tuple[int, ...] | None] | None:
-        """Each record's hits, or None for a record to read with a call; None
-        when this reader has no batch reading."""
+    def read_batch(
+        self, records: Sequence[bytes], prefix: tuple[int, ...] = ()
+    ) -> list[tuple[int, ...] | None] | None:
+        """Each record's hits after `prefix`, or None for a record to read with
+        a call; None when this reader has no batch reading."""
         batch = self.batch
-        return None if batch is None else batch.read(records)
+        return None if batch is None else batch.read(records, prefix)
 
     def __call__(self, raw: bytes) -> tuple[int, ...]:
         at = locate(raw, self.attributes is not None) if self.readable else None
@@ -344,9 +346,9 @@ class LeanLogView(ProtoLogView):
         return RecordReader(fields, RAW_LOG_VIEW.reader(fields))
 
     def read_records(
-        self, reader: FieldReader, records: Sequence[Any]
+        self, reader: FieldReader, records: Sequence[Any], prefix: tuple[int, ...] = ()
     ) -> Sequence[tuple[int, ...] | None] | None:
-        return reader.read_batch(records) if isinstance(reader, RecordReader) else None
+        return reader.read_batch(records, prefix) if isinstance(reader, RecordReader) else None
 
     def context(self, resource: Any, scope: Any, records: Any, position: int, record: Any) -> Ctx:
         return Ctx(resource, scope, LeanRecord(records, position, record))
