@@ -71,8 +71,18 @@ memo_hash(Py_ssize_t tag, const void *bytes, Py_ssize_t size)
         data += 8;
         size -= 8;
     }
+    /* The last 0-7 bytes in whole loads (two may overlap; the size is in the
+     * hash): a copy of a variable length into a word would be stored a byte
+     * at a time and read back whole, which waits for the stores. */
     uint64_t tail = 0;
-    memcpy(&tail, data, (size_t)size);
+    if (size >= 4) {
+        uint32_t first, last;
+        memcpy(&first, data, 4);
+        memcpy(&last, data + size - 4, 4);
+        tail = (uint64_t)first << 32 | last;
+    } else if (size > 0) {
+        tail = (uint64_t)data[0] << 16 | (uint64_t)data[size >> 1] << 8 | data[size - 1];
+    }
     hash = (hash ^ tail) * 0xC4CEB9FE1A85EC53ull;
     return hash ^ (hash >> 29);
 }
