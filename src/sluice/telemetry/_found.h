@@ -120,17 +120,15 @@ read_each(PyObject *reader, PyObject *const *args, Py_ssize_t nargs,
         PyErr_SetString(PyExc_TypeError, "read(records, prefix=()) takes 1 or 2 arguments");
         return NULL;
     }
-    PyObject *prefix = nargs == 2 ? args[1] : NULL;
-    if (prefix != NULL && !PyTuple_CheckExact(prefix)) {
+    if (nargs == 2 && !PyTuple_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "read(records, prefix): prefix must be a tuple");
         return NULL;
     }
-    PyObject *empty = prefix == NULL ? PyTuple_New(0) : NULL; /* the shared empty tuple */
-    if (prefix == NULL)
-        prefix = empty;
+    /* without one, CPython's shared empty tuple */
+    PyObject *prefix = nargs == 2 ? Py_NewRef(args[1]) : PyTuple_New(0);
     PyObject *fast = PySequence_Fast(args[0], "records must be a sequence");
     if (fast == NULL) {
-        Py_XDECREF(empty);
+        Py_DECREF(prefix);
         return NULL;
     }
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
@@ -148,7 +146,7 @@ read_each(PyObject *reader, PyObject *const *args, Py_ssize_t nargs,
         PyList_SET_ITEM(out, r, hits);
     }
     Py_DECREF(fast);
-    Py_XDECREF(empty);
+    Py_DECREF(prefix);
     return out;
 }
 
