@@ -64,6 +64,7 @@ def extensions() -> list[Any]:
     scanner = Extension(
         "sluice.policy._hsnative",
         ["src/sluice/policy/_hsnative.c"],
+        depends=["src/sluice/policy/_hsnative.h"],
         libraries=["dl"],
         extra_compile_args=["-O2"],
     )
@@ -74,6 +75,7 @@ def extensions() -> list[Any]:
             "src/sluice/telemetry/_found.h",
             "src/sluice/telemetry/_keys.h",
             "src/sluice/telemetry/_memo.h",
+            "src/sluice/policy/_hsnative.h",
         ],
         extra_compile_args=["-O2"],
     )
@@ -84,6 +86,7 @@ def extensions() -> list[Any]:
             "src/sluice/telemetry/_found.h",
             "src/sluice/telemetry/_keys.h",
             "src/sluice/telemetry/_memo.h",
+            "src/sluice/policy/_hsnative.h",
         ],
         extra_compile_args=["-O2"],
     )

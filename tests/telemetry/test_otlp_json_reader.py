@@ -11,9 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sluice.policy import PolicyRuntime, PolicySnapshot, Signal, load_document, native
-from sluice.policy.view import FieldReader
+from sluice.policy.model import MatchOp
+from sluice.policy.patterns import FieldScanner, PatternSpec
+from sluice.policy.view import PRESENT, FieldReader
 from sluice.telemetry.otlp_json import json_view
-from sluice.telemetry.reading import dictionary_of
+from sluice.telemetry.reading import dictionary_of, matcher_of
 
 _jsonread = native.extension("sluice.telemetry._jsonread")
 
@@ -189,6 +191,75 @@ def test_any_span_is_read_like_the_python_reader(records: list[Any]) -> None:
 @given(st.lists(METRICS | SCALARS, max_size=6))
 def test_any_metric_is_read_like_the_python_reader(records: list[Any]) -> None:
     read_like_python(METRIC_READER, records)
+
+
+# -- bodies scanned ahead with the field's matcher -----------------------------------
+
+BODY_ONLY_POLICIES: list[dict[str, Any]] = [
+    {"match": [{"log_field": "body", "regex": "drop-[0-9]+"}], "keep": "none"},
+    {"match": [{"log_field": "body", "starts_with": "GET"}], "keep": "none"},
+    {"match": [{"log_field": "body", "contains": "é"}], "keep": "none"},
+    {"match": [{"log_field": "body", "exact": "checkout"}], "keep": "all"},
+    {"match": [{"log_attribute": "svc", "exact": "checkout"}], "keep": "none"},
+]
+"""Body conditions that the field's databases answer alone (no exists
+condition): the C reader scans a batch's bodies with the field's matcher
+first, on the strs' characters."""
+BODY_READER = record_reader(Signal.LOG, BODY_ONLY_POLICIES)
+BODY_TEXTS = WORDS | st.text(max_size=12) | st.just("drop-3 \ud800") | st.just("x" * 300)
+PLAIN_BODIES = st.builds(lambda text: {"body": {"stringValue": text}}, BODY_TEXTS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LOG_RECORDS | PLAIN_BODIES, max_size=8), st.lists(st.integers(0, 9), max_size=2))
+def test_any_log_record_is_read_like_the_python_reader_with_bodies_scanned_ahead(
+    records: list[Any], prefix: list[int]
+) -> None:
+    read_like_python(BODY_READER, records, tuple(prefix))
+
+
+def body_only_scanner(exists: int | None = None, memoize: bool = False) -> FieldScanner:
+    specs = [
+        (0, PatternSpec(MatchOp.REGEX, "drop-[0-9]+", False)),
+        (1, PatternSpec(MatchOp.CONTAINS, "é", False)),
+    ]
+    return FieldScanner(specs, exists, None, memoize=memoize)
+
+
+def test_ascii_bodies_are_scanned_ahead_with_the_field_s_matcher() -> None:
+    assert _jsonread is not None
+    scanner = body_only_scanner()
+    scanned: list[Any] = []
+
+    def scan(value: Any) -> tuple[int, ...]:
+        scanned.append(value)
+        return scanner.compute(value)
+
+    reader = _jsonread.Reader(
+        (scan, None), (), (), (), None, {}, lambda *a: (), PRESENT, scanner.matcher
+    )
+    texts = ["drop-1", "é drop-2", "drop-3 \ud800", "none", "drop-4 " * 50]
+    records: list[Any] = [{"body": {"stringValue": text}} for text in texts]
+    records += [{"body": {"stringValue": ""}}, {"body": {"intValue": 3}}, {"body": {}}, {}, "x"]
+    found = reader.read(records, (9,))
+    assert found == [(9, *scanner.compute(text)) for text in texts] + [(9,)] * 4 + [None]
+    assert found[:3] == [(9, 0), (9, 1, 0), (9, 0)]
+    # Only a body that is not an ASCII str is handed to the scan.
+    assert scanned == ["é drop-2", "drop-3 \ud800", PRESENT]
+
+
+def test_only_an_unmemoized_scan_of_a_field_its_databases_answer_alone_has_a_matcher() -> None:
+    alone = body_only_scanner()
+    assert alone.matcher is not None and matcher_of(alone.compute) is alone.matcher
+    assert body_only_scanner(exists=5).matcher is None
+    assert matcher_of(body_only_scanner(exists=5).compute) is None
+    assert matcher_of(body_only_scanner(memoize=True).hits) is None
+    assert matcher_of(len) is None  # type: ignore[arg-type]
+    assert _jsonread is not None
+    with pytest.raises(TypeError, match="without a body scanner"):
+        _jsonread.Reader(None, (), (), (), None, {}, len, None, alone.matcher)
+    with pytest.raises(TypeError, match="a body matcher is"):
+        _jsonread.Reader((alone.compute, None), (), (), (), None, {}, len, None, object())
 
 
 def hits_of(reader: FieldReader, record: dict[str, Any]) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+import pytest
 from google.protobuf.message import DecodeError
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ from sluice.telemetry import otlp_codec, otlp_lean
 from sluice.telemetry.otlp_lean import LEAN_LOG_VIEW, RecordReader, locate
 from sluice.telemetry.otlp_proto import proto_view, typed_any
 from sluice.telemetry.otlp_raw import LeanLogsRequest, find_value, varint
+from sluice.telemetry.reading import matcher_of
 from tests.telemetry.otlp_convert import to_json
 
 _lean = native.extension("sluice.telemetry._lean")
@@ -568,6 +570,85 @@ def test_any_record_is_decided_like_the_message_view_a_batch_at_a_time(
     records: list[bytes],
 ) -> None:
     check_like_messages(records, ID_FREE_POLICIES)
+
+
+# -- bodies scanned ahead, on their wire bytes ---------------------------------------
+
+BODY_ONLY_POLICIES: list[dict[str, Any]] = [
+    {"match": [{"log_field": "body", "contains": "drop-me"}], "keep": "none"},
+    {"match": [{"log_field": "body", "starts_with": "sample"}], "keep": "none"},
+    {"match": [{"log_field": "body", "exact": "fine"}], "keep": "all"},
+    {"match": [{"log_field": "body", "regex": "secret=\\w+"}], "keep": "none"},
+    {"match": [{"log_field": "body", "contains": "é"}], "keep": "none"},
+    {"match": [{"log_attribute": "svc", "exact": "drop-me"}], "keep": "none"},
+]
+"""Body conditions that the field's databases answer alone (no exists
+condition): the batch reader scans the bodies with the field's matcher, all
+of a batch's first, on the record's bytes."""
+
+
+def body_only_scanner() -> FieldScanner:
+    specs = [
+        (0, PatternSpec(MatchOp.CONTAINS, "drop-me", False)),
+        (1, PatternSpec(MatchOp.REGEX, "^pri[x]", True)),
+        (2, PatternSpec(MatchOp.CONTAINS, "é", False)),
+    ]
+    return FieldScanner(specs, None, None, memoize=False)
+
+
+def test_bodies_a_database_answers_alone_are_scanned_ahead_in_c() -> None:
+    assert _lean is not None
+    reader = record_reader(BODY_ONLY_POLICIES)
+    assert reader.batch is not None and matcher_of(reader.body) is not None  # type: ignore[arg-type]
+    records = [KEEP, *LAYOUTS.values(), *CHUNKS]
+    found = reader.read_batch(records)
+    assert found is not None
+    for record, hits in zip(records, found, strict=True):
+        try:
+            expected = reader(record)
+        except Exception:
+            assert hits is None, record
+            continue
+        assert hits is None or hits == expected, record
+    for name in ("sdk order", "non-ASCII body", "long body", "secret", "sample"):
+        assert reader.read_batch([LAYOUTS[name]]) == [reader(LAYOUTS[name])] != [()], name
+
+    scanner = body_only_scanner()
+    scanned: list[bytes] = []
+
+    def scan(value: bytes) -> tuple[int, ...]:
+        scanned.append(value)
+        return scanner.compute(value)
+
+    batch = _lean.Reader(otlp_lean._READABLE_TAGS, scan, None, None, (), None, scanner.matcher)
+    bodies = [b"drop-me now", b"PRIX: 5 drop-me", "prix é".encode(), b"", b"nothing"]
+    records = [sdk_record(body.decode()) for body in bodies]
+    twice = sdk_record("drop-me") + body(text("other"))  # protobuf merges: read the usual way
+    broken = sdk_record("x") + body(length_field(1, b"\xc3\x28"))
+    not_utf8 = TIME + body(length_field(1, b"drop-me \xc3\x28"))
+    found = batch.read([*records, twice, broken, not_utf8, b"\xff"], (7,))
+    assert found == [(7, *scanner.compute(b)) for b in bodies] + [None, None, None, None]
+    assert found[:3] == [(7, 0), (7, 1, 0), (7, 1, 2)]
+    # Only a body that is not ASCII is handed to the scan (which validates it).
+    assert scanned == ["prix é".encode(), b"drop-me \xc3\x28"]
+
+
+def test_the_batch_reader_refuses_a_body_matcher_it_cannot_scan_with() -> None:
+    assert _lean is not None
+    scanner = body_only_scanner()
+    tags = otlp_lean._READABLE_TAGS
+    with pytest.raises(TypeError, match="without a body scan"):
+        _lean.Reader(tags, None, None, None, (), None, scanner.matcher)
+    with pytest.raises(TypeError, match="a body matcher is"):
+        _lean.Reader(tags, scanner.compute, None, None, (), None, object())
+
+
+@settings(max_examples=200, deadline=None)
+@given(RECORDS)
+def test_any_record_is_decided_like_the_message_view_with_bodies_scanned_ahead(
+    records: list[bytes],
+) -> None:
+    check_like_messages(records, BODY_ONLY_POLICIES)
 
 
 # -- one attribute's value, read in C (sample keys, typed checks) ---------------------

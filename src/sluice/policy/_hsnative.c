@@ -9,6 +9,9 @@
  * scanned in one call that turns each database's match ids into the field's
  * pattern ids in C.
  *
+ * The record readers in C scan with a field's Matcher through the C API in
+ * _hsnative.h (the SCAN_API capsule), on a value's bytes where they lie.
+ *
  * The GIL stays held while scanning: one scratch per matcher is then never
  * used by two threads at once, and the values scanned (log bodies, attribute
  * values) take microseconds.
@@ -19,6 +22,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "_hsnative.h"
 
 typedef struct hs_database hs_database_t;
 typedef struct hs_scratch hs_scratch_t;
@@ -385,15 +390,11 @@ safe_to_scan(const char *data, Py_ssize_t length)
     return last / PAGE_FLOOR == (end + OVERREAD - 1) / PAGE_FLOOR;
 }
 
-/* scan(data) -> tuple of the pattern ids that hit `data` (UTF-8 bytes),
- * database by database in match order. */
+/* The tuple of the pattern ids that hit data[:length] (UTF-8), database by
+ * database in match order; NULL with an exception set. */
 static PyObject *
-Matcher_scan(Matcher *self, PyObject *arg)
+matcher_scan(Matcher *self, const char *data, Py_ssize_t length)
 {
-    char *data;
-    Py_ssize_t length;
-    if (PyBytes_AsStringAndSize(arg, &data, &length) < 0)
-        return NULL;
     if (length > 0xFFFFFFFFLL) {
         PyErr_SetString(PyExc_ValueError, "value too long to scan");
         return NULL;
@@ -469,6 +470,17 @@ Matcher_scan(Matcher *self, PyObject *arg)
     return out;
 }
 
+/* scan(data) -> tuple of the pattern ids that hit `data` (UTF-8 bytes). */
+static PyObject *
+Matcher_scan(Matcher *self, PyObject *arg)
+{
+    char *data;
+    Py_ssize_t length;
+    if (PyBytes_AsStringAndSize(arg, &data, &length) < 0)
+        return NULL;
+    return matcher_scan(self, data, length);
+}
+
 static PyMethodDef Matcher_methods[] = {
     {"scan", (PyCFunction)Matcher_scan, METH_O,
      "scan(data: bytes) -> tuple[int, ...]: the pattern ids that hit data."},
@@ -486,6 +498,14 @@ static PyTypeObject MatcherType = {
     .tp_init = (initproc)Matcher_init,
     .tp_methods = Matcher_methods,
 };
+
+static PyObject *
+api_scan(PyObject *matcher, const char *data, Py_ssize_t length)
+{
+    return matcher_scan((Matcher *)matcher, data, length);
+}
+
+static const ScanApi SCAN_API = {SCAN_API_VERSION, &MatcherType, api_scan};
 
 static PyMethodDef module_methods[] = {
     {"load", load, METH_O, "load(path) -> version: dlopen a libhs shared library."},
@@ -510,6 +530,12 @@ PyInit__hsnative(void)
         return NULL;
     Py_INCREF(&DatabaseType);
     Py_INCREF(&MatcherType);
+    PyObject *api = PyCapsule_New((void *)&SCAN_API, SCAN_API_NAME, NULL);
+    if (api == NULL || PyModule_AddObject(module, "SCAN_API", api) < 0) {
+        Py_XDECREF(api);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddObject(module, "Database", (PyObject *)&DatabaseType) < 0 ||
         PyModule_AddObject(module, "Matcher", (PyObject *)&MatcherType) < 0) {
         Py_DECREF(module);

@@ -182,6 +182,14 @@ class FieldScanner:
         """Pattern ids (and the exists id) satisfied by one present value."""
 
     @property
+    def matcher(self) -> Any:
+        """The native matcher (``_hsnative.Matcher``) that alone answers a
+        value as :meth:`compute` does, scanned on its UTF-8 bytes, when this
+        field has no exact, fallback or exists answers beside its databases;
+        else None. The readers in C scan bodies with it where they lie."""
+        return self._native if self._only_databases else None
+
+    @property
     def fallback_count(self) -> int:
         """How many patterns are matched with RE2 one by one."""
         return len(self._fallback)

@@ -106,15 +106,26 @@ found_join(Found *f)
     return joined;
 }
 
-/* A batch reader's read(records, prefix=()) -> list: per record
- * read(reader, record, prefix), `prefix` and its hits joined in one tuple, or
- * None for a record to read the usual way (where read returned None, or
- * raised an Exception: the usual way raises it again, where the engine counts
- * it). NULL when read raised anything else (MemoryError, KeyboardInterrupt).
- * `args` are the method's arguments (METH_FASTCALL). */
+/* How a batch reader reads a batch's records, for read_each(). */
+typedef struct {
+    void *context;
+    /* Sees the batch's records once, before any is read (NULL: nothing to
+     * do): 0, or -1 with an exception set. */
+    int (*begin)(void *context, PyObject *const *records, Py_ssize_t count);
+    /* The record at `position`: `prefix` and its hits joined in one tuple (a
+     * new reference), Py_None (new) to read it the usual way, or NULL with
+     * an exception set. */
+    PyObject *(*read)(void *context, PyObject *record, Py_ssize_t position, PyObject *prefix);
+} BatchRead;
+
+/* A batch reader's read(records, prefix=()) -> list: per record what
+ * `how->read` answers, or None for a record to read the usual way (where it
+ * answered None, or raised an Exception: the usual way raises it again, where
+ * the engine counts it). NULL when it raised anything else (MemoryError,
+ * KeyboardInterrupt), or `how->begin` failed. `args` are the method's
+ * arguments (METH_FASTCALL). */
 static PyObject *
-read_each(PyObject *reader, PyObject *const *args, Py_ssize_t nargs,
-          PyObject *(*read)(PyObject *, PyObject *, PyObject *))
+read_each(const BatchRead *how, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 1 || nargs > 2) {
         PyErr_SetString(PyExc_TypeError, "read(records, prefix=()) takes 1 or 2 arguments");
@@ -132,9 +143,11 @@ read_each(PyObject *reader, PyObject *const *args, Py_ssize_t nargs,
         return NULL;
     }
     Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-    PyObject *out = PyList_New(count);
+    PyObject *out = NULL;
+    if (how->begin == NULL || how->begin(how->context, PySequence_Fast_ITEMS(fast), count) == 0)
+        out = PyList_New(count);
     for (Py_ssize_t r = 0; out != NULL && r < count; r++) {
-        PyObject *hits = read(reader, PySequence_Fast_GET_ITEM(fast, r), prefix);
+        PyObject *hits = how->read(how->context, PySequence_Fast_GET_ITEM(fast, r), r, prefix);
         if (hits == NULL) {
             if (!PyErr_ExceptionMatches(PyExc_Exception)) {
                 Py_CLEAR(out);

@@ -7,7 +7,8 @@
  * it is given, and the attributes some policy reads (one walk of the list,
  * only a key's first entry counts). What a value hits is still answered by
  * the scanners (Python callables); a scanner that remembers its answers in a
- * dict is looked up there first, without a call. The attribute keys read are
+ * dict is looked up there first, without a call. Bodies are scanned with the
+ * field's matcher in C when it has one (see bodies_ahead). The attribute keys read are
  * found in a hash table of their own, and what a key's value hit is
  * remembered here (_memo.h). The small dicts an attribute is made of are
  * walked rather than looked up, and a record is read in steps that ask for
@@ -23,6 +24,7 @@
 #include "_found.h"
 #include "_memo.h"
 #include "_keys.h"
+#include "../policy/_hsnative.h"
 
 #define MAX_KEYS 64
 
@@ -35,6 +37,8 @@
 typedef struct {
     PyObject_HEAD
     PyObject *body;       /* (scan, memo or None), or NULL */
+    PyObject *body_matcher; /* answers an ASCII body as `body` does, or NULL */
+    const ScanApi *body_api; /* how to scan with it */
     PyObject *plain;      /* tuple of (key, scan, memo or None) */
     PyObject *getters;    /* tuple of (getter, scan, memo or None) */
     PyObject *multi;      /* tuple of (getter of a list, scan, memo or None) */
@@ -172,30 +176,108 @@ scan_any(Reader *self, PyObject *value)
     return self->present;
 }
 
+/* What the body scan sees of `record` (borrowed) into *seen: its body's
+ * string when non-empty, `present` for a body with something else, NULL for
+ * none or an empty one (otlp_json._body_value); 0, or -1 with an exception
+ * set. */
 static int
-read_body(Reader *self, Found *f, PyObject *record)
+body_seen(Reader *self, PyObject *record, PyObject **seen)
 {
+    *seen = NULL;
     PyObject *body = member(record, BODY);
     if (body == NULL)
         return PyErr_Occurred() ? -1 : 0;
     if (body == Py_None)
         return 0;
-    PyObject *seen = self->present;
     if (PyDict_CheckExact(body)) {
-        /* otlp_json._body_value: the string when non-empty; nothing for an
-         * empty string or an empty AnyValue. */
         PyObject *text;
         if (members(body, &TEXT_NAME, &text, NULL, NULL) < 0)
             return -1;
         if (text != NULL && PyUnicode_CheckExact(text)) {
-            if (PyUnicode_GET_LENGTH(text) == 0)
-                return 0;
-            seen = text;
-        } else if (PyDict_GET_SIZE(body) == 0) {
+            if (PyUnicode_GET_LENGTH(text) > 0)
+                *seen = text;
             return 0;
         }
+        if (PyDict_GET_SIZE(body) == 0)
+            return 0;
     }
-    return scan_value(f, self->body, 0, seen);
+    *seen = self->present;
+    return 0;
+}
+
+static int
+read_body(Reader *self, Found *f, PyObject *record)
+{
+    PyObject *seen;
+    if (body_seen(self, record, &seen) < 0)
+        return -1;
+    return seen == NULL ? 0 : scan_value(f, self->body, 0, seen);
+}
+
+/* A batch being read: the bodies scanned ahead of the records (see
+ * bodies_ahead). */
+typedef struct {
+    Reader *reader;
+    PyObject **ahead; /* per record its body's hits (new references), or NULL */
+    Py_ssize_t count;
+} Batch;
+
+/*
+ * With a body matcher the bodies of a batch are scanned first, one after the
+ * other, with no Python call and no bytes object: the field's databases (a
+ * few MB with thousands of patterns) then stay in the CPU's caches, which
+ * reading the rest of each record between two scans would push them out of.
+ * A body that is not an ASCII str (nothing to scan, another value, a str
+ * whose UTF-8 is a new object) is left to the record's read, and so is one
+ * whose scan raised (it raises again there).
+ */
+static int
+bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
+{
+    Batch *batch = context;
+    Reader *self = batch->reader;
+    if (self->body_matcher == NULL || count == 0)
+        return 0;
+    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
+    if (batch->ahead == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    batch->count = count;
+    for (Py_ssize_t r = 0; r < count; r++) {
+        PyObject *seen;
+        if (!PyDict_CheckExact(records[r]))
+            continue;
+        if (body_seen(self, records[r], &seen) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return -1;
+            PyErr_Clear(); /* the record's read meets it again */
+            continue;
+        }
+        if (seen == NULL || !PyUnicode_CheckExact(seen) || !PyUnicode_IS_COMPACT_ASCII(seen))
+            continue;
+        PyObject *hits = self->body_api->scan(self->body_matcher, PyUnicode_DATA(seen),
+                                              PyUnicode_GET_LENGTH(seen));
+        if (hits == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return -1;
+            PyErr_Clear();
+        }
+        batch->ahead[r] = hits;
+    }
+    return 0;
+}
+
+/* Drops what the batch's reads did not take. */
+static void
+batch_free(Batch *batch)
+{
+    if (batch->ahead == NULL)
+        return;
+    for (Py_ssize_t r = 0; r < batch->count; r++)
+        Py_XDECREF(batch->ahead[r]);
+    PyMem_Free(batch->ahead);
+    batch->ahead = NULL;
 }
 
 static int
@@ -417,12 +499,14 @@ read_plain(Reader *self, Found *f, PyObject *record)
     return 0;
 }
 
-/* `prefix` and one record's hits (a new reference); Py_None (new) to read it
- * the usual way; NULL on an error the caller passes on. */
+/* `prefix` and the hits of the batch's record at `position` (a new
+ * reference); Py_None (new) to read it the usual way; NULL on an error the
+ * caller passes on. */
 static PyObject *
-read_record(PyObject *reader, PyObject *record, PyObject *prefix)
+read_record(void *context, PyObject *record, Py_ssize_t position, PyObject *prefix)
 {
-    Reader *self = (Reader *)reader;
+    Batch *batch = context;
+    Reader *self = batch->reader;
     if (!PyDict_CheckExact(record))
         Py_RETURN_NONE;
     Found f;
@@ -437,8 +521,14 @@ read_record(PyObject *reader, PyObject *record, PyObject *prefix)
     if (met < 0)
         goto failed;
     attributes_fetch_tables(&a);
-    if (self->body != NULL && read_body(self, &f, record) < 0)
+    PyObject *ahead = batch->ahead == NULL ? NULL : batch->ahead[position];
+    if (ahead != NULL) {
+        batch->ahead[position] = NULL;
+        if (found_add(&f, ahead) < 0)
+            goto failed;
+    } else if (self->body != NULL && read_body(self, &f, record) < 0) {
         goto failed;
+    }
     if (attributes_fetch_texts(self, &a) < 0 || read_plain(self, &f, record) < 0 ||
         read_getters(self, &f, record) < 0 || attributes_scan(self, &f, &a) < 0)
         goto failed;
@@ -459,7 +549,11 @@ Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    return read_each((PyObject *)self, args, nargs, read_record);
+    Batch batch = {self, NULL, 0};
+    BatchRead how = {&batch, bodies_ahead, read_record};
+    PyObject *out = read_each(&how, args, nargs);
+    batch_free(&batch);
+    return out;
 }
 
 /* Whether `item` is a tuple of `size` whose items from `scanner` on are a
@@ -488,13 +582,21 @@ static int
 Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
 {
     PyObject *body, *plain, *getters, *multi, *attributes, *index, *nested, *present;
-    static char *names[] = {"body",  "plain",  "getters", "multi", "attributes",
-                            "index", "nested", "present", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO!OO:Reader", names, &body,
+    PyObject *body_matcher = Py_None;
+    static char *names[] = {"body",   "plain",   "getters",      "multi", "attributes", "index",
+                            "nested", "present", "body_matcher", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!O!OO!OO|O:Reader", names, &body,
                                      &PyTuple_Type, &plain, &PyTuple_Type, &getters,
                                      &PyTuple_Type, &multi, &attributes, &PyDict_Type, &index,
-                                     &nested, &present))
+                                     &nested, &present, &body_matcher))
         return -1;
+    const ScanApi *body_api;
+    if (scan_api_matcher(body_matcher, &body_api) < 0)
+        return -1;
+    if (body_api != NULL && body == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "Reader: a body matcher without a body scanner");
+        return -1;
+    }
     int valid = (body == Py_None || scanner_valid(body, 2, 0)) && scanners_valid(plain, 3, 1) &&
                 scanners_valid(getters, 3, 1) && scanners_valid(multi, 3, 1) &&
                 PyCallable_Check(nested) &&
@@ -510,7 +612,8 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
                 (PyTuple_GET_ITEM(entry, 0) == Py_None || scanner_valid(entry, 2, 0));
     if (!valid) {
         PyErr_SetString(PyExc_TypeError,
-                        "Reader(body, plain, getters, multi, attributes, index, nested, present): "
+                        "Reader(body, plain, getters, multi, attributes, index, nested, present, "
+                        "body_matcher=None): "
                         "a scanner is (callable, dict or None), an index key a str");
         return -1;
     }
@@ -533,6 +636,8 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->entries, entries);
     memo_clear(&self->memo); /* answers of the scanners it had */
     Py_XSETREF(self->body, body == Py_None ? NULL : Py_NewRef(body));
+    Py_XSETREF(self->body_matcher, body_api == NULL ? NULL : Py_NewRef(body_matcher));
+    self->body_api = body_api;
     Py_XSETREF(self->plain, Py_NewRef(plain));
     Py_XSETREF(self->getters, Py_NewRef(getters));
     Py_XSETREF(self->multi, Py_NewRef(multi));
@@ -546,6 +651,7 @@ static void
 Reader_dealloc(Reader *self)
 {
     Py_XDECREF(self->body);
+    Py_XDECREF(self->body_matcher);
     Py_XDECREF(self->plain);
     Py_XDECREF(self->getters);
     Py_XDECREF(self->multi);
@@ -571,7 +677,8 @@ static PyTypeObject ReaderType = {
     .tp_basicsize = sizeof(Reader),
     .tp_dealloc = (destructor)Reader_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Reader(body, plain, getters, multi, attributes, index, nested, present)",
+    .tp_doc = "Reader(body, plain, getters, multi, attributes, index, nested, present, "
+              "body_matcher=None)",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_methods = Reader_methods,

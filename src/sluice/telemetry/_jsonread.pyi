@@ -23,6 +23,7 @@ class Reader:
         index: dict[str, _Scanner | tuple[None, Any]],
         nested: Callable[[Any, Any], tuple[int, ...]],
         present: object,
+        body_matcher: Any = None,
     ) -> None: ...
     def read(
         self, records: Sequence[Any], prefix: tuple[int, ...] = ()

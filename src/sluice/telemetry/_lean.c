@@ -6,7 +6,8 @@
  * records in the layout SDKs write: the walk over the record's fields, the
  * body's string, and which attributes a policy reads. What a value hits is
  * still answered by the scanners (Python callables, memoized): only values
- * some policy reads cross into Python, and an attribute's answer is
+ * some policy reads cross into Python (bodies not even those, when their
+ * field has a matcher: see bodies_ahead), and an attribute's answer is
  * remembered here, by its wire bytes, so that a value seen before costs a
  * hash and a compare. A record outside that layout (a field
  * written twice, a body that is not a plain string, an attribute not written
@@ -26,6 +27,7 @@
 #include "_found.h"
 #include "_memo.h"
 #include "_keys.h"
+#include "../policy/_hsnative.h"
 
 enum {
     SEVERITY_TEXT = 3,
@@ -40,6 +42,8 @@ typedef struct {
     PyObject_HEAD
     unsigned char tags[128];
     PyObject *body;     /* callable(bytes) -> tuple, or NULL */
+    PyObject *body_matcher;  /* answers an ASCII body as `body` does, or NULL */
+    const ScanApi *body_api; /* how to scan with it */
     PyObject *severity; /* callable(bytes) -> tuple, or NULL */
     PyObject *event;    /* callable(bytes) -> tuple, or NULL */
     PyObject *keys;     /* tuple of bytes: the attribute keys read */
@@ -52,6 +56,7 @@ static void
 Reader_dealloc(Reader *self)
 {
     Py_XDECREF(self->body);
+    Py_XDECREF(self->body_matcher);
     Py_XDECREF(self->severity);
     Py_XDECREF(self->event);
     Py_XDECREF(self->keys);
@@ -74,12 +79,22 @@ static int
 Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
 {
     Py_buffer tags;
-    PyObject *body, *severity, *event, *keys, *attribute;
-    static char *names[] = {"tags", "body", "severity_text", "event_name", "keys", "attribute",
-                            NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O", names, &tags, &body, &severity,
-                                     &event, &PyTuple_Type, &keys, &attribute))
+    PyObject *body, *severity, *event, *keys, *attribute, *body_matcher = Py_None;
+    static char *names[] = {"tags", "body",      "severity_text", "event_name",
+                            "keys", "attribute", "body_matcher",  NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*OOOO!O|O", names, &tags, &body, &severity,
+                                     &event, &PyTuple_Type, &keys, &attribute, &body_matcher))
         return -1;
+    const ScanApi *body_api;
+    if (scan_api_matcher(body_matcher, &body_api) < 0) {
+        PyBuffer_Release(&tags);
+        return -1;
+    }
+    if (body_api != NULL && body == Py_None) {
+        PyBuffer_Release(&tags);
+        PyErr_SetString(PyExc_TypeError, "Reader: a body matcher without a body scan");
+        return -1;
+    }
     if (tags.len != 128) {
         PyBuffer_Release(&tags);
         PyErr_SetString(PyExc_ValueError, "tags must be 128 bytes");
@@ -100,6 +115,8 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
         key_table_add(&self->key_table, k, 0, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
     }
     Py_XSETREF(self->body, optional_callable(body));
+    Py_XSETREF(self->body_matcher, body_api == NULL ? NULL : Py_NewRef(body_matcher));
+    self->body_api = body_api;
     Py_XSETREF(self->severity, optional_callable(severity));
     Py_XSETREF(self->event, optional_callable(event));
     Py_INCREF(keys);
@@ -126,6 +143,22 @@ read_varint(const unsigned char *data, Py_ssize_t *at, Py_ssize_t end)
 typedef struct {
     Py_ssize_t start, end;
 } Span;
+
+/* Whether data[:size] is ASCII (so UTF-8 the body scan takes as it is). */
+static int
+ascii(const unsigned char *data, Py_ssize_t size)
+{
+    uint64_t seen = 0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        uint64_t word;
+        memcpy(&word, data + i, 8);
+        seen |= word;
+    }
+    for (; i < size; i++)
+        seen |= data[i];
+    return (seen & 0x8080808080808080ULL) == 0;
+}
 
 /* Adds to `f` what scan(raw[span]) finds (nothing for an absent or empty
  * field). */
@@ -203,13 +236,20 @@ typedef struct {
     int attribute_count;
 } Walk;
 
-/* Walk a record's fields as otlp_lean.locate() does, noting its attributes
- * when `attributes`: 0, or -1 when the record is not in that layout (a tag
- * outside `tags`, a field written twice, a truncated field; or more than
- * MAX_ATTRIBUTES attributes). */
+/* What walk_record() notes besides the single fields. */
+enum {
+    WALK_ATTRIBUTES = 1, /* the attributes */
+    WALK_TO_BODY = 2,    /* nothing: it stops at the body (0 when it has one) */
+};
+
+/* Walk a record's fields as otlp_lean.locate() does, noting what `how` asks
+ * for: 0, or -1 when the record is not in that layout (a tag outside `tags`,
+ * a field written twice, a truncated field; or more than MAX_ATTRIBUTES
+ * attributes). A record in that layout writes its body once, so the body
+ * walked to is the body of the whole walk, when that walk succeeds. */
 static int
-walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tags,
-            int attributes, Walk *walk)
+walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tags, int how,
+            Walk *walk)
 {
     walk->body = walk->severity = walk->event = (Span){-1, -1};
     walk->attribute_count = 0;
@@ -228,7 +268,7 @@ walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tag
             Span span = {i, i + (Py_ssize_t)length};
             i = span.end;
             if (number == ATTRIBUTES) {
-                if (attributes) {
+                if (how & WALK_ATTRIBUTES) {
                     if (walk->attribute_count == MAX_ATTRIBUTES)
                         return -1;
                     walk->attributes[walk->attribute_count++] = span;
@@ -238,12 +278,15 @@ walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tag
             if (seen & (1u << number)) /* written twice: protobuf merges */
                 return -1;
             seen |= 1u << number;
-            if (number == BODY)
+            if (number == BODY) {
                 walk->body = span;
-            else if (number == SEVERITY_TEXT)
+                if (how & WALK_TO_BODY)
+                    return 0;
+            } else if (number == SEVERITY_TEXT) {
                 walk->severity = span;
-            else if (number == EVENT_NAME)
+            } else if (number == EVENT_NAME) {
                 walk->event = span;
+            }
         } else if (wire == 0) {
             Py_ssize_t stop = i + 10 < size ? i + 10 : size;
             while (i < stop && data[i] > 0x7F)
@@ -260,36 +303,115 @@ walk_record(const unsigned char *data, Py_ssize_t size, const unsigned char *tag
     return i == size ? 0 : -1;
 }
 
-/* `prefix` and the hits of one record, a new reference; Py_None (new) when
- * the record is not in the layout read here; NULL with an exception set when a
- * scan raised. */
-static PyObject *
-read_record(PyObject *reader, PyObject *record, PyObject *prefix)
+/* The string a record's body holds into *text: 0, or -1 when the body's
+ * AnyValue is not a string_value alone (read the usual way). */
+static int
+body_text(const unsigned char *data, Span body, Span *text)
 {
-    Reader *self = (Reader *)reader;
+    Py_ssize_t at = body.start;
+    if (body.end - at < 2 || data[at] != 0x0A)
+        return -1;
+    at++;
+    int64_t length = read_varint(data, &at, body.end);
+    if (length < 0 || at + length != body.end)
+        return -1;
+    *text = (Span){at, body.end};
+    return 0;
+}
+
+/* A batch being read: the bodies scanned ahead of the records (see
+ * bodies_ahead). */
+typedef struct {
+    Reader *reader;
+    PyObject **ahead; /* per record its body's hits (new references), or NULL */
+    Py_ssize_t count;
+} Batch;
+
+/*
+ * With a body matcher the bodies of a batch are scanned first, one after the
+ * other: the field's databases (a few MB with thousands of patterns) then
+ * stay in the CPU's caches, which reading the rest of each record between two
+ * scans would push them out of. A body that is not an ASCII string_value is
+ * left to the record's read, and so is one whose scan raised (it raises again
+ * there).
+ */
+static int
+bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
+{
+    Batch *batch = context;
+    Reader *self = batch->reader;
+    if (self->body_matcher == NULL || count == 0)
+        return 0;
+    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
+    if (batch->ahead == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    batch->count = count;
+    for (Py_ssize_t r = 0; r < count; r++) {
+        if (!PyBytes_Check(records[r]))
+            continue;
+        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(records[r]);
+        Walk walk;
+        Span text;
+        if (walk_record(data, PyBytes_GET_SIZE(records[r]), self->tags, WALK_TO_BODY, &walk) < 0 ||
+            walk.body.start < 0 || body_text(data, walk.body, &text) < 0 ||
+            !ascii(data + text.start, text.end - text.start))
+            continue;
+        PyObject *hits = self->body_api->scan(self->body_matcher, (const char *)data + text.start,
+                                              text.end - text.start);
+        if (hits == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return -1;
+            PyErr_Clear();
+        }
+        batch->ahead[r] = hits;
+    }
+    return 0;
+}
+
+/* Drops what the batch's reads did not take. */
+static void
+batch_free(Batch *batch)
+{
+    if (batch->ahead == NULL)
+        return;
+    for (Py_ssize_t r = 0; r < batch->count; r++)
+        Py_XDECREF(batch->ahead[r]);
+    PyMem_Free(batch->ahead);
+    batch->ahead = NULL;
+}
+
+/* `prefix` and the hits of the batch's record at `position`, a new
+ * reference; Py_None (new) when the record is not in the layout read here;
+ * NULL with an exception set when a scan raised. */
+static PyObject *
+read_record(void *context, PyObject *record, Py_ssize_t position, PyObject *prefix)
+{
+    Batch *batch = context;
+    Reader *self = batch->reader;
     if (!PyBytes_Check(record))
         Py_RETURN_NONE;
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(record);
     Py_ssize_t size = PyBytes_GET_SIZE(record);
     int want_attributes = self->attribute != NULL && PyTuple_GET_SIZE(self->keys) > 0;
     Walk walk;
-    if (walk_record(data, size, self->tags, want_attributes, &walk) < 0)
+    if (walk_record(data, size, self->tags, want_attributes ? WALK_ATTRIBUTES : 0, &walk) < 0)
         Py_RETURN_NONE;
     Span body = walk.body;
 
     Found f;
     found_start(&f, prefix);
-    if (self->body != NULL && body.start >= 0) {
-        /* The AnyValue must be a string_value alone; anything else is read
-         * the usual way. */
-        Py_ssize_t at = body.start;
-        if (body.end - at < 2 || data[at] != 0x0A)
+    PyObject *ahead = batch->ahead == NULL ? NULL : batch->ahead[position];
+    if (ahead != NULL) {
+        batch->ahead[position] = NULL;
+        if (found_add(&f, ahead) < 0)
+            goto failed;
+    } else if (self->body != NULL && body.start >= 0) {
+        Span text;
+        if (body_text(data, body, &text) < 0)
             goto usual;
-        at++;
-        int64_t length = read_varint(data, &at, body.end);
-        if (length < 0 || at + length != body.end)
-            goto usual;
-        if (scan_span(&f, self->body, data, (Span){at, body.end}) < 0)
+        if (scan_span(&f, self->body, data, text) < 0)
             goto failed;
     }
     if (scan_span(&f, self->severity, data, walk.severity) < 0 ||
@@ -334,7 +456,11 @@ Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    return read_each((PyObject *)self, args, nargs, read_record);
+    Batch batch = {self, NULL, 0};
+    BatchRead how = {&batch, bodies_ahead, read_record};
+    PyObject *out = read_each(&how, args, nargs);
+    batch_free(&batch);
+    return out;
 }
 
 /* A varint of up to 10 bytes at *at (before end) into *value; 0, or -1
@@ -449,7 +575,7 @@ attribute(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t key_size = PyBytes_GET_SIZE(args[1]);
     const unsigned char *tags = (const unsigned char *)PyBytes_AS_STRING(args[2]);
     Walk walk;
-    if (walk_record(data, size, tags, 1, &walk) < 0)
+    if (walk_record(data, size, tags, WALK_ATTRIBUTES, &walk) < 0)
         Py_RETURN_NOTIMPLEMENTED;
     Span found = {-1, -1};
     for (int a = 0; a < walk.attribute_count && found.start < 0; a++) {
@@ -491,7 +617,7 @@ static PyTypeObject ReaderType = {
     .tp_basicsize = sizeof(Reader),
     .tp_dealloc = (destructor)Reader_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute)",
+    .tp_doc = "Reader(tags, body, severity_text, event_name, keys, attribute, body_matcher=None)",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Reader_init,
     .tp_methods = Reader_methods,

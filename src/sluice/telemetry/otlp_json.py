@@ -54,6 +54,7 @@ from sluice.telemetry.reading import (
     MultiGetter,
     dictionary_of,
     make_plan,
+    matcher_of,
 )
 
 JsonObj = dict[str, Any]
@@ -490,6 +491,7 @@ class _JsonView(RecordView):
             },
             _nested_hits,
             PRESENT,
+            None if body_scan is None else matcher_of(body_scan),
         )
         return _BatchReader(read, batch)
 

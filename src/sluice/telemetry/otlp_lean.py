@@ -39,7 +39,7 @@ from sluice.telemetry.otlp_proto import (
     typed_any,
 )
 from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, AttributeScanner, LeanLogRecord, find_value
-from sluice.telemetry.reading import make_plan
+from sluice.telemetry.reading import make_plan, matcher_of
 
 # LogRecord field numbers (logs.proto).
 TIME: Final = 1
@@ -272,6 +272,7 @@ class RecordReader:
             self.event_name,
             keys,
             None if attributes is None else attributes.found,
+            None if self.body is None else matcher_of(self.body),
         )
 
     def read_batch(
