@@ -385,6 +385,43 @@ def test_a_remembered_answer_is_looked_up_and_a_miss_is_scanned() -> None:
     assert calls == ["new"]
 
 
+def test_records_with_the_same_answers_share_one_hits_tuple() -> None:
+    severity = {"WARN": (1,), "INFO": (2, 3)}
+    events = {"login": (4,), "tick": (5,)}
+    fresh = lambda value: tuple([6])  # noqa: E731 (a new tuple each call: not kept)
+    assert _jsonread is not None
+    reader = _jsonread.Reader(
+        None,
+        (
+            ("severityText", severity.__getitem__, severity),
+            ("eventName", events.__getitem__, events),
+            ("name", fresh, None),
+        ),
+        (),
+        (),
+        None,
+        {},
+        lambda *a: (),
+        object(),
+    )
+    records = [
+        {"severityText": "WARN", "eventName": "login"},
+        {"severityText": "INFO", "eventName": "login"},
+        {"severityText": "WARN", "eventName": "login"},
+        {"severityText": "WARN", "eventName": "tick"},
+        {"severityText": "WARN", "eventName": "login", "name": "x"},
+        {"severityText": "WARN", "eventName": "login", "name": "x"},
+    ]
+    prefix = (0,)
+    found = reader.read(records, prefix)
+    assert found == [(0, 1, 4), (0, 2, 3, 4), (0, 1, 4), (0, 1, 5), (0, 1, 4, 6), (0, 1, 4, 6)]
+    assert found[0] is found[2] and found[0] is not found[1]
+    assert found[4] is not found[5]  # a part only the record held
+    again = reader.read(records[:1], prefix)
+    assert again[0] is found[0]
+    assert reader.read(records[:1], (0,))[0] == found[0]  # another prefix: joined anew
+
+
 def test_the_reader_refuses_scanners_of_the_wrong_shape() -> None:
     assert _jsonread is not None
     with pytest.raises(TypeError, match="a scanner is"):

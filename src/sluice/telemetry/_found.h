@@ -7,6 +7,8 @@
 #ifndef SLUICE_FOUND_H
 #define SLUICE_FOUND_H
 
+#include <stdint.h>
+
 #define INLINE_FOUND 16
 
 /* The tuples a record's scans found, in order (strong references). */
@@ -75,12 +77,121 @@ found_add(Found *f, PyObject *hits)
     return 0;
 }
 
-/* One tuple of everything found (a new reference); `f` is emptied. */
+/*
+ * The tuples joined lately, by the parts they were joined from. A record's
+ * parts are its container's hits and the answers its reader remembers (the
+ * same objects for the same values), and a batch's records repeat a few
+ * combinations of them: a join met before is the same tuple again, with no
+ * tuple built and freed, and a lookup of it by the engine matches its key by
+ * identity. Keyed by the parts' addresses; an entry holds its parts, so that
+ * no address is reused while the entry stands. Direct-mapped: a new join
+ * takes its slot.
+ */
+#define JOIN_SLOTS 128
+#define JOIN_PARTS 6
+
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t count; /* 0 for an empty slot */
+    PyObject *parts[JOIN_PARTS];
+    PyObject *joined;
+} JoinSlot;
+
+typedef struct {
+    JoinSlot *slots; /* JOIN_SLOTS of them, or NULL until the first join */
+} Joins;
+
+static inline void
+joins_clear(Joins *joins)
+{
+    if (joins->slots == NULL)
+        return;
+    for (Py_ssize_t i = 0; i < JOIN_SLOTS; i++) {
+        JoinSlot *slot = &joins->slots[i];
+        for (Py_ssize_t p = 0; p < slot->count; p++)
+            Py_DECREF(slot->parts[p]);
+        Py_CLEAR(slot->joined);
+        slot->count = 0;
+    }
+}
+
+static inline void
+joins_free(Joins *joins)
+{
+    joins_clear(joins);
+    PyMem_Free(joins->slots);
+    joins->slots = NULL;
+}
+
+static inline uint64_t
+joins_hash(Found *f)
+{
+    uint64_t hash = (uint64_t)f->count;
+    for (Py_ssize_t i = 0; i < f->count; i++) {
+        hash = (hash ^ (uint64_t)(uintptr_t)f->found[i]) * 0x9E3779B97F4A7C15ull;
+        hash ^= hash >> 29;
+    }
+    return hash;
+}
+
+/* The slot `f`'s parts are joined in, or NULL (no table, or too many parts);
+ * *hash their hash. */
+static inline JoinSlot *
+joins_slot(Joins *joins, Found *f, uint64_t *hash)
+{
+    if (joins == NULL || f->count > JOIN_PARTS)
+        return NULL;
+    if (joins->slots == NULL) {
+        joins->slots = PyMem_Calloc(JOIN_SLOTS, sizeof(JoinSlot));
+        if (joins->slots == NULL)
+            return NULL; /* joins are then built each time */
+    }
+    *hash = joins_hash(f);
+    return &joins->slots[*hash % JOIN_SLOTS];
+}
+
+/* Whether `slot` holds `f`'s parts. */
+static inline int
+join_met(JoinSlot *slot, Found *f, uint64_t hash)
+{
+    if (slot->count != f->count || slot->hash != hash)
+        return 0;
+    for (Py_ssize_t i = 0; i < f->count; i++)
+        if (slot->parts[i] != f->found[i])
+            return 0;
+    return 1;
+}
+
+/* Puts `joined` (of `f`'s parts) in `slot`, unless a part is held by `f`
+ * alone (a fresh answer, as a scan of a body gives: its join is not met
+ * again). */
+static inline void
+join_keep(JoinSlot *slot, Found *f, uint64_t hash, PyObject *joined)
+{
+    for (Py_ssize_t i = 0; i < f->count; i++)
+        if (Py_REFCNT(f->found[i]) == 1)
+            return;
+    for (Py_ssize_t p = 0; p < slot->count; p++)
+        Py_DECREF(slot->parts[p]);
+    Py_XDECREF(slot->joined);
+    for (Py_ssize_t i = 0; i < f->count; i++)
+        slot->parts[i] = Py_NewRef(f->found[i]);
+    slot->count = f->count;
+    slot->hash = hash;
+    slot->joined = Py_NewRef(joined);
+}
+
+/* One tuple of everything found (a new reference); `f` is emptied. With
+ * `joins`, a join of the same parts as one met lately is that join's tuple. */
 static inline PyObject *
-found_join(Found *f)
+found_join(Found *f, Joins *joins)
 {
     PyObject *joined;
-    if (f->count == 0) {
+    uint64_t hash = 0;
+    JoinSlot *slot = f->count > 1 ? joins_slot(joins, f, &hash) : NULL;
+    if (slot != NULL && join_met(slot, f, hash)) {
+        joined = Py_NewRef(slot->joined);
+    } else if (f->count == 0) {
         joined = PyTuple_New(0); /* the shared empty tuple */
     } else if (f->count == 1) {
         joined = f->found[0];
@@ -100,6 +211,8 @@ found_join(Found *f)
                     PyTuple_SET_ITEM(joined, at++, id);
                 }
             }
+            if (slot != NULL)
+                join_keep(slot, f, hash, joined);
         }
     }
     found_clear(f);

@@ -48,6 +48,7 @@ typedef struct {
     PyObject *entries;    /* tuple: each key's (scan, memo or None) or (None, entries) */
     KeyTable key_table;   /* the keys' indexes by their width and bytes */
     Memo memo;            /* (key, value) -> what the key's scan answered */
+    Joins joins;          /* records' hits joined lately (_found.h) */
     PyObject *nested;     /* callable(entries, value) -> tuple */
     PyObject *present;    /* what a scan sees of a value with no string */
 } Reader;
@@ -533,7 +534,7 @@ read_record(void *context, PyObject *record, Py_ssize_t position, PyObject *pref
         read_getters(self, &f, record) < 0 || attributes_scan(self, &f, &a) < 0)
         goto failed;
     Py_XDECREF(a.kvs);
-    return found_join(&f);
+    return found_join(&f, &self->joins);
 failed:
     Py_XDECREF(a.kvs);
     found_clear(&f);
@@ -635,6 +636,7 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->keys, keys);
     Py_XSETREF(self->entries, entries);
     memo_clear(&self->memo); /* answers of the scanners it had */
+    joins_clear(&self->joins);
     Py_XSETREF(self->body, body == Py_None ? NULL : Py_NewRef(body));
     Py_XSETREF(self->body_matcher, body_api == NULL ? NULL : Py_NewRef(body_matcher));
     self->body_api = body_api;
@@ -660,6 +662,7 @@ Reader_dealloc(Reader *self)
     Py_XDECREF(self->entries);
     key_table_free(&self->key_table);
     memo_free(&self->memo);
+    joins_free(&self->joins);
     Py_XDECREF(self->nested);
     Py_XDECREF(self->present);
     Py_TYPE(self)->tp_free((PyObject *)self);

@@ -50,6 +50,7 @@ typedef struct {
     KeyTable key_table; /* their indexes by their bytes */
     PyObject *attribute; /* callable(kv bytes) -> tuple, or NULL */
     Memo memo;          /* attribute kv bytes -> what `attribute` answered */
+    Joins joins;        /* records' hits joined lately (_found.h) */
 } Reader;
 
 static void
@@ -63,6 +64,7 @@ Reader_dealloc(Reader *self)
     key_table_free(&self->key_table);
     Py_XDECREF(self->attribute);
     memo_free(&self->memo);
+    joins_free(&self->joins);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -123,6 +125,7 @@ Reader_init(Reader *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->keys, keys);
     Py_XSETREF(self->attribute, optional_callable(attribute));
     memo_clear(&self->memo); /* answers of the scan it had */
+    joins_clear(&self->joins);
     return 0;
 }
 
@@ -438,7 +441,7 @@ read_record(void *context, PyObject *record, Py_ssize_t position, PyObject *pref
                 goto failed;
         }
     }
-    return found_join(&f);
+    return found_join(&f, &self->joins);
 usual:
     found_clear(&f);
     Py_RETURN_NONE;
