@@ -147,6 +147,9 @@ members(PyObject *holder, Name *first, PyObject **one, Name *second, PyObject **
             } else if (second != NULL && name_equals(second, key)) {
                 *two = value;
             }
+            /* A dict holds a key once: what a lookup would find is found. */
+            if (*one != NULL && (second == NULL || *two != NULL))
+                return 0;
         }
         return 0;
     }
