@@ -200,6 +200,7 @@ BODY_ONLY_POLICIES: list[dict[str, Any]] = [
     {"match": [{"log_field": "body", "starts_with": "GET"}], "keep": "none"},
     {"match": [{"log_field": "body", "contains": "é"}], "keep": "none"},
     {"match": [{"log_field": "body", "exact": "checkout"}], "keep": "all"},
+    {"match": [{"log_field": "body", "regex": "^x*$"}], "keep": "none"},
     {"match": [{"log_attribute": "svc", "exact": "checkout"}], "keep": "none"},
 ]
 """Body conditions that the field's databases answer alone (no exists
@@ -222,6 +223,7 @@ def body_only_scanner(exists: int | None = None, memoize: bool = False) -> Field
     specs = [
         (0, PatternSpec(MatchOp.REGEX, "drop-[0-9]+", False)),
         (1, PatternSpec(MatchOp.CONTAINS, "é", False)),
+        (2, PatternSpec(MatchOp.REGEX, "^x*$", False)),  # matches an empty body
     ]
     return FieldScanner(specs, exists, None, memoize=memoize)
 

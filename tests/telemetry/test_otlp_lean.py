@@ -580,6 +580,7 @@ BODY_ONLY_POLICIES: list[dict[str, Any]] = [
     {"match": [{"log_field": "body", "exact": "fine"}], "keep": "all"},
     {"match": [{"log_field": "body", "regex": "secret=\\w+"}], "keep": "none"},
     {"match": [{"log_field": "body", "contains": "é"}], "keep": "none"},
+    {"match": [{"log_field": "body", "regex": "^x*$"}], "keep": "none"},
     {"match": [{"log_attribute": "svc", "exact": "drop-me"}], "keep": "none"},
 ]
 """Body conditions that the field's databases answer alone (no exists
@@ -592,6 +593,7 @@ def body_only_scanner() -> FieldScanner:
         (0, PatternSpec(MatchOp.CONTAINS, "drop-me", False)),
         (1, PatternSpec(MatchOp.REGEX, "^pri[x]", True)),
         (2, PatternSpec(MatchOp.CONTAINS, "é", False)),
+        (3, PatternSpec(MatchOp.REGEX, "^x*$", False)),  # matches an empty body
     ]
     return FieldScanner(specs, None, None, memoize=False)
 
@@ -627,8 +629,9 @@ def test_bodies_a_database_answers_alone_are_scanned_ahead_in_c() -> None:
     broken = sdk_record("x") + body(length_field(1, b"\xc3\x28"))
     not_utf8 = TIME + body(length_field(1, b"drop-me \xc3\x28"))
     found = batch.read([*records, twice, broken, not_utf8, b"\xff"], (7,))
-    assert found == [(7, *scanner.compute(b)) for b in bodies] + [None, None, None, None]
-    assert found[:3] == [(7, 0), (7, 1, 0), (7, 1, 2)]
+    # An empty body is not scanned, as a record read the usual way.
+    assert found == [(7, *scanner.compute(b)) if b else (7,) for b in bodies] + [None] * 4
+    assert found[:4] == [(7, 0), (7, 1, 0), (7, 1, 2), (7,)] and scanner.compute(b"") == (3,)
     # Only a body that is not ASCII is handed to the scan (which validates it).
     assert scanned == ["prix é".encode(), b"drop-me \xc3\x28"]
 

@@ -334,8 +334,9 @@ typedef struct {
  * With a body matcher the bodies of a batch are scanned first, one after the
  * other: the field's databases (a few MB with thousands of patterns) then
  * stay in the CPU's caches, which reading the rest of each record between two
- * scans would push them out of. A body that is not an ASCII string_value is
- * left to the record's read, and so is one whose scan raised (it raises again
+ * scans would push them out of. An empty body is not scanned (as in the
+ * record's read); one that is not an ASCII string_value is left to the
+ * record's read, and so is one whose scan raised (it raises again
  * there).
  */
 static int
@@ -359,7 +360,7 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
         Span text;
         if (walk_record(data, PyBytes_GET_SIZE(records[r]), self->tags, WALK_TO_BODY, &walk) < 0 ||
             walk.body.start < 0 || body_text(data, walk.body, &text) < 0 ||
-            !ascii(data + text.start, text.end - text.start))
+            text.end == text.start || !ascii(data + text.start, text.end - text.start))
             continue;
         PyObject *hits = self->body_api->scan(self->body_matcher, (const char *)data + text.start,
                                               text.end - text.start);
