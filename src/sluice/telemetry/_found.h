@@ -219,6 +219,73 @@ found_join(Found *f, Joins *joins)
     return joined;
 }
 
+/*
+ * A batch being read, with the bodies scanned ahead of its records: a batch
+ * reader with a body matcher scans every body it can first, one after the
+ * other, with no Python call and no bytes object, so that the field's
+ * databases (a few MB with thousands of patterns) stay in the CPU's caches,
+ * which reading the rest of each record between two scans would push them
+ * out of. A body it leaves, or whose scan raised, is read with its record
+ * (and raises again there).
+ */
+typedef struct {
+    void *reader;
+    PyObject **ahead; /* per record its body's hits (new references), or NULL */
+    Py_ssize_t count;
+} Batch;
+
+/* Room for the hits of `count` bodies; 0, or -1 with MemoryError set. */
+static inline int
+batch_start(Batch *batch, Py_ssize_t count)
+{
+    batch->ahead = PyMem_Calloc((size_t)(count ? count : 1), sizeof(PyObject *));
+    if (batch->ahead == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    batch->count = count;
+    return 0;
+}
+
+/* Keeps what a scan answered for the body of record `r` (a new reference,
+ * or NULL when it raised: an Exception is cleared, the record's read raises
+ * it again); 0, or -1 when it raised anything else. */
+static inline int
+batch_keep(Batch *batch, Py_ssize_t r, PyObject *hits)
+{
+    if (hits == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return -1;
+        PyErr_Clear();
+    }
+    batch->ahead[r] = hits;
+    return 0;
+}
+
+/* The hits of record `r`'s body scanned ahead (a new reference, taken out
+ * of the batch), or NULL when it was not. */
+static inline PyObject *
+batch_take(Batch *batch, Py_ssize_t r)
+{
+    if (batch->ahead == NULL)
+        return NULL;
+    PyObject *hits = batch->ahead[r];
+    batch->ahead[r] = NULL;
+    return hits;
+}
+
+/* Drops what the batch's reads did not take. */
+static inline void
+batch_free(Batch *batch)
+{
+    if (batch->ahead == NULL)
+        return;
+    for (Py_ssize_t r = 0; r < batch->count; r++)
+        Py_XDECREF(batch->ahead[r]);
+    PyMem_Free(batch->ahead);
+    batch->ahead = NULL;
+}
+
 /* How a batch reader reads a batch's records, for read_each(). */
 typedef struct {
     void *context;

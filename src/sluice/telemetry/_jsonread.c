@@ -7,10 +7,10 @@
  * it is given, and the attributes some policy reads (one walk of the list,
  * only a key's first entry counts). What a value hits is still answered by
  * the scanners (Python callables); a scanner that remembers its answers in a
- * dict is looked up there first, without a call. Bodies are scanned with the
- * field's matcher in C when it has one (see bodies_ahead). The attribute keys read are
- * found in a hash table of their own, and what a key's value hit is
- * remembered here (_memo.h). The small dicts an attribute is made of are
+ * dict is looked up there first, without a call; bodies are scanned with
+ * their field's matcher in C when it has one (see bodies_ahead). The
+ * attribute keys read are found in a hash table of their own, and what a
+ * key's value hit is remembered here (_memo.h). The small dicts an attribute is made of are
  * walked rather than looked up, and a record is read in steps that ask for
  * memory ahead of its use (see attributes_meet). Nested attribute paths go to
  * a Python function.
@@ -218,23 +218,10 @@ read_body(Reader *self, Found *f, PyObject *record)
     return seen == NULL ? 0 : scan_value(f, self->body, 0, seen);
 }
 
-/* A batch being read: the bodies scanned ahead of the records (see
- * bodies_ahead). */
-typedef struct {
-    Reader *reader;
-    PyObject **ahead; /* per record its body's hits (new references), or NULL */
-    Py_ssize_t count;
-} Batch;
-
-/*
- * With a body matcher the bodies of a batch are scanned first, one after the
- * other, with no Python call and no bytes object: the field's databases (a
- * few MB with thousands of patterns) then stay in the CPU's caches, which
- * reading the rest of each record between two scans would push them out of.
- * A body that is not an ASCII str (nothing to scan, another value, a str
- * whose UTF-8 is a new object) is left to the record's read, and so is one
- * whose scan raised (it raises again there).
- */
+/* The bodies of a batch scanned ahead with the body matcher (see Batch in
+ * _found.h), on a str's characters. A body that is not an ASCII str (nothing
+ * to scan, another value, a str whose UTF-8 is a new object) is left to its
+ * record's read. */
 static int
 bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
 {
@@ -242,12 +229,8 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
     Reader *self = batch->reader;
     if (self->body_matcher == NULL || count == 0)
         return 0;
-    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
-    if (batch->ahead == NULL) {
-        PyErr_NoMemory();
+    if (batch_start(batch, count) < 0)
         return -1;
-    }
-    batch->count = count;
     for (Py_ssize_t r = 0; r < count; r++) {
         PyObject *seen;
         if (!PyDict_CheckExact(records[r]))
@@ -262,26 +245,10 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
             continue;
         PyObject *hits = self->body_api->scan(self->body_matcher, PyUnicode_DATA(seen),
                                               PyUnicode_GET_LENGTH(seen));
-        if (hits == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception))
-                return -1;
-            PyErr_Clear();
-        }
-        batch->ahead[r] = hits;
+        if (batch_keep(batch, r, hits) < 0)
+            return -1;
     }
     return 0;
-}
-
-/* Drops what the batch's reads did not take. */
-static void
-batch_free(Batch *batch)
-{
-    if (batch->ahead == NULL)
-        return;
-    for (Py_ssize_t r = 0; r < batch->count; r++)
-        Py_XDECREF(batch->ahead[r]);
-    PyMem_Free(batch->ahead);
-    batch->ahead = NULL;
 }
 
 static int
@@ -525,9 +492,8 @@ read_record(void *context, PyObject *record, Py_ssize_t position, PyObject *pref
     if (met < 0)
         goto failed;
     attributes_fetch_tables(&a);
-    PyObject *ahead = batch->ahead == NULL ? NULL : batch->ahead[position];
+    PyObject *ahead = batch_take(batch, position);
     if (ahead != NULL) {
-        batch->ahead[position] = NULL;
         if (found_add(&f, ahead) < 0)
             goto failed;
     } else if (self->body != NULL && read_body(self, &f, record) < 0) {

@@ -322,23 +322,10 @@ body_text(const unsigned char *data, Span body, Span *text)
     return 0;
 }
 
-/* A batch being read: the bodies scanned ahead of the records (see
- * bodies_ahead). */
-typedef struct {
-    Reader *reader;
-    PyObject **ahead; /* per record its body's hits (new references), or NULL */
-    Py_ssize_t count;
-} Batch;
-
-/*
- * With a body matcher the bodies of a batch are scanned first, one after the
- * other: the field's databases (a few MB with thousands of patterns) then
- * stay in the CPU's caches, which reading the rest of each record between two
- * scans would push them out of. An empty body is not scanned (as in the
- * record's read); one that is not an ASCII string_value is left to the
- * record's read, and so is one whose scan raised (it raises again
- * there).
- */
+/* The bodies of a batch scanned ahead with the body matcher (see Batch in
+ * _found.h), on the record's bytes, each record walked up to its body. An
+ * empty body is not scanned (nor is it by the record's read); one that is not
+ * an ASCII string_value is left to its record's read. */
 static int
 bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
 {
@@ -346,12 +333,8 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
     Reader *self = batch->reader;
     if (self->body_matcher == NULL || count == 0)
         return 0;
-    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
-    if (batch->ahead == NULL) {
-        PyErr_NoMemory();
+    if (batch_start(batch, count) < 0)
         return -1;
-    }
-    batch->count = count;
     for (Py_ssize_t r = 0; r < count; r++) {
         if (!PyBytes_Check(records[r]))
             continue;
@@ -364,26 +347,10 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
             continue;
         PyObject *hits = self->body_api->scan(self->body_matcher, (const char *)data + text.start,
                                               text.end - text.start);
-        if (hits == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception))
-                return -1;
-            PyErr_Clear();
-        }
-        batch->ahead[r] = hits;
+        if (batch_keep(batch, r, hits) < 0)
+            return -1;
     }
     return 0;
-}
-
-/* Drops what the batch's reads did not take. */
-static void
-batch_free(Batch *batch)
-{
-    if (batch->ahead == NULL)
-        return;
-    for (Py_ssize_t r = 0; r < batch->count; r++)
-        Py_XDECREF(batch->ahead[r]);
-    PyMem_Free(batch->ahead);
-    batch->ahead = NULL;
 }
 
 /* `prefix` and the hits of the batch's record at `position`, a new
@@ -406,9 +373,8 @@ read_record(void *context, PyObject *record, Py_ssize_t position, PyObject *pref
 
     Found f;
     found_start(&f, prefix);
-    PyObject *ahead = batch->ahead == NULL ? NULL : batch->ahead[position];
+    PyObject *ahead = batch_take(batch, position);
     if (ahead != NULL) {
-        batch->ahead[position] = NULL;
         if (found_add(&f, ahead) < 0)
             goto failed;
     } else if (self->body != NULL && body.start >= 0) {
