@@ -134,12 +134,12 @@ joins_hash(Found *f)
     return hash;
 }
 
-/* The slot `f`'s parts are joined in, or NULL (no table, or too many parts);
- * *hash their hash. */
+/* The slot `f`'s parts are joined in, or NULL (too many parts, or no room
+ * for the table); *hash their hash. */
 static inline JoinSlot *
 joins_slot(Joins *joins, Found *f, uint64_t *hash)
 {
-    if (joins == NULL || f->count > JOIN_PARTS)
+    if (f->count > JOIN_PARTS)
         return NULL;
     if (joins->slots == NULL) {
         joins->slots = PyMem_Calloc(JOIN_SLOTS, sizeof(JoinSlot));
@@ -181,8 +181,8 @@ join_keep(JoinSlot *slot, Found *f, uint64_t hash, PyObject *joined)
     slot->joined = Py_NewRef(joined);
 }
 
-/* One tuple of everything found (a new reference); `f` is emptied. With
- * `joins`, a join of the same parts as one met lately is that join's tuple. */
+/* One tuple of everything found (a new reference); `f` is emptied. A join
+ * of the same parts as one met lately (in `joins`) is that join's tuple. */
 static inline PyObject *
 found_join(Found *f, Joins *joins)
 {
@@ -238,7 +238,7 @@ typedef struct {
 static inline int
 batch_start(Batch *batch, Py_ssize_t count)
 {
-    batch->ahead = PyMem_Calloc((size_t)(count ? count : 1), sizeof(PyObject *));
+    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
     if (batch->ahead == NULL) {
         PyErr_NoMemory();
         return -1;

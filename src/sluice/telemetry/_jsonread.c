@@ -10,8 +10,8 @@
  * dict is looked up there first, without a call; bodies are scanned with
  * their field's matcher in C when it has one (see bodies_ahead). The
  * attribute keys read are found in a hash table of their own, and what a
- * key's value hit is remembered here (_memo.h). The small dicts an attribute is made of are
- * walked rather than looked up, and a record is read in steps that ask for
+ * key's value hit is remembered here (_memo.h). The small dicts an attribute
+ * is made of are walked rather than looked up, and a record is read in steps that ask for
  * memory ahead of its use (see attributes_meet). Nested attribute paths go to
  * a Python function.
  * A record that is not a dict, one with more distinct read keys than
@@ -36,8 +36,8 @@
 
 typedef struct {
     PyObject_HEAD
-    PyObject *body;       /* (scan, memo or None), or NULL */
-    PyObject *body_matcher; /* answers an ASCII body as `body` does, or NULL */
+    PyObject *body;          /* (scan, memo or None), or NULL */
+    PyObject *body_matcher;  /* answers an ASCII body as `body` does, or NULL */
     const ScanApi *body_api; /* how to scan with it */
     PyObject *plain;      /* tuple of (key, scan, memo or None) */
     PyObject *getters;    /* tuple of (getter, scan, memo or None) */
@@ -236,9 +236,8 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
         if (!PyDict_CheckExact(records[r]))
             continue;
         if (body_seen(self, records[r], &seen) < 0) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception))
+            if (batch_keep(batch, r, NULL) < 0) /* the record's read meets it again */
                 return -1;
-            PyErr_Clear(); /* the record's read meets it again */
             continue;
         }
         if (seen == NULL || !PyUnicode_CheckExact(seen) || !PyUnicode_IS_COMPACT_ASCII(seen))

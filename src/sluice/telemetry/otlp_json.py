@@ -491,7 +491,7 @@ class _JsonView(RecordView):
             },
             _nested_hits,
             PRESENT,
-            None if body_scan is None else matcher_of(body_scan),
+            matcher_of(body_scan),
         )
         return _BatchReader(read, batch)
 

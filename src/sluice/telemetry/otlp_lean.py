@@ -272,7 +272,7 @@ class RecordReader:
             self.event_name,
             keys,
             None if attributes is None else attributes.found,
-            None if self.body is None else matcher_of(self.body),
+            matcher_of(self.body),
         )
 
     def read_batch(
