@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "../policy/_hsnative.h"
+
 #define INLINE_FOUND 16
 
 /* The tuples a record's scans found, in order (strong references). */
@@ -221,30 +223,50 @@ found_join(Found *f, Joins *joins)
 
 /*
  * A batch being read, with the bodies scanned ahead of its records: a batch
- * reader with a body matcher scans every body it can first, one after the
- * other, with no Python call and no bytes object, so that the field's
- * databases (a few MB with thousands of patterns) stay in the CPU's caches,
- * which reading the rest of each record between two scans would push them
- * out of. A body it leaves, or whose scan raised, is read with its record
- * (and raises again there).
+ * reader with a body matcher first notes where each body it can scan lies
+ * (batch_note), then scans them all one after the other (batch_scan), with no
+ * Python call and no bytes object. So the field's databases (a few MB with
+ * thousands of patterns) stay in the CPU's caches from one scan to the next,
+ * and the records' objects from one note to the next: reading a record
+ * between two scans pushes the databases out, and a scan between two reads
+ * the record's objects. A body it leaves, or whose scan raised, is read with
+ * its record (and raises again there).
  */
 typedef struct {
+    const char *data; /* NULL: nothing to scan ahead */
+    Py_ssize_t length;
+} Text;
+
+typedef struct {
     void *reader;
-    PyObject **ahead; /* per record its body's hits (new references), or NULL */
+    /* per record its body's hits (new references), or NULL; before
+     * batch_scan, what keeps its noted text alive (a new reference) or NULL */
+    PyObject **ahead;
+    Text *texts; /* per record the body noted to scan; NULL after batch_scan */
     Py_ssize_t count;
 } Batch;
 
-/* Room for the hits of `count` bodies; 0, or -1 with MemoryError set. */
+/* Room for the bodies of `count` records; 0, or -1 with MemoryError set. */
 static inline int
 batch_start(Batch *batch, Py_ssize_t count)
 {
     batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
-    if (batch->ahead == NULL) {
+    batch->texts = PyMem_Calloc((size_t)count, sizeof(Text));
+    batch->count = count;
+    if (batch->ahead == NULL || batch->texts == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    batch->count = count;
     return 0;
+}
+
+/* Notes data[:length] as record `r`'s body, to scan ahead; `holder` (a
+ * stolen reference, or NULL) keeps the characters alive until then. */
+static inline void
+batch_note(Batch *batch, Py_ssize_t r, const char *data, Py_ssize_t length, PyObject *holder)
+{
+    batch->texts[r] = (Text){data, length};
+    batch->ahead[r] = holder;
 }
 
 /* Keeps what a scan answered for the body of record `r` (a new reference,
@@ -259,6 +281,28 @@ batch_keep(Batch *batch, Py_ssize_t r, PyObject *hits)
         PyErr_Clear();
     }
     batch->ahead[r] = hits;
+    return 0;
+}
+
+/* Scans the noted bodies with `matcher`, in order; 0, or -1 when a scan
+ * raised something other than an Exception. */
+static inline int
+batch_scan(Batch *batch, const ScanApi *api, PyObject *matcher)
+{
+    for (Py_ssize_t r = 0; r < batch->count; r++) {
+        Text text = batch->texts[r];
+        if (text.data == NULL)
+            continue;
+        batch->texts[r].data = NULL;
+        PyObject *holder = batch->ahead[r];
+        batch->ahead[r] = NULL;
+        PyObject *hits = api->scan(matcher, text.data, text.length);
+        Py_XDECREF(holder);
+        if (batch_keep(batch, r, hits) < 0)
+            return -1;
+    }
+    PyMem_Free(batch->texts);
+    batch->texts = NULL;
     return 0;
 }
 
@@ -278,12 +322,14 @@ batch_take(Batch *batch, Py_ssize_t r)
 static inline void
 batch_free(Batch *batch)
 {
-    if (batch->ahead == NULL)
-        return;
-    for (Py_ssize_t r = 0; r < batch->count; r++)
-        Py_XDECREF(batch->ahead[r]);
+    if (batch->ahead != NULL) {
+        for (Py_ssize_t r = 0; r < batch->count; r++)
+            Py_XDECREF(batch->ahead[r]);
+    }
     PyMem_Free(batch->ahead);
+    PyMem_Free(batch->texts);
     batch->ahead = NULL;
+    batch->texts = NULL;
 }
 
 /* How a batch reader reads a batch's records, for read_each(). */

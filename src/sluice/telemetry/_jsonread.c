@@ -242,12 +242,9 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
         }
         if (seen == NULL || !PyUnicode_CheckExact(seen) || !PyUnicode_IS_COMPACT_ASCII(seen))
             continue;
-        PyObject *hits = self->body_api->scan(self->body_matcher, PyUnicode_DATA(seen),
-                                              PyUnicode_GET_LENGTH(seen));
-        if (batch_keep(batch, r, hits) < 0)
-            return -1;
+        batch_note(batch, r, PyUnicode_DATA(seen), PyUnicode_GET_LENGTH(seen), Py_NewRef(seen));
     }
-    return 0;
+    return batch_scan(batch, self->body_api, self->body_matcher);
 }
 
 static int
@@ -518,7 +515,7 @@ Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    Batch batch = {self, NULL, 0};
+    Batch batch = {self, NULL, NULL, 0};
     BatchRead how = {&batch, bodies_ahead, read_record};
     PyObject *out = read_each(&how, args, nargs);
     batch_free(&batch);

@@ -345,12 +345,10 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
             walk.body.start < 0 || body_text(data, walk.body, &text) < 0 ||
             text.end == text.start || !ascii(data + text.start, text.end - text.start))
             continue;
-        PyObject *hits = self->body_api->scan(self->body_matcher, (const char *)data + text.start,
-                                              text.end - text.start);
-        if (batch_keep(batch, r, hits) < 0)
-            return -1;
+        /* the records' sequence holds the bytes */
+        batch_note(batch, r, (const char *)data + text.start, text.end - text.start, NULL);
     }
-    return 0;
+    return batch_scan(batch, self->body_api, self->body_matcher);
 }
 
 /* `prefix` and the hits of the batch's record at `position`, a new
@@ -426,7 +424,7 @@ Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    Batch batch = {self, NULL, 0};
+    Batch batch = {self, NULL, NULL, 0};
     BatchRead how = {&batch, bodies_ahead, read_record};
     PyObject *out = read_each(&how, args, nargs);
     batch_free(&batch);
