@@ -240,7 +240,7 @@ typedef struct {
 typedef struct {
     void *reader;
     /* per record its body's hits (new references), or NULL; before
-     * batch_scan, what keeps its noted text alive (a new reference) or NULL */
+     * batch_scan, what keeps its noted text alive (a new reference) */
     PyObject **ahead;
     Text *texts; /* per record the body noted to scan; NULL after batch_scan */
     Py_ssize_t count;
@@ -261,7 +261,8 @@ batch_start(Batch *batch, Py_ssize_t count)
 }
 
 /* Notes data[:length] as record `r`'s body, to scan ahead; `holder` (a
- * stolen reference, or NULL) keeps the characters alive until then. */
+ * stolen reference) keeps the characters alive until then, whatever a
+ * finalizer run by a collection during a scan does to the records. */
 static inline void
 batch_note(Batch *batch, Py_ssize_t r, const char *data, Py_ssize_t length, PyObject *holder)
 {

@@ -345,8 +345,8 @@ bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
             walk.body.start < 0 || body_text(data, walk.body, &text) < 0 ||
             text.end == text.start || !ascii(data + text.start, text.end - text.start))
             continue;
-        /* the records' sequence holds the bytes */
-        batch_note(batch, r, (const char *)data + text.start, text.end - text.start, NULL);
+        batch_note(batch, r, (const char *)data + text.start, text.end - text.start,
+                   Py_NewRef(records[r]));
     }
     return batch_scan(batch, self->body_api, self->body_matcher);
 }
