@@ -34,6 +34,7 @@ the issue's ceiling for them); the 1,000-policy sets run with the default (64).
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
@@ -359,7 +360,8 @@ def section_latency(program: Path, budget: int, rounds_before: int = 3) -> JsonO
         folder = Path(tmp)
         rng = random.Random(SEED)
         bodies = folder / "small.jsonl"
-        bodies.write_bytes(b"\n".join(datadog_body(rng) for _ in range(200)))
+        lines = [datadog_body(rng) for _ in range(200)]
+        bodies.write_bytes(b"\n".join(lines))
         upstream = _free_port()
         nginx = start_nginx(folder, upstream)
 
@@ -384,14 +386,23 @@ def section_latency(program: Path, budget: int, rounds_before: int = 3) -> JsonO
             return None
 
         try:
-            update_s = _update_under_load(
-                folder / "rounds", upstream, budget, program, rules, SEED + 1, before, during, after
+            update_s, first_timed = _update_under_load(
+                folder / "rounds",
+                upstream,
+                budget,
+                program,
+                rules,
+                SEED + 1,
+                before,
+                during,
+                after,
+                lines,
             )
 
             def whole_update(port: int, done: threading.Event) -> None:
                 whole.append(load(max(1, round(update_s)), "whole", port))
 
-            second_s = _update_under_load(
+            second_s, second_timed = _update_under_load(
                 folder / "whole",
                 upstream,
                 budget,
@@ -401,6 +412,7 @@ def section_latency(program: Path, budget: int, rounds_before: int = 3) -> JsonO
                 nothing,
                 whole_update,
                 nothing,
+                lines,
             )
         finally:
             nginx.terminate()
@@ -410,6 +422,7 @@ def section_latency(program: Path, budget: int, rounds_before: int = 3) -> JsonO
         "rounds": rounds,
         "whole": whole[0],
         "second_update_s": second_s,
+        "timed": [_timed_summary(first_timed), _timed_summary(second_timed)],
     }
     for phase in ("before", "during", "after"):
         chosen = [r for r in rounds if r["phase"] == phase]
@@ -424,6 +437,50 @@ def section_latency(program: Path, budget: int, rounds_before: int = 3) -> JsonO
     return summary
 
 
+class TimedClient:
+    """One more client beside wrk: a request every 2 ms on one keep-alive
+    connection, each one's latency kept, so that the longest wait shows (wrk
+    reports percentiles per run)."""
+
+    def __init__(self, port: int, bodies: list[bytes]) -> None:
+        self.port, self.bodies = port, bodies
+        self.latencies_ms: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join()
+        return self.latencies_ms
+
+    def _run(self) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        headers = {"Content-Type": "application/json", "DD-API-KEY": "bench"}
+        sent = 0
+        while not self._stop.is_set():
+            body = self.bodies[sent % len(self.bodies)]
+            sent += 1
+            started = time.perf_counter()
+            connection.request("POST", "/api/v2/logs", body, headers)
+            connection.getresponse().read()
+            self.latencies_ms.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.002)
+        connection.close()
+
+
+def _timed_summary(latencies: list[float]) -> JsonObj:
+    ordered = sorted(latencies)
+    return {
+        "requests": len(ordered),
+        "p99": ordered[int(len(ordered) * 0.99)] if ordered else 0.0,
+        "longest": ordered[-1] if ordered else 0.0,
+        "over_25ms": sum(1 for v in ordered if v > 25),
+    }
+
+
 def _update_under_load(
     folder: Path,
     upstream: int,
@@ -434,10 +491,12 @@ def _update_under_load(
     before: Callable[[int], None],
     during: Callable[[int, threading.Event], None],
     after: Callable[[int], None],
-) -> float:
+    bodies: list[bytes],
+) -> tuple[float, list[float]]:
     """Edge with `rules`, updated to rules + 10,000 policies it never saw;
     the callbacks put load on it before, during and after. Returns how long
-    the update took to be swapped in."""
+    the update took to be swapped in, and the latencies a TimedClient saw
+    from the update's start to its swap."""
     folder.mkdir()
     big = realistic_set(10_000, seed=seed)
     edge = Edge(folder, upstream, budget, program)
@@ -446,6 +505,8 @@ def _update_under_load(
         edge.start()
         edge.wait_for(len(rules))
         before(edge.port)
+        timed = TimedClient(edge.port, bodies)
+        timed.start()
         edge.write({"policies": rules + big["policies"]})
         started = time.monotonic()
         done = threading.Event()
@@ -458,8 +519,9 @@ def _update_under_load(
         threading.Thread(target=watch, daemon=True).start()
         during(edge.port, done)
         done.wait()
+        latencies = timed.stop()
         after(edge.port)
-        return swap[0] - started
+        return swap[0] - started, latencies
     finally:
         edge.stop()
 
@@ -603,6 +665,15 @@ def report(results: JsonObj) -> str:
             f" (second update {lat['second_update_s']:.1f} s). Whole second update under one"
             f" wrk run: {whole['rps']:,.0f} requests/s, p50 {whole['p50']:.2f} ms,"
             f" p99 {whole['p99']:.2f} ms.",
+            "",
+            "One more client, a request every 2 ms on one connection, from each update's start"
+            " to its swap: "
+            + "; ".join(
+                f"{t['requests']:,} requests, p99 {t['p99']:.1f} ms, longest {t['longest']:.1f} ms,"
+                f" {t['over_25ms']} over 25 ms"
+                for t in lat["timed"]
+            )
+            + ".",
             "",
             "| phase | 1-s rounds | requests/s | p50 ms | p99 ms (median round) |"
             " p99 ms (worst round) |",

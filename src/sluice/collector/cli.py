@@ -12,7 +12,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-import uvloop
 import yaml
 
 from sluice import heap
@@ -24,6 +23,7 @@ from sluice.collector.default_config import default_yaml
 from sluice.collector.distribution import SLUICE_COLLECTOR, Distribution
 from sluice.collector.factories import Factories
 from sluice.logs import configure_logging, env_level
+from sluice.transport import loop
 
 NO_CONFIG = "at least one config flag must be provided"
 """Upstream's answer when a distribution without a default config gets none."""
@@ -163,4 +163,4 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
     from sluice.collector.service import run
 
     build_info = BuildInfo(program, distribution.description, distribution.version)
-    return uvloop.run(run(config, build_info=build_info))
+    return loop.run(run(config, build_info=build_info))

@@ -16,8 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import uvloop
-
 from sluice import heap
 from sluice.edge.config import EdgeConfig
 from sluice.edge.group import WorkerGroup
@@ -26,6 +24,7 @@ from sluice.logs import configure_logging
 from sluice.policy.cache import CompileCache
 from sluice.policy.databases import SIDECAR_BUDGET_MIB
 from sluice.providers import PolicyRegistry, make_providers, stop_all
+from sluice.transport import loop
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.transport.listener import bind
 
@@ -131,7 +130,7 @@ def _run_worker(config: EdgeConfig, distribution: str, group_dir: str = "", inde
         )
         raise SystemExit(1) from None
     group = WorkerGroup(Path(group_dir), index) if group_dir else None
-    uvloop.run(serve(config, distribution, sock, group=group))
+    loop.run(serve(config, distribution, sock, group=group))
 
 
 def _group_directory() -> str:
