@@ -358,7 +358,8 @@ def test_threads_lists_the_main_thread_first_and_the_event_loop_tasks(collector:
     assert (status, headers["content-type"]) == (200, "text/plain; charset=utf-8")
     text = body.decode()
     assert text.startswith("thread MainThread (ident ")
-    assert "in main\n    return uvloop.run(" in text
+    assert "in main\n    return loop.run(" in text
+    assert "in run\n    return uvloop.run(" in text
     assert "asyncio tasks of the event loop: " in text
     assert "task Task-" in text and "threads_text" in text
 
