@@ -1,3 +1,4 @@
 """HTTP/1.1 on asyncio shared by Edge and the collector: the server protocol
-with its limits (:mod:`sluice.transport.http_server`) and the pooled client
-that never replays a request (:mod:`sluice.transport.http_client`)."""
+with its limits (:mod:`sluice.transport.http_server`), the pooled client
+that never replays a request (:mod:`sluice.transport.http_client`), and the
+event loop both serve on (:mod:`sluice.transport.loop`)."""
