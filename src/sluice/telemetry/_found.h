@@ -222,9 +222,9 @@ found_join(Found *f, Joins *joins)
 }
 
 /*
- * A batch being read, with the bodies scanned ahead of its records: a batch
- * reader with a body matcher first notes where each body it can scan lies
- * (batch_note), then scans them all one after the other (batch_scan), with no
+ * A batch being read, with the bodies scanned ahead of its records
+ * (batch_ahead): a batch reader with a body matcher first notes where each
+ * body it can scan lies, then scans them all one after the other, with no
  * Python call and no bytes object. So the field's databases (a few MB with
  * thousands of patterns) stay in the CPU's caches from one scan to the next,
  * and the records' objects from one note to the next: reading a record
@@ -237,38 +237,24 @@ typedef struct {
     Py_ssize_t length;
 } Text;
 
+/* Where a reader finds `record`'s body to scan ahead: 1 with *text and
+ * *holder (a new reference keeping the characters alive, whatever a finalizer
+ * run by a collection during a scan does to the records) set; 0 for a body
+ * left to the record's read; -1 with an exception set, which the record's
+ * read meets again. Both are left as they are unless it answers 1. */
+typedef int (*BodyAt)(void *reader, PyObject *record, Text *text, PyObject **holder);
+
 typedef struct {
     void *reader;
-    /* per record its body's hits (new references), or NULL; before
-     * batch_scan, what keeps its noted text alive (a new reference) */
+    BodyAt body_at;
+    const ScanApi *api;
+    PyObject *matcher; /* the body field's; NULL: no body is scanned ahead */
+    /* per record its body's hits (new references), or NULL; while the
+     * bodies are noted, what keeps its text alive (a new reference) */
     PyObject **ahead;
-    Text *texts; /* per record the body noted to scan; NULL after batch_scan */
+    Text *texts; /* per record the body noted to scan, until they are scanned */
     Py_ssize_t count;
 } Batch;
-
-/* Room for the bodies of `count` records; 0, or -1 with MemoryError set. */
-static inline int
-batch_start(Batch *batch, Py_ssize_t count)
-{
-    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
-    batch->texts = PyMem_Calloc((size_t)count, sizeof(Text));
-    batch->count = count;
-    if (batch->ahead == NULL || batch->texts == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
-}
-
-/* Notes data[:length] as record `r`'s body, to scan ahead; `holder` (a
- * stolen reference) keeps the characters alive until then, whatever a
- * finalizer run by a collection during a scan does to the records. */
-static inline void
-batch_note(Batch *batch, Py_ssize_t r, const char *data, Py_ssize_t length, PyObject *holder)
-{
-    batch->texts[r] = (Text){data, length};
-    batch->ahead[r] = holder;
-}
 
 /* Keeps what a scan answered for the body of record `r` (a new reference,
  * or NULL when it raised: an Exception is cleared, the record's read raises
@@ -285,19 +271,35 @@ batch_keep(Batch *batch, Py_ssize_t r, PyObject *hits)
     return 0;
 }
 
-/* Scans the noted bodies with `matcher`, in order; 0, or -1 when a scan
- * raised something other than an Exception. */
+/* A BatchRead's `begin` for a Batch (`context`): notes the bodies its
+ * `body_at` finds in `records`, then scans them with its matcher, in order.
+ * 0, or -1 with an exception set (MemoryError, or a scan or body_at raised
+ * something other than an Exception). */
 static inline int
-batch_scan(Batch *batch, const ScanApi *api, PyObject *matcher)
+batch_ahead(void *context, PyObject *const *records, Py_ssize_t count)
 {
-    for (Py_ssize_t r = 0; r < batch->count; r++) {
+    Batch *batch = context;
+    if (batch->matcher == NULL || count == 0)
+        return 0;
+    batch->ahead = PyMem_Calloc((size_t)count, sizeof(PyObject *));
+    batch->texts = PyMem_Calloc((size_t)count, sizeof(Text));
+    batch->count = count;
+    if (batch->ahead == NULL || batch->texts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < count; r++) {
+        int found = batch->body_at(batch->reader, records[r], &batch->texts[r], &batch->ahead[r]);
+        if (found < 0 && batch_keep(batch, r, NULL) < 0)
+            return -1;
+    }
+    for (Py_ssize_t r = 0; r < count; r++) {
         Text text = batch->texts[r];
         if (text.data == NULL)
             continue;
-        batch->texts[r].data = NULL;
         PyObject *holder = batch->ahead[r];
         batch->ahead[r] = NULL;
-        PyObject *hits = api->scan(matcher, text.data, text.length);
+        PyObject *hits = batch->api->scan(batch->matcher, text.data, text.length);
         Py_XDECREF(holder);
         if (batch_keep(batch, r, hits) < 0)
             return -1;

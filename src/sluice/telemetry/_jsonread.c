@@ -8,7 +8,7 @@
  * only a key's first entry counts). What a value hits is still answered by
  * the scanners (Python callables); a scanner that remembers its answers in a
  * dict is looked up there first, without a call; bodies are scanned with
- * their field's matcher in C when it has one (see bodies_ahead). The
+ * their field's matcher in C when it has one (see body_at). The
  * attribute keys read are found in a hash table of their own, and what a
  * key's value hit is remembered here (_memo.h). The small dicts an attribute
  * is made of are walked rather than looked up, and a record is read in steps that ask for
@@ -218,33 +218,22 @@ read_body(Reader *self, Found *f, PyObject *record)
     return seen == NULL ? 0 : scan_value(f, self->body, 0, seen);
 }
 
-/* The bodies of a batch scanned ahead with the body matcher (see Batch in
- * _found.h), on a str's characters. A body that is not an ASCII str (nothing
- * to scan, another value, a str whose UTF-8 is a new object) is left to its
- * record's read. */
+/* Where the body scanned ahead lies (see Batch in _found.h): a str's
+ * characters. A body that is not an ASCII str (nothing to scan, another
+ * value, a str whose UTF-8 is a new object) is left to its record's read. */
 static int
-bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
+body_at(void *reader, PyObject *record, Text *text, PyObject **holder)
 {
-    Batch *batch = context;
-    Reader *self = batch->reader;
-    if (self->body_matcher == NULL || count == 0)
+    PyObject *seen;
+    if (!PyDict_CheckExact(record))
         return 0;
-    if (batch_start(batch, count) < 0)
+    if (body_seen(reader, record, &seen) < 0)
         return -1;
-    for (Py_ssize_t r = 0; r < count; r++) {
-        PyObject *seen;
-        if (!PyDict_CheckExact(records[r]))
-            continue;
-        if (body_seen(self, records[r], &seen) < 0) {
-            if (batch_keep(batch, r, NULL) < 0) /* the record's read meets it again */
-                return -1;
-            continue;
-        }
-        if (seen == NULL || !PyUnicode_CheckExact(seen) || !PyUnicode_IS_COMPACT_ASCII(seen))
-            continue;
-        batch_note(batch, r, PyUnicode_DATA(seen), PyUnicode_GET_LENGTH(seen), Py_NewRef(seen));
-    }
-    return batch_scan(batch, self->body_api, self->body_matcher);
+    if (seen == NULL || !PyUnicode_CheckExact(seen) || !PyUnicode_IS_COMPACT_ASCII(seen))
+        return 0;
+    *text = (Text){PyUnicode_DATA(seen), PyUnicode_GET_LENGTH(seen)};
+    *holder = Py_NewRef(seen);
+    return 1;
 }
 
 static int
@@ -515,8 +504,8 @@ Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    Batch batch = {self, NULL, NULL, 0};
-    BatchRead how = {&batch, bodies_ahead, read_record};
+    Batch batch = {self, body_at, self->body_api, self->body_matcher, NULL, NULL, 0};
+    BatchRead how = {&batch, batch_ahead, read_record};
     PyObject *out = read_each(&how, args, nargs);
     batch_free(&batch);
     return out;

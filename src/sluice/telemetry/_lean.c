@@ -7,7 +7,7 @@
  * body's string, and which attributes a policy reads. What a value hits is
  * still answered by the scanners (Python callables, memoized): only values
  * some policy reads cross into Python (bodies not even those, when their
- * field has a matcher: see bodies_ahead), and an attribute's answer is
+ * field has a matcher: see body_at), and an attribute's answer is
  * remembered here, by its wire bytes, so that a value seen before costs a
  * hash and a compare. A record outside that layout (a field
  * written twice, a body that is not a plain string, an attribute not written
@@ -322,33 +322,26 @@ body_text(const unsigned char *data, Span body, Span *text)
     return 0;
 }
 
-/* The bodies of a batch scanned ahead with the body matcher (see Batch in
- * _found.h), on the record's bytes, each record walked up to its body. An
- * empty body is not scanned (nor is it by the record's read); one that is not
- * an ASCII string_value is left to its record's read. */
+/* Where the body scanned ahead lies (see Batch in _found.h): in the record's
+ * bytes, the record walked up to its body. An empty body is not scanned (nor
+ * is it by the record's read); one that is not an ASCII string_value is left
+ * to its record's read. */
 static int
-bodies_ahead(void *context, PyObject *const *records, Py_ssize_t count)
+body_at(void *reader, PyObject *record, Text *text, PyObject **holder)
 {
-    Batch *batch = context;
-    Reader *self = batch->reader;
-    if (self->body_matcher == NULL || count == 0)
+    Reader *self = reader;
+    if (!PyBytes_Check(record))
         return 0;
-    if (batch_start(batch, count) < 0)
-        return -1;
-    for (Py_ssize_t r = 0; r < count; r++) {
-        if (!PyBytes_Check(records[r]))
-            continue;
-        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(records[r]);
-        Walk walk;
-        Span text;
-        if (walk_record(data, PyBytes_GET_SIZE(records[r]), self->tags, WALK_TO_BODY, &walk) < 0 ||
-            walk.body.start < 0 || body_text(data, walk.body, &text) < 0 ||
-            text.end == text.start || !ascii(data + text.start, text.end - text.start))
-            continue;
-        batch_note(batch, r, (const char *)data + text.start, text.end - text.start,
-                   Py_NewRef(records[r]));
-    }
-    return batch_scan(batch, self->body_api, self->body_matcher);
+    const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(record);
+    Walk walk;
+    Span body;
+    if (walk_record(data, PyBytes_GET_SIZE(record), self->tags, WALK_TO_BODY, &walk) < 0 ||
+        walk.body.start < 0 || body_text(data, walk.body, &body) < 0 ||
+        body.end == body.start || !ascii(data + body.start, body.end - body.start))
+        return 0;
+    *text = (Text){(const char *)data + body.start, body.end - body.start};
+    *holder = Py_NewRef(record);
+    return 1;
 }
 
 /* `prefix` and the hits of the batch's record at `position`, a new
@@ -424,8 +417,8 @@ Reader_read(Reader *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "Reader was not initialized");
         return NULL;
     }
-    Batch batch = {self, NULL, NULL, 0};
-    BatchRead how = {&batch, bodies_ahead, read_record};
+    Batch batch = {self, body_at, self->body_api, self->body_matcher, NULL, NULL, 0};
+    BatchRead how = {&batch, batch_ahead, read_record};
     PyObject *out = read_each(&how, args, nargs);
     batch_free(&batch);
     return out;
