@@ -128,6 +128,13 @@ def test_regex_dollar_is_end_of_text_as_in_re2() -> None:
     assert run(snap, logs(rec("done\n"), rec("all done"))) == ["done\n"]
 
 
+def test_regex_empty_match_through_not_word_is_found_inside_a_character_as_in_re2() -> None:
+    # RE2 searches bytes: between the two bytes of "é" both sides are non-word, so \B holds
+    # there, and nowhere else in "1é1" or "1.1" (every other position is a word boundary).
+    snap = compile_log({"match": [{"log_field": "body", "regex": "x|\\B"}], "keep": "none"})
+    assert run(snap, logs(rec("1é1"), rec("1.1"))) == ["1.1"]
+
+
 def test_nested_attribute_paths_match_and_transform_at_the_leaf() -> None:
     snap = compile_log(
         {

@@ -34,8 +34,10 @@ Differences handled by the translation (all verified against the real libraries)
 
 Untranslatable (``None``): patterns RE2 rejects, Unicode classes (``\\pN``, ``\\p{Greek}``,
 ``\\PN``), ``\\C``, the ``U`` flag, multi-line ``^`` not at the start of the pattern, non-ASCII
-characters under an inline ``(?i)``, surrogate code points, and a few negated classes whose
-case-folded meaning cannot be expressed as one Hyperscan class.
+characters under an inline ``(?i)``, surrogate code points, a few negated classes whose
+case-folded meaning cannot be expressed as one Hyperscan class, and patterns with an empty
+match through ``\\B`` (``\\B``, ``a|\\B``, ``x*\\B``): RE2 also finds that match between
+the bytes of a multi-byte character, Hyperscan in UTF-8 mode does not.
 """
 
 from __future__ import annotations
@@ -157,6 +159,8 @@ def to_hyperscan(pattern: str) -> bytes | None:
         return None
     try:
         tree = _Parser(pattern).parse()
+        if _empty_through_not_word(tree) and not _can_be_empty(tree, asserting=False):
+            raise _Untranslatable("\\B reachable by an empty match")
         return _render(tree, at_start=True).encode("ascii")
     except _Untranslatable:
         return None
@@ -673,6 +677,41 @@ def _is_empty(node: _Node) -> bool:
     if isinstance(node, _Repeat):
         return node.high == 0 or _is_empty(node.item)
     return False
+
+
+def _can_be_empty(node: _Node, asserting: bool = True) -> bool:
+    """True if `node` matches the empty string somewhere (where its assertions hold); with
+    `asserting` False, only by a path that asserts nothing (so everywhere)."""
+    if isinstance(node, _Atom):
+        return False
+    if isinstance(node, _Assert):
+        return asserting
+    if isinstance(node, _Concat):
+        return all(_can_be_empty(item, asserting) for item in node.items)
+    if isinstance(node, _Alt):
+        return any(_can_be_empty(branch, asserting) for branch in node.branches)
+    return node.low == 0 or node.high == 0 or _can_be_empty(node.item, asserting)
+
+
+def _empty_through_not_word(node: _Node) -> bool:
+    """True if `node` has an empty match that passes a ``\\B``.
+
+    RE2 searches byte by byte, so an empty match may fall between the bytes of one UTF-8
+    character, where ``\\B`` holds (both bytes are non-word); Hyperscan in UTF-8 mode only
+    tries character boundaries (``a|\\B`` matches ``1.1é1`` in RE2, not in Hyperscan).
+    Only an empty match can start inside a character: every consuming item needs a whole one.
+    """
+    if isinstance(node, _Atom):
+        return False
+    if isinstance(node, _Assert):
+        return node.kind == "not_word"
+    if isinstance(node, _Concat):
+        return all(_can_be_empty(item) for item in node.items) and any(
+            _empty_through_not_word(item) for item in node.items
+        )
+    if isinstance(node, _Alt):
+        return any(_empty_through_not_word(branch) for branch in node.branches)
+    return node.high != 0 and _empty_through_not_word(node.item)
 
 
 def _is_zero_width(node: _Node) -> bool:
