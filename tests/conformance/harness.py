@@ -14,6 +14,8 @@ from typing import Any
 from tests.conformance.normalize import normalize
 
 TESTCASES = Path(__file__).parent / "testcases"
+EXTRA_TESTCASES = Path(__file__).parent / "extra_testcases"
+"""Sluice's own testcases, in the layout of the public ones (see its README)."""
 _PREFIX_SIGNAL = {"logs_": "log", "metrics_": "metric", "traces_": "trace"}
 _TOP_SIGNAL = {"resourceLogs": "log", "resourceMetrics": "metric", "resourceSpans": "trace"}
 
@@ -31,10 +33,8 @@ class Batch:
     signal: str
 
 
-def file_mode_cases() -> list[Path]:
-    return sorted(
-        d for d in TESTCASES.iterdir() if d.is_dir() and not (d / "provider_only").exists()
-    )
+def file_mode_cases(root: Path = TESTCASES) -> list[Path]:
+    return sorted(d for d in root.iterdir() if d.is_dir() and not (d / "provider_only").exists())
 
 
 def batches(case: Path) -> list[Batch]:

@@ -1,4 +1,5 @@
-"""Every public file-mode conformance testcase again, as OTLP protobuf.
+"""Every public file-mode conformance testcase, and Sluice's own ones, again
+as OTLP protobuf.
 
 The conformance inputs are OTLP JSON; here each batch is converted to the
 protobuf wire form, decoded by the codec Edge uses (log record attributes stay
@@ -18,11 +19,11 @@ from sluice.policy import PolicySnapshot, Signal
 from sluice.policy.parse import load_document
 from sluice.policy.stats import PolicyRuntime
 from sluice.telemetry import otlp_codec
-from tests.conformance.harness import batches, file_mode_cases, merge_stats
+from tests.conformance.harness import EXTRA_TESTCASES, batches, file_mode_cases, merge_stats
 from tests.conformance.normalize import normalize
 from tests.telemetry.otlp_convert import REQUESTS, to_json, to_proto
 
-CASES = file_mode_cases()
+CASES = file_mode_cases() + file_mode_cases(EXTRA_TESTCASES)
 SIGNALS = {"log": Signal.LOG, "metric": Signal.METRIC, "trace": Signal.TRACE}
 
 

@@ -242,6 +242,60 @@ def test_typed_literals() -> None:
     assert bad[2] == "log: match[2]: equals value oneof is unset"
 
 
+def test_a_bad_boolean_is_shown_as_json() -> None:
+    """The value in an error is spelled as in the file ("yes", not 'yes')."""
+    match = [{"log_field": "body", "exact": "x", "negate": "yes"}]
+    assert errors({"log": {"match": match, "keep": "none"}}) == [
+        'log: match[0]: expected true or false, got "yes"'
+    ]
+    match = [{"log_field": "body", "exact": "x", "case_insensitive": 1}]
+    assert errors({"log": {"match": match, "keep": "none"}}) == [
+        "log: match[0]: expected true or false, got 1"
+    ]
+
+
+TARGETS = {
+    "log": {"match": [{"log_field": "body", "exact": "x"}], "keep": "none"},
+    "metric": {"match": [{"metric_field": "name", "exact": "x"}], "keep": False},
+    "trace": {"match": [{"trace_field": "name", "exact": "x"}], "keep": {"percentage": 0}},
+}
+
+
+@pytest.mark.parametrize("signal", list(TARGETS))
+@pytest.mark.parametrize(
+    "raw, shown",
+    [
+        ("false", '"false"'),
+        (0, "0"),
+        ("no", '"no"'),
+        (None, "null"),
+        ([], "[]"),
+        ("true", '"true"'),
+    ],
+)
+def test_enabled_that_is_not_a_boolean_is_an_error(signal: str, raw: Any, shown: str) -> None:
+    """POLICY.md 1.2: `enabled` is a bool, and only a missing one means true.
+    It used to read every non-boolean as true: `"enabled": "false"` dropped
+    data. Now the policy is reported (it counts as enabled) and stays inert."""
+    policy = one({"enabled": raw, signal: TARGETS[signal]})
+    assert policy.enabled and not policy.valid
+    assert policy.errors == (f"enabled: expected true or false, got {shown}",)
+
+
+def test_enabled_error_comes_with_the_policys_other_errors() -> None:
+    assert errors({"enabled": "no", "log": {"match": [], "keep": "bogus"}}) == [
+        'enabled: expected true or false, got "no"',
+        "log: no matchers specified",
+        'log: keep: invalid value "bogus"',
+    ]
+
+
+def test_enabled_missing_true_and_false() -> None:
+    assert one({"log": TARGETS["log"]}).enabled
+    assert one({"enabled": True, "log": TARGETS["log"]}).enabled
+    assert not one({"enabled": False, "log": TARGETS["log"]}).enabled
+
+
 def test_disabled_and_targetless_policies() -> None:
     report = load_document(
         {

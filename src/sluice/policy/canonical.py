@@ -235,8 +235,10 @@ def canonical_policy(policy: Mapping[str, Any]) -> JsonObj:
     for key in ("id", "name", "description"):
         if isinstance(policy.get(key), str):
             out[key] = policy[key]
-    enabled = policy.get("enabled")
-    out["enabled"] = enabled if isinstance(enabled, bool) else True
+    enabled = policy.get("enabled", True)
+    # Any other value (null, "false", 0) is an error of the policy when read
+    # from a file; the proto bool cannot carry it: its zero value is served.
+    out["enabled"] = enabled if isinstance(enabled, bool) else False
     for key in ("created_at_unix_nano", "modified_at_unix_nano"):
         raw = _get(policy, key)
         if raw is not None:

@@ -90,11 +90,14 @@ def _has(obj: Mapping[str, Any], key: str) -> bool:
 
 
 def _bool(value: Any, default: bool) -> bool:
-    if value is None:
-        return default
+    """A boolean key's value; None (the key is absent or null) is `default`."""
+    return default if value is None else _boolean(value)
+
+
+def _boolean(value: Any) -> bool:
     if isinstance(value, bool):
         return value
-    raise _Invalid(f"expected true or false, got {value!r}")
+    raise _Invalid(f"expected true or false, got {json_repr(value)}")
 
 
 # ---------------------------------------------------------------------------
@@ -612,15 +615,21 @@ def parse_policy(obj: Mapping[str, Any]) -> Policy:
     pid = obj["id"]
     raw_name = obj.get("name")
     name = raw_name if isinstance(raw_name, str) else ""
-    enabled_raw = obj.get("enabled")
-    enabled = enabled_raw if isinstance(enabled_raw, bool) else True
+    errors: list[str] = []
+    enabled = obj.get("enabled", True)
+    if not isinstance(enabled, bool):
+        # Only a missing `enabled` means true (POLICY.md 1.2). Any other value,
+        # null included, is an error: the policy counts as enabled so that it is
+        # reported, and stays inert. Reading it as true dropped what its author
+        # may have meant to switch off ("enabled": "false").
+        _collect(errors, "enabled", partial(_boolean, enabled))
+        enabled = True
     signal = next((s for s in Signal if isinstance(obj.get(s.value), Mapping)), None)
     base = Policy(id=pid, name=name, enabled=enabled, signal=signal)
     if not enabled or signal is None:
         return base
     target: Mapping[str, Any] = obj[signal.value]
     sig = signal.value
-    errors: list[str] = []
 
     matchers: list[Matcher] = []
     match_list = target.get("match")

@@ -36,6 +36,7 @@ Check = Callable[[Sequence[int], RecordView, Ctx], bool]
 
 
 def _compare(op: MatchOp, value: Value | None, literal: Any) -> bool:
+    """`equals` with the matcher's literal; gt/gte/lt/lte with its float64 threshold."""
     if value is None or value is PRESENT:
         return False
     if op is MatchOp.EQUALS:
@@ -44,22 +45,32 @@ def _compare(op: MatchOp, value: Value | None, literal: Any) -> bool:
         if isinstance(literal, int | float):
             return isinstance(value, int | float) and value == literal
         return type(value) is type(literal) and value == literal
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # POLICY.md 3.5: comparisons are in float64 (as in Go's engine), so an
+    # int64 past 2^53 rounds first: 2^53 + 1 is not > 2^53.
+    number: float
+    if isinstance(value, float):
+        number = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an intValue of hundreds of digits is no float64 number
+            return False
+    else:
         return False
-    # Python compares ints and floats exactly, and never overflows doing so
-    # (float() of a 400-digit integer would).
-    number: Any = value
+    threshold: float = literal
     if op is MatchOp.GT:
-        return bool(number > literal)
+        return number > threshold
     if op is MatchOp.GTE:
-        return bool(number >= literal)
+        return number >= threshold
     if op is MatchOp.LT:
-        return bool(number < literal)
-    return bool(number <= literal)
+        return number < threshold
+    return number <= threshold
 
 
 def _typed_check(matcher: Matcher) -> Check:
     selector, op, literal, negate = matcher.selector, matcher.op, matcher.value, matcher.negate
+    if op is not MatchOp.EQUALS:
+        literal = float(literal)  # once, here: parse allows int64 and double thresholds only
     if selector.source is Source.EVENT_ATTRIBUTE:
         # Like its string conditions: passes when some span event's value does.
         def any_event(hits: Sequence[int], view: RecordView, ctx: Ctx) -> bool:

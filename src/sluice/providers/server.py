@@ -27,6 +27,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from sluice.policy.canonical import canonical_policy
+from sluice.policy.parse import json_repr
 from sluice.providers.sync import JSON, PROTOBUF, SYNC_METHOD
 from sluice.providers.wire import policy_pb2 as pb
 
@@ -83,6 +84,14 @@ class PolicyFileSource:
         except (ValueError, KeyError, TypeError, json_format.ParseError) as problem:
             self._fail(f"{self.path}: cannot serve: {problem}")
             return
+        for policy in doc["policies"]:
+            if isinstance(policy, dict) and not isinstance(policy.get("enabled", True), bool):
+                log.warning(
+                    "%s: policy %s: enabled: expected true or false, got %s; served disabled",
+                    self.path,
+                    json.dumps(policy.get("id")),
+                    json_repr(policy["enabled"]),
+                )
         # The hash covers content, not only ids: an edited policy is a new set.
         message.hash = hashlib.sha256(message.SerializeToString(deterministic=True)).hexdigest()
         message.sync_type = pb.SYNC_TYPE_FULL
