@@ -1,29 +1,42 @@
 """``${...}`` references in configuration values, one implementation for the
-collector's YAML, Edge's JSON, policy provider entries and the command line.
+collector's YAML, Edge's JSON, policy provider entries and the command line,
+following the OpenTelemetry Collector's confmap.
 
 - ``${env:NAME}`` and ``${NAME}`` read the environment; ``${env:NAME:-default}``
   (or the shell's ``${NAME:-default}``) falls back to `default` when NAME is
-  unset or empty.
-- ``$$`` is a literal ``$`` (so ``$${env:X}`` is the text ``${env:X}``).
+  unset (a variable set to the empty string is the empty string, as upstream).
+- ``${file:PATH}`` is the file's content (a mounted secret, a YAML snippet),
+  ``${https://...}`` (or ``http``) the body of a GET answered 200, and
+  ``${yaml:TEXT}`` the text itself.
+- References nest and are expanded innermost first (``${env:A:-${env:B}}``),
+  and text a reference expands to is expanded again (at most 1,000 rounds).
+- ``$$`` is a literal ``$`` (so ``$${env:X}`` is the text ``${env:X}``): an odd
+  run of ``$`` before ``${`` escapes it, and once expanding is over every
+  ``$$`` left becomes ``$``.
 - Unlike the OpenTelemetry Collector, a variable that is unset and has no
   default is an error naming it, not an empty value: a missing token or
   endpoint should stop the program at start, not fail every request later.
 
 Keys are never expanded. How a value that is exactly one reference is typed
-is the caller's choice (the collector reads it as YAML; Edge keeps text and
-converts where a field wants a number).
+is the caller's choice (the collector reads it as YAML and keeps the text as
+well, :class:`Expanded`; Edge keeps text and converts where a field wants a
+number).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-REFERENCE = re.compile(r"\$\$|\$\{([^{}$]*)\}")
-"""``$$`` or one ``${...}`` reference (group 1: what is inside the braces)."""
+ROUNDS = 1000
+"""How many times a value is expanded again before it counts as a loop."""
 
 Report = Callable[[str, str], None]
 """Receives ``(key path, problem)`` for every reference that cannot be resolved."""
@@ -33,11 +46,29 @@ class Unresolved(ValueError):
     """A reference that names no usable value; the message says which and why."""
 
 
+@dataclass(frozen=True)
+class Expanded:
+    """A value that was exactly one reference: `value` as the caller typed it
+    and `text`, what the reference stood for. A field that wants text reads
+    `text` (``${env:KEY}`` with KEY=0755 is ``0755`` in a header, not 493)."""
+
+    value: Any
+    text: str
+
+
 def lookup(reference: str) -> str:
     """The value of what is inside ``${...}``; raises :class:`Unresolved`."""
     scheme, sep, rest = reference.partition(":")
     if not sep or (rest.startswith("-") and _NAME.match(scheme)):
         scheme, rest = "env", reference  # ${NAME} and the shell's ${NAME:-default}
+    if "$" in rest:
+        raise Unresolved(f"the uri \"{scheme}:{rest}\" contains unsupported characters ('$')")
+    if scheme == "file":
+        return _read_file(rest)
+    if scheme in ("http", "https"):
+        return fetch(f"{scheme}:{rest}")
+    if scheme == "yaml":
+        return rest
     if scheme != "env":
         raise Unresolved(f'scheme "{scheme}" is not supported for uri "{reference}"')
     name, has_default, default = rest.partition(":-")
@@ -47,55 +78,148 @@ def lookup(reference: str) -> str:
             r"^[a-zA-Z_][a-zA-Z0-9_]*$"
         )
     value = os.environ.get(name)
-    if value:
+    if value is not None:
         return value
     if has_default:
         return default
-    if value is None:
+    raise Unresolved(
+        f"environment variable {name} is not set (give a default with ${{env:{name}:-default}})"
+    )
+
+
+def _read_file(path: str) -> str:
+    """``${file:PATH}``: the whole file (a mounted secret, a config snippet),
+    exactly as it is written (a trailing newline included, as upstream)."""
+    try:
+        return Path(os.path.normpath(path)).read_text(encoding="utf-8")
+    except OSError as problem:
         raise Unresolved(
-            f"environment variable {name} is not set (give a default with ${{env:{name}:-default}})"
-        )
+            f"unable to read the file file:{path}: {problem.strerror or problem}"
+        ) from None
+    except UnicodeDecodeError:
+        raise Unresolved(f"unable to read the file file:{path}: not UTF-8 text") from None
+
+
+FETCH_TIMEOUT = 30.0
+"""Seconds an ``http``/``https`` reference or config source may take."""
+
+
+def fetch(uri: str) -> str:
+    """``${https://...}`` (or ``--config https://...``): the body of a GET
+    answered 200, as text; raises :class:`Unresolved` with upstream's words."""
+    try:
+        with urllib.request.urlopen(uri, timeout=FETCH_TIMEOUT) as answer:
+            body: bytes = answer.read()
+    except urllib.error.HTTPError as refused:
+        raise Unresolved(
+            f'failed to load resource from uri "{uri}". status code: {refused.code}'
+        ) from None
+    except (OSError, ValueError) as problem:
+        reason = getattr(problem, "reason", None) or problem
+        raise Unresolved(
+            f'unable to download the file via HTTP GET for uri "{uri}": {reason}'
+        ) from None
+    try:
+        return body.decode()
+    except UnicodeDecodeError:
+        raise Unresolved(f'the resource from uri "{uri}" is not UTF-8 text') from None
+
+
+def find(text: str) -> tuple[int, int] | None:
+    """Where the next reference to expand lies in `text`: the last ``${``
+    before the first ``}`` (so the innermost of nested ones). Text with no
+    ``${`` before a ``}`` is skipped; None when there is none, or when that
+    ``${`` follows an odd run of ``$`` (escaped: expanding stops there)."""
+    at = 0
+    while True:
+        close = text.find("}", at)
+        if close < 0:
+            return None
+        start = text.rfind("${", at, close)
+        if start >= 0:
+            run = start
+            while run > at and text[run - 1] == "$":
+                run -= 1
+            return None if (start - run) % 2 else (start, close + 1)
+        at = close + 1
+
+
+Typing = Callable[[str], Any]
+"""Types the text a whole-value reference stood for (the collector: as YAML)."""
+
+
+def _round(value: Any, typing: Typing | None) -> tuple[Any, bool]:
+    """One expansion of every string in `value`, and whether any changed."""
+    if isinstance(value, str):
+        if "${" not in value or "}" not in value:
+            return value, False
+        found = find(value)
+        if found is None:
+            return value, False
+        reference = value[found[0] : found[1]]
+        text = lookup(reference[2:-1])
+        if reference != value:
+            return value.replace(reference, text), True
+        return (Expanded(typing(text), text) if typing else text), True
+    if isinstance(value, Expanded):
+        inner, changed = _round(value.value, typing)
+        if isinstance(inner, (str, Expanded)):
+            return inner, changed
+        try:
+            text, text_changed = _round(value.text, typing)
+        except Unresolved:
+            return inner, changed
+        if isinstance(text, str):
+            return Expanded(inner, text), changed or text_changed
+        return inner, changed
+    if isinstance(value, Mapping):
+        pairs = [(k, _round(v, typing)) for k, v in value.items()]
+        return {k: v for k, (v, _) in pairs}, any(c for _, (_, c) in pairs)
+    if isinstance(value, list):
+        items = [_round(v, typing) for v in value]
+        return [v for v, _ in items], any(c for _, c in items)
+    return value, False
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("$$", "$")
+    if isinstance(value, Expanded):
+        return Expanded(_unescape(value.value), value.text.replace("$$", "$"))
+    if isinstance(value, Mapping):
+        return {k: _unescape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescape(v) for v in value]
     return value
 
 
+def expand_value(value: Any, typing: Typing | None = None) -> Any:
+    """`value` (a string, or a map or list of them) fully expanded; raises
+    :class:`Unresolved` for the first reference that cannot be, or a loop."""
+    for _ in range(ROUNDS):
+        value, changed = _round(value, typing)
+        if not changed:
+            return _unescape(value)
+    raise Unresolved("too many recursive expansions")
+
+
 def expand_text(value: str) -> str:
-    """`value` with every reference replaced; raises :class:`Unresolved` for
-    the first one that cannot be."""
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return lookup(match.group(1))
-
-    return REFERENCE.sub(replace, value) if "$" in value else value
+    """`value` with every reference replaced (text only); raises :class:`Unresolved`."""
+    expanded = expand_value(value)
+    return expanded if isinstance(expanded, str) else str(expanded)
 
 
-def expand_string(
-    value: str, path: str, report: Report, whole: Callable[[str], Any] | None = None
-) -> Any:
-    """One string value. When it is exactly one reference and `whole` is
-    given, the result is ``whole(text)`` (the caller's typing); otherwise text.
-    Every unresolved reference is reported (and expands to nothing)."""
+def expand_string(value: str, path: str, report: Report, typing: Typing | None = None) -> Any:
+    """One string value: with `typing`, one that was exactly one reference is
+    an :class:`Expanded`; otherwise text. A reference that cannot be resolved
+    is reported and the value is kept as written."""
     if "$" not in value:
         return value
-    single = REFERENCE.fullmatch(value)
-    if whole is not None and single and single.group(0) != "$$":
-        try:
-            return whole(lookup(single.group(1)))
-        except Unresolved as problem:
-            report(path, str(problem))
-            return value
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        try:
-            return lookup(match.group(1))
-        except Unresolved as problem:
-            report(path, str(problem))
-            return ""
-
-    return REFERENCE.sub(replace, value)
+    try:
+        return expand_value(value, typing)
+    except Unresolved as problem:
+        report(path, str(problem))
+        return value
 
 
 def expand_tree(
@@ -103,17 +227,17 @@ def expand_tree(
     path: str,
     report: Report,
     join: Callable[[str, str], str],
-    whole: Callable[[str], Any] | None = None,
+    typing: Typing | None = None,
 ) -> Any:
     """`value` with every string in it expanded (maps and lists walked; keys
     kept). `join(path, key)` spells a key path in the caller's notation; list
     items are ``path[i]``."""
     if isinstance(value, str):
-        return expand_string(value, path, report, whole)
+        return expand_string(value, path, report, typing)
     if isinstance(value, Mapping):
         return {
-            k: expand_tree(v, join(path, str(k)), report, join, whole) for k, v in value.items()
+            k: expand_tree(v, join(path, str(k)), report, join, typing) for k, v in value.items()
         }
     if isinstance(value, list):
-        return [expand_tree(v, f"{path}[{i}]", report, join, whole) for i, v in enumerate(value)]
+        return [expand_tree(v, f"{path}[{i}]", report, join, typing) for i, v in enumerate(value)]
     return value

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -27,14 +28,37 @@ LEVELS = {
     "warning": logging.WARNING,
     "err": logging.ERROR,
     "error": logging.ERROR,
+    "dpanic": logging.ERROR,
+    "panic": logging.ERROR,
+    "fatal": logging.ERROR,
 }
-"""Level spellings accepted in configs and ``SLUICE_LOG_LEVEL`` (any case)."""
+"""Level spellings accepted in configs and ``SLUICE_LOG_LEVEL`` (any case);
+zap's ``dpanic``, ``panic`` and ``fatal`` (the collector's) log errors only."""
 LEVEL_ENV = "SLUICE_LOG_LEVEL"
 _PRINTED = {logging.WARNING: "warn", logging.CRITICAL: "error"}
 """Printed level names that differ from Python's, lowercased (``warn`` as in
 the configs and as the OpenTelemetry Collector prints it)."""
 EARLY_LIMIT = 1000
 """Records kept before logging is configured; later ones are counted, not kept."""
+
+
+_USERINFO = re.compile(r"^((?:[A-Za-z][A-Za-z0-9+.-]*:)?//)?[^/?#]*@")
+"""What comes before the host in a URL (``user:password@``), with or without
+a scheme (a gRPC target is ``host:port``)."""
+
+
+def has_userinfo(url: str) -> bool:
+    """Whether `url` carries user information (``user:password@`` before its host)."""
+    return _USERINFO.match(url) is not None
+
+
+def redact_url(url: str) -> str:
+    """`url` as a log line or a message may print it: user information
+    (``user:password@``, a token as user name) and the query (keys travel
+    there too) replaced by ``***``."""
+    url = _USERINFO.sub(lambda found: f"{found.group(1) or ''}***@", url, count=1)
+    head, query, _ = url.partition("?")
+    return f"{head}?***" if query else head
 
 
 def _stamp(record: logging.LogRecord) -> str:

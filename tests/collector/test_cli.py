@@ -4,12 +4,19 @@ message and exit code 1 (nothing started)."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from sluice.collector import cli
+from sluice.collector.factories import Factories
 from tests.collector.helpers import free_port, run_cli
 
 
@@ -48,6 +55,16 @@ def test_validate_prints_config_is_valid(tmp_path: Path) -> None:
     for args in (["validate", "--config", str(path)], ["--config", str(path), "--dry-run"]):
         result = run_cli(*args)
         assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+
+
+def test_feature_gates_are_accepted_and_each_reported_as_ignored(tmp_path: Path) -> None:
+    path = _write(tmp_path, _config())
+    result = run_cli(
+        "validate", "--config", str(path), "--feature-gates=+a.b,-c", "--feature-gates", "d"
+    )
+    assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+    assert [line.split("'")[1] for line in result.stderr.splitlines()] == ["+a.b", "-c", "d"]
+    assert "registers no feature gates" in result.stderr
 
 
 def test_dry_run_starts_nothing(tmp_path: Path) -> None:
@@ -250,3 +267,81 @@ def test_version_and_help() -> None:
 def test_the_builtin_default_config_is_valid() -> None:
     result = run_cli("validate")
     assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+
+
+def _telemetry(metrics_level: str, logs_level: str) -> tuple[Any, list[str]]:
+    text = _config().replace(
+        "    metrics:\n      level: none\n",
+        f"    metrics:\n      level: {metrics_level}\n      address: 127.0.0.1:0\n"
+        f"    logs:\n      level: {logs_level}\n",
+    )
+    return cli.load([f"yaml:{text}"], [], Factories.load())
+
+
+def test_telemetry_levels_are_read_as_upstream_reads_them() -> None:
+    """Metrics levels in any case (upstream lowercases them); zap's log
+    levels including dpanic, panic and fatal."""
+    for metrics_level, logs_level in (
+        ("Detailed", "fatal"),
+        ("NONE", "DPANIC"),
+        ("basic", "panic"),
+    ):
+        config, problems = _telemetry(metrics_level, logs_level)
+        assert problems == [] and config is not None, problems
+    config, _ = _telemetry("NONE", "info")
+    assert config is not None and config.metrics_endpoint is None
+    [problem] = _telemetry("verbose", "info")[1]
+    assert problem.endswith(': service::telemetry::metrics::level: unknown metrics level "verbose"')
+
+
+def test_a_config_may_take_sections_from_files(tmp_path: Path) -> None:
+    """As upstream's ``${file:...}``: a section (here exporters, and the
+    pipelines with an env reference inside) held in another file."""
+    _write(tmp_path, "debug:\n  verbosity: detailed\n", "exporters.yaml")
+    _write(tmp_path, "logs:\n  receivers: ${env:RECEIVERS}\n  exporters: [debug]\n", "p.yaml")
+    text = _config().replace(
+        "exporters:\n  debug:\n", f"exporters: ${{file:{tmp_path}/exporters.yaml}}\n"
+    )
+    text = text[: text.index("  pipelines:")] + "  pipelines: ${file:${env:BASE}/p.yaml}\n"
+    path = _write(tmp_path, text)
+    result = run_cli(
+        "validate", "--config", str(path), env={"BASE": str(tmp_path), "RECEIVERS": "[otlp]"}
+    )
+    assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+    result = run_cli(
+        "validate", "--config", str(path), env={"BASE": str(tmp_path), "RECEIVERS": "[x]"}
+    )
+    assert 'references receiver "x" which is not configured' in result.stderr
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 serving `tmp_path`'s files."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_configs_and_sections_may_come_over_http(tmp_path: Path, served: str) -> None:
+    """As upstream's http and https providers: ``--config URL`` and
+    ``${http://...}`` are fetched (200 only)."""
+    _write(tmp_path, "debug:\n  verbosity: basic\n", "exporters.yaml")
+    _write(
+        tmp_path,
+        _config().replace(
+            "exporters:\n  debug:\n", "exporters: ${" + served + "/exporters.yaml}\n"
+        ),
+    )
+    config, problems = cli.load([f"{served}/collector.yaml"], [], Factories.load())
+    assert problems == [] and config is not None
+    _, problems = cli.load([f"{served}/missing.yaml"], [], Factories.load())
+    assert problems == [
+        f'--config {served}/missing.yaml: failed to load resource from uri "{served}/missing.yaml". '
+        "status code: 404"
+    ]

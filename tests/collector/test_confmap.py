@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
 from sluice.collector.confmap import expand, sources
-from sluice.collector.confmap.decode import Duration, Problems, decode, parse_duration
+from sluice.collector.confmap.decode import Duration, Problems, decode, parse_duration, plain
+from sluice.confexpand import Expanded
 
 
 def test_files_merge_in_order_maps_merge_lists_replace(tmp_path: Path) -> None:
@@ -69,21 +71,200 @@ def test_expansion_types_whole_values_and_keeps_embedded_text(
         "bare": "${PORT}",
         "url": "http://${env:HOST}:${PORT}/v1",
         "fallback": "${env:SLUICE_TEST_UNSET_VAR:-localhost:4317}",
-        "empty_fallback": "${env:EMPTY:-x}",
+        "empty_is_not_unset": "${env:EMPTY:-x}",
         "dollar": "a$$b",
         "escaped": "$${env:HOST}",
         "list": ["${env:HOST}"],
     }
-    assert expand.expand(doc, "", problems) == {
+    expanded = expand.expand(doc, "", problems)
+    assert plain(expanded) == {
         "port": 4318,
         "bare": 4318,
         "url": "http://collector:4318/v1",
         "fallback": "localhost:4317",
-        "empty_fallback": "x",
+        "empty_is_not_unset": None,
         "dollar": "a$b",
         "escaped": "${env:HOST}",
         "list": ["collector"],
     }
+    assert expanded["port"] == Expanded(4318, "4318")
+    assert expanded["empty_is_not_unset"] == Expanded(None, "")
+    assert not problems
+
+
+@dataclass
+class _Fields:
+    text: str = ""
+    number: int = 0
+    anything: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    mode: Literal["on", "off"] = "off"
+
+
+@pytest.mark.parametrize(
+    ("variable", "text", "number", "anything"),
+    [
+        ("0755", "0755", 493, 493),
+        ("0x1F", "0x1F", 31, 31),
+        ("1_000", "1_000", 1000, 1000),
+        ("'quoted'", "'quoted'", None, "'quoted'"),
+        ("a #c", "a #c", None, "a #c"),
+        ("12:30", "12:30", None, "12:30"),
+        ("2024-01-01", "2024-01-01", None, "2024-01-01"),
+        ("", "", 0, None),
+    ],
+)
+def test_a_whole_value_reference_is_its_text_where_a_field_holds_text(
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    text: str,
+    number: int | None,
+    anything: Any,
+) -> None:
+    """As upstream: a token or header value of 0755 stays 0755, while a
+    number field reads the YAML value and a field of any type the typed one."""
+    monkeypatch.setenv("V", variable)
+    problems = Problems()
+    raw = expand.expand({"text": "${env:V}", "headers": {"h": "${env:V}"}}, "", problems)
+    decoded = decode(_Fields, raw, "x", problems)
+    assert (decoded.text, decoded.headers) == (text, {"h": text})
+    raw = expand.expand({"anything": "${env:V}"}, "", problems)
+    assert decode(_Fields, raw, "x", problems).anything == anything
+    if number is not None:
+        raw = expand.expand({"number": "${env:V}"}, "", problems)
+        assert decode(_Fields, raw, "x", problems).number == number
+    assert not problems
+
+
+def test_whole_value_booleans_and_words_reach_text_fields_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ON", "on")
+    monkeypatch.setenv("TRUE", "true")
+    problems = Problems()
+    raw = expand.expand(
+        {"text": "${env:TRUE}", "mode": "${env:ON}", "headers": {"a": "${ON}"}}, "", problems
+    )
+    assert decode(_Fields, raw, "x", problems) == _Fields(
+        text="true", mode="on", headers={"a": "on"}
+    )
+    assert not problems
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("${env:A:-${env:B}}", "bee"),
+        ("${env:${env:NAME}}", "bee"),
+        ("${env:INDIRECT}", "bee"),
+        ("x-${env:INDIRECT}-y", "x-bee-y"),
+        ("${env:B}${env:B}/${env:B}", "beebee/bee"),
+        ("$$${env:B}", "$bee"),
+        ("$$$$${env:B}", "$$bee"),
+        ("$${env:${env:B}}", "${env:bee}"),
+        ("$${env:$${B}}", "${env:${B}}"),
+        ("$${A}$${B}", "${A}${B}"),
+        ("$${A} ${env:B}", "${A} ${env:B}"),
+        ("${env:B}}}}${env:B", "bee}}}${env:B"),
+        ("${env:B${env:B}", "${env:Bbee"),
+        ("env:B}${env:B}{", "env:B}bee{"),
+        ("${env:DOLLARS}", "a$b"),
+        ("HO{ST}", "HO{ST}"),
+        ("text$$", "text$"),
+        ("$B", "$B"),
+    ],
+)
+def test_references_nest_and_escape_as_upstream(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: str
+) -> None:
+    """Innermost first, expanded text expanded again, an escaped ``$${``
+    stops expanding, and ``$$`` left over is ``$`` (even in expanded text)."""
+    monkeypatch.delenv("A", raising=False)
+    monkeypatch.setenv("B", "bee")
+    monkeypatch.setenv("NAME", "B")
+    monkeypatch.setenv("INDIRECT", "${env:B}")
+    monkeypatch.setenv("DOLLARS", "a$$b")
+    problems = Problems()
+    assert plain(expand.expand({"k": value}, "", problems)) == {"k": expected}
+    assert not problems
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("${env:LOOP}", "too many recursive expansions"),
+        ("${env:A:-pa$word}", """the uri "env:A:-pa$word" contains unsupported characters ('$')"""),
+        ("${env:}", 'environment variable "" has invalid name'),
+    ],
+)
+def test_expansion_errors_name_the_key(
+    monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    monkeypatch.delenv("A", raising=False)
+    monkeypatch.setenv("LOOP", "${env:LOOP}")
+    problems = Problems()
+    expand.expand({"a": {"b": value}}, "", problems)
+    assert len(problems.lines) == 1
+    assert problems.lines[0].startswith(f"a::b: {message}")
+
+
+def test_yaml_is_read_as_the_collector_reads_it() -> None:
+    """YAML 1.2's core schema (yaml.v3), not PyYAML's YAML 1.1: NO, on and
+    yes are text, 1:30 is not 90, a date is text; 0755 is still octal."""
+    loaded = sources.Loaded(
+        [
+            "yaml:v: {country: NO, flag: on, answer: yes, time: 1:30, day: 2024-01-01, "
+            "octal: 0755, hex: 0x1F, big: 1_000, t: True, f: FALSE, n: ~, inf: .inf, "
+            "float: 1.50, text: tRUE, q: '0755'}"
+        ],
+        [],
+    )
+    assert loaded.raw["v"] == {
+        "country": "NO",
+        "flag": "on",
+        "answer": "yes",
+        "time": "1:30",
+        "day": "2024-01-01",
+        "octal": 493,
+        "hex": 31,
+        "big": 1000,
+        "t": True,
+        "f": False,
+        "n": None,
+        "inf": float("inf"),
+        "float": 1.5,
+        "text": "tRUE",
+        "q": "0755",
+    }
+
+
+def test_a_key_written_twice_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("processors:\n  batch:\nexporters:\n  debug:\nprocessors:\n  memory_limiter:\n")
+    with pytest.raises(sources.SourceError) as raised:
+        sources.Loaded([str(path)], [])
+    assert str(raised.value) == (
+        f"{path}: not valid YAML (line 5, column 1): "
+        'mapping key "processors" already defined at line 1'
+    )
+    merged = sources.Loaded(["yaml:a: &x {k: 1}\nb:\n  <<: *x\n  k: 2\n"], [])
+    assert merged.raw == {"a": {"k": 1}, "b": {"k": 2}}  # a merge key may be overridden
+
+
+def test_null_list_and_map_items_are_zero_values() -> None:
+    problems = Problems()
+    decoded = decode(_Fields, {"headers": {"a": None}, "names": [None, "b"]}, "x", problems)
+    assert (decoded.headers, decoded.names) == ({"a": ""}, ["", "b"])
+    assert not problems
+
+
+def test_a_list_of_text_takes_a_comma_separated_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORIGINS", "https://a.example,https://b.example")
+    problems = Problems()
+    raw = expand.expand({"names": "${env:ORIGINS}"}, "", problems)
+    assert decode(_Fields, raw, "x", problems).names == ["https://a.example", "https://b.example"]
+    assert decode(_Fields, {"names": ""}, "x", problems).names == []
     assert not problems
 
 
@@ -100,13 +281,52 @@ def test_an_unset_variable_without_default_is_an_error_naming_the_key() -> None:
 
 def test_unsupported_schemes_are_errors() -> None:
     problems = Problems()
-    expand.expand({"a": "${file:/etc/passwd}"}, "", problems)
-    assert problems.lines == ['a: scheme "file" is not supported for uri "file:/etc/passwd"']
+    expand.expand({"a": "${vault:secret/token}"}, "", problems)
+    assert problems.lines == ['a: scheme "vault" is not supported for uri "vault:secret/token"']
+
+
+def test_file_references_hold_snippets_and_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snippet's YAML becomes the value (references in it expand too; one
+    in a comment is ignored); a text field gets the file as written."""
+    (tmp_path / "exporters.yaml").write_text("# ${hello.world}\ndebug:\n  verbosity: detailed\n")
+    (tmp_path / "pipelines.yaml").write_text(
+        "logs:\n  receivers: ${env:RECEIVERS}\n  exporters: [debug]\n"
+    )
+    (tmp_path / "token").write_text("s3cr3t\n")
+    monkeypatch.setenv("BASE", str(tmp_path))
+    monkeypatch.setenv("RECEIVERS", "[nop, otlp]")
+    problems = Problems()
+    doc = {
+        "exporters": f"${{file:{tmp_path}/exporters.yaml}}",
+        "pipelines": "${file:${env:BASE}/pipelines.yaml}",
+        "text": f"${{file:{tmp_path}/token}}",
+    }
+    expanded = expand.expand(doc, "", problems)
+    assert not problems
+    assert plain(expanded)["exporters"] == {"debug": {"verbosity": "detailed"}}
+    assert plain(expanded)["pipelines"] == {
+        "logs": {"receivers": ["nop", "otlp"], "exporters": ["debug"]}
+    }
+    assert decode(_Fields, {"text": expanded["text"]}, "x", problems).text == "s3cr3t\n"
+    expand.expand({"a": "${file:/nonexistent/token}"}, "", problems)
+    assert problems.lines == [
+        "a: unable to read the file file:/nonexistent/token: No such file or directory"
+    ]
 
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("200ms", 0.2), ("1m30s", 90.0), ("0", 0.0), ("1.5h", 5400.0), ("10us", 1e-5)],
+    [
+        ("200ms", 0.2),
+        ("1m30s", 90.0),
+        ("0", 0.0),
+        ("1.5h", 5400.0),
+        ("10us", 1e-5),
+        ("10\u00b5s", 1e-5),
+        ("10\u03bcs", 1e-5),
+    ],
 )
 def test_go_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
@@ -141,7 +361,7 @@ def test_decode_errors_name_the_key_path() -> None:
     problems = Problems()
     decode(
         _Outer,
-        {"size": "lots", "timeout": "2x", "inner": {"endpont": "a"}, "names": "a"},
+        {"size": "lots", "timeout": "2x", "inner": {"endpont": "a"}, "names": 1},
         "processors::batch",
         problems,
     )
@@ -149,5 +369,5 @@ def test_decode_errors_name_the_key_path() -> None:
         "processors::batch::size: expected type 'int', got unconvertible type 'string', value: 'lots'",
         'processors::batch::timeout: time: invalid duration "2x"',
         "processors::batch::inner: has invalid keys: endpont",
-        "processors::batch::names: expected type 'slice', got unconvertible type 'string', value: 'a'",
+        "processors::batch::names: expected type 'slice', got unconvertible type 'int', value: '1'",
     ]

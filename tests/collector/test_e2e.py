@@ -196,9 +196,17 @@ def test_sdk_grpc_and_http_through_policy_batch_otlphttp(
 def test_otlp_json_in_and_the_answer_in_the_request_format(
     tmp_path: Path, upstream: Upstream
 ) -> None:
-    exporters = {"otlphttp": {"endpoint": upstream.url, "encoding": "json", "compression": "none"}}
+    exporters = {
+        "otlphttp": {
+            "endpoint": upstream.url,
+            "encoding": "json",
+            "compression": "none",
+            "headers": {"X-Api-Key": "${env:SLUICE_TEST_KEY}", "X-Flag": "${SLUICE_TEST_FLAG}"},
+        }
+    }
     config, _, http_port, _ = collector_config(tmp_path, exporters, processors=["policy"])
-    collector = CollectorProcess(tmp_path, config).wait_ready()
+    env = {"SLUICE_TEST_KEY": "0755", "SLUICE_TEST_FLAG": "on"}
+    collector = CollectorProcess(tmp_path, config, env=env).wait_ready()
     try:
         doc = {
             "resourceLogs": [
@@ -237,6 +245,8 @@ def test_otlp_json_in_and_the_answer_in_the_request_format(
         assert isinstance(json.loads(answer.body), dict)
         [forwarded] = upstream.wait_for(1, path_prefix="/v1/logs")
         assert forwarded.header("Content-Type") == "application/json"
+        # Whole-value references reach text fields as written (not 493, not True).
+        assert (forwarded.header("X-Api-Key"), forwarded.header("X-Flag")) == ("0755", "on")
         sent = json.loads(forwarded.body)
         [record] = sent["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
         assert record["body"] == {"stringValue": "order placed"}

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from sluice.collector.component import Kind
+from sluice.collector.confmap import goyaml
 
 KINDS: tuple[Kind, ...] = (
     Kind.RECEIVER,
@@ -103,7 +104,7 @@ class ManifestError(Exception):
 def load(path: Path) -> Manifest:
     """The manifest at `path`; raises :class:`ManifestError` with every problem."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = goyaml.load(path.read_text())
     except OSError as problem:
         raise ManifestError([f"cannot read the manifest: {problem.strerror}"]) from None
     except yaml.YAMLError as problem:

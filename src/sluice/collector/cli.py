@@ -9,6 +9,7 @@ to merge; a path, ``env:NAME`` or ``yaml:...``), ``--set key.path=value``,
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -61,7 +62,14 @@ def _parser(distribution: Distribution) -> argparse.ArgumentParser:
     parser.add_argument(
         "--dry-run", action="store_true", help="validate the config and exit (same as validate)"
     )
-    parser.add_argument("--feature-gates", action="append", default=[], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--feature-gates",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="accepted for upstream command lines; this distribution registers no feature "
+        "gates, so each one named is reported and ignored",
+    )
     parser.add_argument(
         "--version", action="version", version=f"{program} version {distribution.version}"
     )
@@ -131,6 +139,17 @@ def _located(
     return out
 
 
+def ignored_gates(values: list[str]) -> list[str]:
+    """One warning per gate named by ``--feature-gates`` (comma-separated ids, each
+    optionally ``+`` or ``-``): upstream refuses ids it does not register, but
+    refusing would stop a swapped binary over a flag that changes nothing here."""
+    ids = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    return [
+        f"--feature-gates: {gate!r} ignored: this distribution registers no feature gates"
+        for gate in ids
+    ]
+
+
 def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_COLLECTOR) -> int:
     """``sluice-collector``, or a program ``sluice-builder`` wrote (which
     passes its own distribution)."""
@@ -154,11 +173,16 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
             print(line, file=sys.stderr)
         print(f"{program}: the config does not load ({len(problems)} problem(s))", file=sys.stderr)
         return 1
+    warnings = ignored_gates(args.feature_gates)
     if args.command == "validate" or args.dry_run:
+        for line in warnings:
+            print(f"{program}: warning: {line}", file=sys.stderr)
         print("config is valid")
         return 0
     logs = config.telemetry.logs
     configure_logging(logs.level.lower(), logs.encoding)
+    for line in warnings:
+        logging.getLogger("sluice.collector").warning(line)
     heap.limit_arenas()
     from sluice.collector.service import run
 

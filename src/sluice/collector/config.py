@@ -4,7 +4,7 @@ wording where upstream has one). Nothing here starts anything."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,8 +16,9 @@ from sluice.collector.component import (
     Factory,
     Kind,
 )
-from sluice.collector.confmap.decode import Problems, decode, join
+from sluice.collector.confmap.decode import ComponentName, Problems, decode, join, shallow
 from sluice.collector.factories import Factories
+from sluice.confexpand import Expanded
 from sluice.policy import Signal
 from sluice.transport.listener import parse_endpoint
 
@@ -36,7 +37,23 @@ class ConfigInvalid(Exception):
 
 @dataclass
 class LogsTelemetry:
-    level: Literal["debug", "info", "warn", "error", "DEBUG", "INFO", "WARN", "ERROR"] = "info"
+    level: Literal[
+        "debug",
+        "info",
+        "warn",
+        "error",
+        "dpanic",
+        "panic",
+        "fatal",
+        "DEBUG",
+        "INFO",
+        "WARN",
+        "ERROR",
+        "DPANIC",
+        "PANIC",
+        "FATAL",
+    ] = "info"
+    """zap's levels; ``dpanic``, ``panic`` and ``fatal`` log errors only."""
     encoding: Literal["console", "json"] = "console"
     development: bool = False
     disable_caller: bool = False
@@ -50,7 +67,8 @@ class LogsTelemetry:
 
 @dataclass
 class MetricsTelemetry:
-    level: Literal["none", "basic", "normal", "detailed"] = "normal"
+    level: str = "normal"
+    """``none``, ``basic``, ``normal`` or ``detailed``, in any case (as upstream)."""
     address: str = ""
     """v0.115's ``host:port`` form of the Prometheus endpoint."""
     readers: list[Any] = field(default_factory=list)
@@ -65,11 +83,15 @@ class TelemetryConfig:
 
 
 DEFAULT_METRICS_ENDPOINT = "0.0.0.0:8888"
+METRICS_LEVELS = ("none", "basic", "normal", "detailed")
 
 
 def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
     """Where the Prometheus endpoint listens (None: disabled)."""
-    if metrics.level == "none":
+    if metrics.level.lower() not in METRICS_LEVELS:
+        problems.add(f"{path}::level", f'unknown metrics level "{metrics.level}"')
+        return None
+    if metrics.level.lower() == "none":
         return None
     if metrics.address:
         return metrics.address
@@ -88,9 +110,9 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
 
 @dataclass
 class PipelineConfig:
-    receivers: list[str] = field(default_factory=list)
-    processors: list[str] = field(default_factory=list)
-    exporters: list[str] = field(default_factory=list)
+    receivers: list[ComponentName] = field(default_factory=list)
+    processors: list[ComponentName] = field(default_factory=list)
+    exporters: list[ComponentName] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -124,6 +146,7 @@ def _section(
     raw: Any, kind: Kind, factories: Factories, problems: Problems
 ) -> dict[ComponentID, Configured]:
     found: dict[ComponentID, Configured] = {}
+    raw = shallow(raw)
     if raw is None:
         return found
     if not isinstance(raw, Mapping):
@@ -152,7 +175,7 @@ def _section(
     return found
 
 
-def _ids(names: list[str], path: str, problems: Problems) -> list[ComponentID]:
+def _ids(names: Sequence[str], path: str, problems: Problems) -> list[ComponentID]:
     ids = []
     for i, name in enumerate(names):
         try:
@@ -173,7 +196,7 @@ def load(raw: Any, factories: Factories) -> Config:
     if unknown:
         problems.add("", f"'' has invalid keys: {', '.join(unknown)}")
     components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
-    service = raw.get("service") or {}
+    service = shallow(raw.get("service")) or {}
     if not isinstance(service, Mapping):
         problems.add("service", f"expected a map, got '{type(service).__name__}'")
         service = {}
@@ -187,17 +210,21 @@ def load(raw: Any, factories: Factories) -> Config:
             parse_endpoint(endpoint)
         except ValueError as bad:
             problems.add("service::telemetry::metrics", str(bad))
-    extension_names = service.get("extensions") or []
+    extension_names = shallow(service.get("extensions")) or []
     if not isinstance(extension_names, list):
         problems.add("service::extensions", "expected a list of extension ids")
         extension_names = []
-    extensions = _ids([str(n) for n in extension_names], "service::extensions", problems)
+    extensions = _ids(
+        [n.text if isinstance(n, Expanded) else str(n) for n in extension_names],
+        "service::extensions",
+        problems,
+    )
     for cid in extensions:
         if cid not in components[Kind.EXTENSION]:
             problems.add(
                 "service::extensions", f'references extension "{cid}" which is not configured'
             )
-    pipelines = _pipelines(service.get("pipelines"), components, problems)
+    pipelines = _pipelines(shallow(service.get("pipelines")), components, problems)
     if not components[Kind.RECEIVER] and not problems:
         problems.add("", "no receiver configuration specified in config")
     if not components[Kind.EXPORTER] and not problems:

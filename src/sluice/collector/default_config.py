@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from importlib import resources
 
-import yaml
-
 from sluice.collector.component import ComponentID, Kind
+from sluice.collector.confmap import goyaml
 
 TEMPLATE = """\
 receivers:
@@ -65,7 +64,7 @@ def default_yaml() -> str:
 def default_components() -> frozenset[tuple[Kind, str]]:
     """(kind, type) of every component the default config uses: a
     distribution holding all of them can run it."""
-    doc = yaml.safe_load(TEMPLATE.format(policies=""))
+    doc = goyaml.load(TEMPLATE.format(policies=""))
     return frozenset(
         (kind, ComponentID.parse(name).type)
         for kind in (Kind.RECEIVER, Kind.PROCESSOR, Kind.EXPORTER, Kind.EXTENSION)

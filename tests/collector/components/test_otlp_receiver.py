@@ -69,7 +69,7 @@ from sluice.collector.component import (
     refused,
 )
 from sluice.collector.components.receivers.otlp import FACTORY
-from sluice.collector.components.receivers.otlp.config import OtlpReceiverConfig
+from sluice.collector.components.receivers.otlp.config import OtlpReceiverConfig, url_path
 from sluice.collector.components.receivers.otlp.receiver import OtlpReceiver
 from sluice.collector.configauth import AuthenticationError
 from sluice.collector.configtls import TLSClientConfig, TLSServerConfig
@@ -160,6 +160,36 @@ def test_bad_values_are_reported_under_their_keys() -> None:
         'protocols::http::logs_url_path: invalid HTTP URL path set for signal: parse "/v1/%zzlogs": '
         'invalid URL escape "%zz"'
     ]
+
+
+@pytest.mark.parametrize(
+    ("written", "path"),
+    [
+        ("v1/logs", "/v1/logs"),
+        ("/v1/x%20y", "/v1/x y"),
+        ("/v1/logs?tenant=a#f", "/v1/logs"),
+        ("http://collector:4318/custom/logs", "/custom/logs"),
+        ("/a:b", "/a:b"),
+    ],
+)
+def test_url_paths_are_read_as_go_reads_a_url(written: str, path: str) -> None:
+    assert url_path(written) == path
+
+
+@pytest.mark.parametrize(
+    ("written", "problem"),
+    [
+        (":invalid", "missing protocol scheme"),
+        ("1a:b/c", "first path segment in URL cannot contain colon"),
+        ("/v1/\nlogs", "net/url: invalid control character in URL"),
+    ],
+)
+def test_url_paths_go_refuses_are_refused(written: str, problem: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        url_path(written)
+    assert str(raised.value) == (
+        f"invalid HTTP URL path set for signal: parse {json.dumps(written)}: {problem}"
+    )
 
 
 def test_unknown_protocol_key() -> None:

@@ -1,8 +1,14 @@
 """Decode a config map into a typed dataclass, as upstream's mapstructure does:
 keys are the field names (or ``field(metadata={"key": ...})``), unknown keys
 are errors, a key given as null keeps its default (a null section means
-"enabled with defaults"), and every problem names its key path with ``::``
-between keys and ``[i]`` for list items.
+"enabled with defaults"; a null list or map item is its type's zero value),
+and every problem names its key path with ``::`` between keys and ``[i]``
+for list items.
+
+A value that was exactly one ``${...}`` (:class:`~sluice.confexpand.Expanded`)
+is read as the text it stood for where the field holds text, and as its
+YAML value elsewhere; a list of text (``list[str]``) also takes one
+comma-separated string, as upstream's decoder does.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import typing
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal, TypeVar, Union
+
+from sluice.confexpand import Expanded
 
 T = TypeVar("T")
 
@@ -44,8 +52,47 @@ class Opaque(str):
 
 REDACTED = "[REDACTED]"
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+class ComponentName(str):
+    """A component id in a pipeline's lists (upstream's ``component.ID``: a
+    list of them does not take a comma-separated string)."""
+
+
+def plain(value: Any) -> Any:
+    """`value` with every whole-value expansion replaced by its YAML value
+    (for fields of any type and for reading the config's own structure)."""
+    if isinstance(value, Expanded):
+        return plain(value.value)
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def shallow(value: Any) -> Any:
+    """`value`'s YAML value when it was exactly one ``${...}`` (for a map or
+    list the config's structure is read from), else `value`."""
+    return value.value if isinstance(value, Expanded) else value
+
+
+def _holds_text(hint: Any) -> bool:
+    if typing.get_origin(hint) is Literal:
+        return all(isinstance(a, str) for a in typing.get_args(hint))
+    return isinstance(hint, type) and issubclass(hint, str)
+
+
+_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "\u00b5s": 1e-6,  # micro sign
+    "\u03bcs": 1e-6,  # Greek mu, which Go accepts as well
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 
 
 def parse_duration(text: str) -> float:
@@ -121,6 +168,7 @@ def config_keys(cls: type[Any]) -> dict[str, dataclasses.Field[Any]]:
 def decode(cls: type[T], raw: Any, path: str, problems: Problems, base: T | None = None) -> T:
     """`raw` (a mapping or None) over `base` (default: ``cls()``), type-checked."""
     result = base if base is not None else cls()
+    raw = shallow(raw)
     if raw is None:
         return result
     if not isinstance(raw, Mapping):
@@ -153,10 +201,12 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
         if value is None:
             return current
         return _value(inner, value, path, problems, current)
+    if isinstance(value, Expanded):  # an Optional's is read by its inner type, above
+        value = value.text if _holds_text(hint) else value.value
     if value is None:
         return current
     if hint is Any:
-        return value
+        return plain(value)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return decode(hint, value, path, problems, current if current is not None else None)
     if origin is Literal:
@@ -168,10 +218,12 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
             return current
         return value
     if origin in (list, tuple):
+        (item,) = typing.get_args(hint)[:1]
+        if item is str and isinstance(value, str):
+            value = value.split(",") if value else []
         if not isinstance(value, list):
             problems.add(path, _mismatch("slice", value))
             return current
-        (item,) = typing.get_args(hint)[:1]
         items = [
             _value(item, v, f"{path}[{i}]", problems, _zero(item)) for i, v in enumerate(value)
         ]
@@ -193,7 +245,10 @@ def _is_section(hint: Any) -> bool:
 
 
 def _zero(hint: Any) -> Any:
+    """What a null list or map item decodes to (Go's zero value)."""
     if _is_section(hint):
+        return hint()
+    if isinstance(hint, type) and issubclass(hint, (str, int, float)):
         return hint()
     return None
 
@@ -234,7 +289,7 @@ def _scalar(hint: Any, value: Any, path: str, problems: Problems, current: Any) 
         except ValueError:
             problems.add(path, _mismatch("float64", value))
             return current
-    if hint is str or hint is Opaque:
+    if isinstance(hint, type) and issubclass(hint, str):
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return hint(value)
         problems.add(path, _mismatch("string", value, secret=hint is Opaque))

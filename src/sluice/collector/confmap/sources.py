@@ -1,8 +1,9 @@
 """Where config comes from: ``--config`` values merged in order, then ``--set``.
 
 A ``--config`` value is a file path (or ``file:PATH``), ``env:NAME`` (YAML held
-in a variable) or ``yaml:TEXT`` (a YAML snippet whose keys may nest with
-``::``, as ``yaml:processors::batch::timeout: 2s``). Later sources merge over
+in a variable), an ``http://`` or ``https://`` URL (fetched once at start) or
+``yaml:TEXT`` (a YAML snippet whose keys may nest with ``::``, as
+``yaml:processors::batch::timeout: 2s``). Later sources merge over
 earlier ones: maps merge key by key, anything else (lists included) is
 replaced. ``--set key.path=value`` is the snippet ``yaml:key::path: value``
 applied after every ``--config``.
@@ -18,6 +19,9 @@ from typing import Any
 
 import yaml
 
+from sluice import confexpand
+from sluice.collector.confmap import goyaml
+
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(.*)$", re.S)
 
 
@@ -27,7 +31,7 @@ class SourceError(ValueError):
 
 def _yaml(text: str, where: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return goyaml.load(text)
     except yaml.YAMLError as bad:
         mark = getattr(bad, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -79,8 +83,16 @@ def read(uri: str) -> Any:
         where = f"--config env:{name}"
     elif scheme == "yaml":
         text, where = rest, f"--config {uri}"
+    elif scheme in ("http", "https"):
+        where = f"--config {uri}"
+        try:
+            text = confexpand.fetch(uri)
+        except confexpand.Unresolved as problem:
+            raise SourceError(f"{where}: {problem}") from None
     else:
-        raise SourceError(f'unsupported scheme on URI "{uri}" (use a path, env:NAME or yaml:...)')
+        raise SourceError(
+            f'unsupported scheme on URI "{uri}" (use a path, env:NAME, yaml:..., http(s)://...)'
+        )
     value = _yaml(text, where)
     if value is None:
         return {}

@@ -1,9 +1,11 @@
 """Sending batches to an OTLP/HTTP endpoint: one POST per batch through
 Edge's pooled HTTP/1.1 client (:class:`~sluice.transport.http_client.UpstreamPool`).
 
-The pool never sends a request twice on its own: a connection that fails
-after a byte was written is an error here, and only the retry policy sends
-the batch again, after its backoff.
+The pool sends a request again on its own in one case only: a pooled
+connection closed before a byte of the answer arrived (an idle close that
+crossed the request), once, on a fresh connection. Any other failure is an
+error here, and only the retry policy sends the batch again, after its
+backoff.
 """
 
 from __future__ import annotations

@@ -7,10 +7,11 @@ its absent keys keep upstream's defaults.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
@@ -132,18 +133,37 @@ class OtlpReceiverConfig(ComponentConfig):
 
 
 _ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def url_path(text: str) -> str:
-    """A configured URL path as upstream reads it: the path part of a URL,
-    unescaped, with a leading ``/`` added when missing. Raises ValueError."""
-    bad = _ESCAPE.search(text)
-    if bad:
-        raise ValueError(
-            f'invalid HTTP URL path set for signal: parse "{text}": '
-            f'invalid URL escape "{text[bad.start() : bad.start() + 3]}"'
+    """A configured URL path as upstream reads it (Go's ``url.Parse``): the
+    path part of a URL, unescaped, with a leading ``/`` added when missing.
+    Raises ValueError with upstream's wording."""
+
+    def invalid(problem: str) -> ValueError:
+        return ValueError(
+            f"invalid HTTP URL path set for signal: parse {json.dumps(text)}: {problem}"
         )
-    path = unquote(urlsplit(text).path)
+
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise invalid("net/url: invalid control character in URL")
+    if text.startswith(":"):
+        raise invalid("missing protocol scheme")
+    rest = text.split("#", 1)[0].split("?", 1)[0]
+    scheme = _SCHEME.match(rest)
+    if scheme:
+        rest = rest[scheme.end() :]
+        if not rest.startswith("/"):
+            return "/"  # an opaque URL (``mailto:x``) has no path
+    elif ":" in rest.split("/", 1)[0]:
+        raise invalid("first path segment in URL cannot contain colon")
+    if rest.startswith("//") and (scheme or not rest.startswith("///")):
+        rest = "/" + rest[2:].partition("/")[2]  # past the authority
+    bad = _ESCAPE.search(rest)
+    if bad:
+        raise invalid(f'invalid URL escape "{rest[bad.start() : bad.start() + 3]}"')
+    path = unquote(rest)
     return path if path.startswith("/") else "/" + path
 
 
