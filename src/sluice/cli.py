@@ -21,6 +21,7 @@ from sluice.evaluate import (
     stats_document,
     write_json,
 )
+from sluice.logs import redact_url
 from sluice.policy import PolicySnapshot, Signal
 from sluice.policy.cache import CompileCache
 from sluice.providers import Provider, make_providers, parse_providers
@@ -60,7 +61,7 @@ def _synced_snapshot(args: argparse.Namespace) -> tuple[PolicySnapshot, RemotePr
     )
     provider = RemoteProvider(config, PolicyRegistry(cache=CompileCache.default()))
     if not provider.sync(full_sync=True):
-        raise InputError(f"policy sync with {config.url} failed: {provider.last_error}")
+        raise InputError(f"policy sync with {redact_url(config.url)} failed: {provider.last_error}")
     return provider.registry.snapshot, provider
 
 

@@ -1,8 +1,11 @@
 """Shared pieces of the provider tests: policy documents, OTLP log batches,
-waiting for a condition, and a free-but-refusing local port."""
+waiting for a condition, a free-but-refusing local port and a self-signed
+certificate."""
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import os
 import socket
@@ -11,6 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from sluice.policy import BatchOutcome, PolicySnapshot, Signal
 from sluice.telemetry.otlp_json import json_view
@@ -93,3 +101,38 @@ def refusing_port() -> Iterator[int]:
         yield int(sock.getsockname()[1])
     finally:
         sock.close()
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1 (its own CA) and its key,
+    written as ``cert.pem`` and ``key.pem`` in `folder`."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from sluice.providers.config import (
     parse_provider,
     parse_providers,
 )
+from tests.providers.helpers import self_signed
 
 WHERE = "config.json: policy_providers"
 
@@ -38,6 +40,37 @@ def test_a_remote_provider_without_url_names_the_field(kind: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("kind", "url"),
+    [
+        ("http", "http://user:secretpw@h/v1/policy/sync"),
+        ("http", "https://secretpw@h/v1/policy/sync?k=v"),
+        ("grpc", "grpcs://user:secretpw@h:4317"),
+    ],
+)
+def test_credentials_in_a_url_are_refused_without_showing_them(kind: str, url: str) -> None:
+    """They would not be sent (headers carry credentials)."""
+    message = error_of([{"type": kind, "url": url}])
+    assert message.startswith(f"{WHERE}[0].url: credentials in the URL would not be sent: ")
+    assert "***@h" in message and "secretpw" not in message
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://h:99999/v1/policy/sync", "Port out of range 0-65535"),
+        ("http://h:x/v1/policy/sync", "Port could not be cast to integer value as 'x'"),
+        ("http://[zzz]/v1/policy/sync", "'zzz' does not appear to be an IPv4 or IPv6 address"),
+        ("http://exa mple/v1/policy/sync", "spaces and control characters are not allowed"),
+        ("http:///v1/policy/sync", "expected http(s)://host[:port]/path"),
+    ],
+)
+def test_an_http_url_that_cannot_be_used_names_the_field(url: str, problem: str) -> None:
+    """These raised ValueError (a traceback) when the transport was made, or
+    failed every sync."""
+    assert error_of([{"type": "http", "url": url}]) == f"{WHERE}[0].url: {problem}, got {url!r}"
+
+
 def test_an_http_url_must_be_http() -> None:
     message = error_of([{"type": "http", "url": "ftp://example/sync"}])
     assert message.startswith("config.json: policy_providers[0].url: ")
@@ -59,6 +92,46 @@ def test_a_bad_poll_interval_names_the_field(interval: Any) -> None:
     message = error_of([{"type": "file", "path": "p.json", "poll_interval_secs": interval}])
     assert message.startswith("config.json: policy_providers[0].poll_interval_secs: ")
     assert repr(interval) in message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("poll_interval_secs", float("nan"), "a number from 0.01 to 86400"),
+        ("poll_interval_secs", float("inf"), "a number from 0.01 to 86400"),
+        ("poll_interval_secs", 86_401, "a number from 0.01 to 86400"),
+        ("timeout_secs", float("nan"), "a number from 0.01 to 3600"),
+        ("timeout_secs", float("inf"), "a number from 0.01 to 3600"),
+        ("timeout_secs", float("-inf"), "a number from 0.01 to 3600"),
+        ("timeout_secs", 3_601, "a number from 0.01 to 3600"),
+        ("max_response_bytes", 1 << 31, "an integer from 1024 to 2147483647"),
+        ("max_response_bytes", 10**30, "an integer from 1024 to 2147483647"),
+    ],
+)
+def test_a_number_that_is_not_finite_or_out_of_range_names_the_field(
+    key: str, value: float, expected: str
+) -> None:
+    """NaN would make the poll loop spin, an infinity overflows the clock and
+    gRPC's message limit is a C int: all are refused as they load."""
+    message = error_of([{"type": "grpc", "url": "h:1", key: value}])
+    assert message == f"{WHERE}[0].{key}: expected {expected}, got {value!r}"
+
+
+def test_the_largest_values_in_range_load() -> None:
+    [config] = parse_providers(
+        [
+            {
+                "type": "grpc",
+                "url": "h:1",
+                "poll_interval_secs": 86_400,
+                "timeout_secs": 3_600,
+                "max_response_bytes": (1 << 31) - 1,
+            }
+        ],
+        WHERE,
+    )
+    assert (config.poll_interval_secs, config.timeout_secs) == (86_400.0, 3_600.0)
+    assert config.max_response_bytes == (1 << 31) - 1
 
 
 def test_a_valid_poll_interval_and_defaults() -> None:
@@ -174,7 +247,10 @@ def test_env_expansion_applies_to_path_and_url(monkeypatch: pytest.MonkeyPatch) 
 def test_double_dollar_is_a_literal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("X", "expanded")
     assert expand_env("$${X}") == "${X}"
-    assert expand_env("a $${X} b ${X}") == "a ${X} b expanded"
+    # As upstream's confmap: an escaped reference stops expanding the rest,
+    # and a reference expanded replaces every copy of its text.
+    assert expand_env("a $${X} b ${X}") == "a ${X} b ${X}"
+    assert expand_env("a ${X} b $${X}") == "a expanded b $expanded"
     assert expand_env("$X and {X} stay") == "$X and {X} stay"
 
 
@@ -208,11 +284,96 @@ def test_an_unknown_key_names_the_nearest_valid_one() -> None:
     assert error_of([{"type": "file", "path": "p.json", "poll_interval": 5}]) == (
         f"{WHERE}[0].poll_interval: unknown key (did you mean 'poll_interval_secs'?)"
     )
-    assert error_of([{"type": "file", "path": "p.json", "zzz": 5}]).startswith(
-        f"{WHERE}[0].zzz: unknown key (valid keys: ca_file, encoding, headers, "
+    assert error_of([{"type": "file", "path": "p.json", "zzz": 5}]) == (
+        f"{WHERE}[0].zzz: unknown key (valid keys: id, path, poll_interval_secs, type)"
+    )
+    assert error_of([{"type": "fiel", "path": "p.json", "urll": 5}]) == (
+        f"{WHERE}[0].urll: unknown key (did you mean 'url'?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "valid"),
+    [
+        ({"type": "file", "path": "p.json", "url": "http://h/"}, "url", "id, path"),
+        ({"type": "file", "path": "p.json", "headers": []}, "headers", "id, path"),
+        ({"type": "file", "path": "p.json", "encoding": "json"}, "encoding", "id, path"),
+        ({"type": "file", "path": "p.json", "tls": True}, "tls", "id, path"),
+        ({"type": "file", "path": "p.json", "timeout_secs": 5}, "timeout_secs", "id, path"),
+        ({"type": "http", "url": "https://h/", "tls": True}, "tls", "ca_file, encoding"),
+        ({"type": "http", "url": "https://h/", "path": "p.json"}, "path", "ca_file, encoding"),
+        ({"type": "grpc", "url": "h:1", "encoding": "protobuf"}, "encoding", "ca_file, headers"),
+    ],
+)
+def test_a_key_of_another_provider_type_is_an_error(
+    entry: dict[str, Any], key: str, valid: str
+) -> None:
+    """It would be ignored: a file provider with a url reads its path, an
+    http provider does not do gRPC's tls."""
+    message = error_of([entry])
+    assert message.startswith(
+        f"{WHERE}[0].{key}: not a key of {entry['type']} providers (valid keys: {valid}"
+    ), message
+
+
+@pytest.mark.parametrize("pid", ["", "  "])
+def test_an_empty_id_is_an_error(pid: str) -> None:
+    assert error_of([{"type": "file", "id": pid, "path": "p.json"}]) == (
+        f"{WHERE}[0].id: expected a non-empty string, got {pid!r}"
     )
 
 
 def test_a_set_but_empty_variable_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERVICE_API_KEY", "")
     assert expand_env("Bearer ${SERVICE_API_KEY}", "here") == "Bearer "
+
+
+# -- ca_file -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["http", "grpc"])
+def test_a_ca_file_that_cannot_be_read_names_the_field(kind: str, tmp_path: Path) -> None:
+    url = "https://h/v1/policy/sync" if kind == "http" else "h:1"
+    missing = tmp_path / "missing.pem"
+    assert error_of([{"type": kind, "url": url, "ca_file": str(missing)}]) == (
+        f"{WHERE}[0].ca_file: cannot read {missing}: No such file or directory"
+    )
+    assert error_of([{"type": kind, "url": url, "ca_file": str(tmp_path)}]) == (
+        f"{WHERE}[0].ca_file: cannot read {tmp_path}: Is a directory"
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"not a certificate\n",
+        b"\x30\x82\x01\x0a\x02\xff",
+        b"-----BEGIN CERTIFICATE-----\nMIIBzzzz\n-----END CERTIFICATE-----\n",
+    ],
+)
+def test_a_ca_file_without_a_pem_certificate_names_the_field(
+    content: bytes, tmp_path: Path
+) -> None:
+    path = tmp_path / "ca.pem"
+    path.write_bytes(content)
+    raw = [{"type": "http", "url": "https://h/v1/policy/sync", "ca_file": str(path)}]
+    assert error_of(raw) == (
+        f"{WHERE}[0].ca_file: no certificate found in {path} "
+        "(expected PEM: -----BEGIN CERTIFICATE-----)"
+    )
+
+
+def test_a_readable_ca_file_is_kept_and_an_empty_one_means_the_system_roots(
+    tmp_path: Path,
+) -> None:
+    cert, _ = self_signed(tmp_path)
+    cert.write_bytes("# Zertifikat für localhost\n".encode() + cert.read_bytes())
+    custom, system = parse_providers(
+        [
+            {"type": "http", "url": "https://h/v1/policy/sync", "ca_file": str(cert)},
+            {"type": "http", "url": "https://h/v1/policy/sync", "ca_file": ""},
+        ],
+        WHERE,
+    )
+    assert (custom.ca_file, system.ca_file) == (str(cert), "")

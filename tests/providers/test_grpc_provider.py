@@ -121,6 +121,15 @@ def test_hits_are_reported(served: Served, closing: list[RemoteProvider]) -> Non
     assert served.hits() == {"drop-x": 6}
 
 
+def test_failures_never_show_credentials(closing: list[RemoteProvider]) -> None:
+    with refusing_port() as port:
+        provider = grpc_provider(f"grpc://user:secretpw@127.0.0.1:{port}", timeout=1.0)
+        closing.append(provider)
+        assert provider.sync() is False
+    assert "***@127.0.0.1" in provider.last_error
+    assert "secretpw" not in provider.last_error
+
+
 def test_counts_survive_an_unreachable_server(
     served: Served, closing: list[RemoteProvider]
 ) -> None:

@@ -205,6 +205,20 @@ def test_counts_survive_a_failed_sync(served: Served) -> None:
     assert registry.runtime.stats.totals()["drop-x"].hits == 4
 
 
+def test_failures_never_show_credentials_or_the_query(served: Served) -> None:
+    """What a sync error says goes to the log and /_health."""
+    with refusing_port() as port:
+        provider = http_provider(
+            f"http://user:secretpw@127.0.0.1:{port}/v1/policy/sync?token=secret2", timeout=2.0
+        )
+        assert provider.sync() is False
+    assert f"cannot reach http://***@127.0.0.1:{port}/v1/policy/sync?***: " in provider.last_error
+    refused = http_provider(served.server.sync_url + "?token=secret3")
+    assert refused.sync() is False
+    assert f"from {served.server.sync_url}?***: " in refused.last_error
+    assert "secret" not in provider.last_error + refused.last_error
+
+
 def test_counts_survive_a_server_restart(tmp_path: Path) -> None:
     path = tmp_path / "served.json"
     write_policies(path, drop("drop-x", "x"))

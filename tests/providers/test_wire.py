@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from google.protobuf import json_format
 from sluice.policy import PolicySnapshot, load_document
 from sluice.policy.canonical import canonical_policy
 from sluice.policy.model import KeepKind
+from sluice.policy.parse import json_repr
+from sluice.providers.server import PolicyFileSource
 from sluice.providers.sync import read_json_response, read_response
 from sluice.providers.wire import policy_pb2 as pb
 from tests.conformance.harness import TESTCASES
@@ -99,6 +102,17 @@ def test_responses_with_enum_names_or_numbers_read_the_same() -> None:
     assert by_name.interval_secs == 30.0 and by_name.hash == "h"
 
 
+@pytest.mark.parametrize(
+    ("written", "interval"),
+    [("30", 30.0), ("0.1", 1.0), ("1e999", 86400.0), ("1e12", 86400.0), ("-5", None), ("0", None)],
+)
+def test_a_recommended_interval_is_kept_within_bounds(written: str, interval: float | None) -> None:
+    """A server's interval of 1e999 (infinity) or 1e12 overflowed the poll's
+    wait and killed the polling thread; it is bounded to a day."""
+    body = f'{{"hash": "h", "policies": [], "recommendedSyncIntervalSeconds": {written}}}'
+    assert read_json_response(body.encode()).interval_secs == interval
+
+
 def test_a_protobuf_request_gets_a_protobuf_answer(tmp_path: Path) -> None:
     policies = tmp_path / "p.json"
     write_policies(policies, drop("drop-x", "x"))
@@ -150,6 +164,38 @@ def test_enabled_false_disables_in_json_and_binary() -> None:
     )  # binary protobuf cannot tell false from absent: the wire's false stands
     wire = pb.SyncResponse.FromString(message.SerializeToString())
     assert not read_response(wire).report.policies[0].enabled
+
+
+@pytest.mark.parametrize(
+    "raw, shown", [(None, "null"), ("false", '"false"'), (0, "0")], ids=["null", "string", "zero"]
+)
+def test_a_sync_policy_whose_enabled_is_no_boolean_is_reported_not_applied(
+    raw: Any, shown: str
+) -> None:
+    """As in a policy file: only a missing ``enabled`` means true. Proto3
+    reads null as false (and "false" or 0 are no proto3 JSON: the tolerant
+    reader takes them); both used to come out enabled and drop "x"."""
+    [read] = read_json_response(json_response({**PROTO_DROP_X, "enabled": raw})).report.policies
+    assert read.enabled and read.errors == (f"enabled: expected true or false, got {shown}",)
+    assert surviving(PolicySnapshot.compile([read]), "x", "y") == ["x", "y"]
+
+
+@pytest.mark.parametrize("raw", ["false", 0, None, "true"], ids=["false", "zero", "null", "true"])
+def test_the_server_serves_a_policy_whose_enabled_is_no_boolean_disabled(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, raw: Any
+) -> None:
+    """A file policy with such an ``enabled`` is an error (skipped); the proto
+    bool cannot carry that, so it is served disabled and the server says so.
+    It used to be served enabled: every client ran "enabled": "false"."""
+    path = tmp_path / "p.json"
+    write_policies(path, {**drop("drop-x", "x"), "enabled": raw}, drop("drop-y", "y"))
+    caplog.set_level(logging.WARNING, "sluice.providers.server")
+    served = read_response(PolicyFileSource(path).current()).report.policies
+    assert [(p.id, p.enabled) for p in served] == [("drop-x", False), ("drop-y", True)]
+    assert [r.getMessage() for r in caplog.records] == [
+        f'{path}: policy "drop-x": enabled: expected true or false, got {json_repr(raw)}; '
+        "served disabled"
+    ]
 
 
 def test_authoring_keys_in_sync_json_are_read_not_dropped() -> None:

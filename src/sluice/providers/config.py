@@ -1,22 +1,31 @@
 """Provider configuration: ``{type, id, path | url, poll_interval_secs, headers}``,
 validated once (unknown keys are errors), with ``${ENV}`` expansion in string
-values (:mod:`sluice.confexpand`)."""
+values (:mod:`sluice.confexpand`); also the value readers Edge's config
+validates its own keys with, so a number means the same in both."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Iterable, Mapping
+import ipaddress
+import re
+import ssl
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import SplitResult, urlsplit
 
 from sluice.confexpand import Unresolved, expand_text
+from sluice.logs import has_userinfo, redact_url
 
 ProviderType = Literal["file", "http", "grpc"]
 PROVIDER_TYPES: tuple[ProviderType, ...] = ("file", "http", "grpc")
 DEFAULT_POLL_SECS = {"file": 30.0, "http": 60.0, "grpc": 60.0}
 DEFAULT_MAX_RESPONSE_BYTES = 16 << 20
 """Four times gRPC's own default, and several times a set of 10,000 policies."""
+MAX_RESPONSE_BYTES = (1 << 31) - 1
+"""The largest message gRPC takes a limit for (a C int)."""
 
 
 class ConfigError(ValueError):
@@ -37,11 +46,115 @@ def expand_env(value: str, where: str = "") -> str:
 def unknown_key(key: str, known: Iterable[str]) -> str:
     """The problem text for a key that is not one of `known`: the nearest valid
     key when one is close (a typo), else every valid key."""
+    return f"unknown key ({_nearest(key, known)})"
+
+
+def _nearest(key: str, known: Iterable[str]) -> str:
     valid = sorted(known)
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
     if close:
-        return f"unknown key (did you mean {close[0]!r}?)"
-    return f"unknown key (valid keys: {', '.join(valid)})"
+        return f"did you mean {close[0]!r}?"
+    return f"valid keys: {', '.join(valid)}"
+
+
+Reader = Callable[[Any, str], Any]
+"""Validates one key's value: ``(value, where) -> parsed``; raises ConfigError
+naming `where` (``config.json: key.path``)."""
+
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""Numbers as text (an expanded ``${VAR}``): ASCII digits only, where int()
+and float() also take other scripts' digits, underscores, ``nan`` and ``inf``."""
+
+
+def integer_reader(low: int, high: int, text: bool = False) -> Reader:
+    """An integer in [low, high]. With `text`, a string of digits (an
+    expanded ``${VAR}``) counts as its number; any other string is a wrong
+    value."""
+
+    def read(raw: Any, where: str) -> int:
+        value = raw
+        digits = raw.strip() if text and isinstance(raw, str) else ""
+        if _INTEGER_TEXT.fullmatch(digits):
+            with contextlib.suppress(ValueError):  # more digits than int() takes
+                value = int(digits)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigError(f"{where}: expected an integer from {low} to {high}, got {raw!r}")
+        return value
+
+    return read
+
+
+def number_reader(low: float, high: float, low_open: bool = False, text: bool = False) -> Reader:
+    """A number in [low, high] (or (low, high]): never NaN or an infinity,
+    which no range holds (JSON's ``NaN``, and ``1e999`` reads as infinity).
+    With `text`, numeric strings count."""
+
+    def read(raw: Any, where: str) -> float:
+        value = raw
+        number = raw.strip() if text and isinstance(raw, str) else ""
+        if _NUMBER_TEXT.fullmatch(number):
+            value = float(number)
+        in_range = (
+            not isinstance(value, bool)
+            and isinstance(value, int | float)
+            and (low < value if low_open else low <= value)
+            and value <= high
+        )
+        if not in_range:
+            lowest = f"above {low:g}" if low_open else f"from {low:g}"
+            raise ConfigError(f"{where}: expected a number {lowest} to {high:g}, got {raw!r}")
+        return float(value)
+
+    return read
+
+
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
+"""One label of a host name: letters, digits, hyphens inside (and the
+underscores some private networks' names have)."""
+
+
+def is_host(host: str) -> bool:
+    """Whether `host` is an IP address or has the form of a host name (only
+    the form: nothing is resolved). The last label of a name is not all
+    digits, so a mistyped address (``10.0.0.256``) is not taken for a name."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        labels = host.removesuffix(".").split(".")
+        return (
+            len(host) <= 253
+            and all(_LABEL.fullmatch(label) for label in labels)
+            and not labels[-1].isdigit()
+        )
+    return True
+
+
+def http_url(url: str, where: str, form: str) -> SplitResult:
+    """`url` split, when it is ``http(s)://`` and a host (an IP address or a
+    name's form) with a valid port and no space or control character
+    anywhere; else ConfigError naming `where` and the expected `form`. A
+    message shows the URL redacted (:func:`sluice.logs.redact_url`)."""
+    shown = redact_url(url)
+    if not url.isprintable() or any(c.isspace() for c in url):
+        raise ConfigError(f"{where}: spaces and control characters are not allowed, got {shown!r}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - validates the port
+    except ValueError as problem:  # the port, or a bracketed host that is not IPv6
+        raise ConfigError(f"{where}: {problem}, got {shown!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{where}: expected {form}, got {shown!r}")
+    if not is_host(parts.hostname):
+        raise ConfigError(
+            f"{where}: {parts.hostname!r} is not an IP address or a host name, got {shown!r}"
+        )
+    return parts
+
+
+_POLL_SECS = number_reader(0.01, 86_400)
+_TIMEOUT_SECS = number_reader(0.01, 3_600)
+_RESPONSE_BYTES = integer_reader(1024, MAX_RESPONSE_BYTES)
 
 
 @dataclass(frozen=True)
@@ -77,35 +190,59 @@ class ProviderConfig:
         return replace(self, path=str(base_dir / self.path))
 
 
-KEYS = frozenset(
-    {
-        "type",
-        "id",
-        "path",
-        "url",
-        "poll_interval_secs",
-        "headers",
-        "encoding",
-        "timeout_secs",
-        "max_response_bytes",
-        "tls",
-        "ca_file",
-    }
-)
-"""The keys of a provider entry."""
+_REMOTE_KEYS = {"url", "headers", "timeout_secs", "max_response_bytes", "ca_file"}
+KEYS_OF: dict[str, frozenset[str]] = {
+    "file": frozenset({"type", "id", "path", "poll_interval_secs"}),
+    "http": frozenset({"type", "id", "poll_interval_secs", *_REMOTE_KEYS, "encoding"}),
+    "grpc": frozenset({"type", "id", "poll_interval_secs", *_REMOTE_KEYS, "tls"}),
+}
+"""The keys an entry of each provider type has."""
+KEYS = frozenset().union(*KEYS_OF.values())
+"""The keys of any provider entry."""
 HEADER_KEYS = frozenset({"name", "value"})
-
-
-def _number(raw: Any, where: str, minimum: float) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < minimum:
-        raise ConfigError(f"{where}: expected a number >= {minimum:g}, got {raw!r}")
-    return float(raw)
 
 
 def _string(raw: Any, where: str, expand: bool) -> str:
     if not isinstance(raw, str):
         raise ConfigError(f"{where}: expected a string, got {raw!r}")
     return expand_env(raw, where) if expand else raw
+
+
+def _sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
+    """A policy server's address: an http(s) URL for http, ``host:port`` or
+    ``grpc(s)://host:port`` for grpc. Credentials in it would not be sent
+    (``headers`` carry them), so they are refused."""
+    url = _string(raw, where, expand)
+    if kind == "http":
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}: expected an http:// or https:// URL, got {redact_url(url)!r}"
+            )
+        http_url(url, where, "http(s)://host[:port]/path")
+    if has_userinfo(url):
+        raise ConfigError(
+            f"{where}: credentials in the URL would not be sent: give them in headers "
+            f"(an Authorization header), got {redact_url(url)!r}"
+        )
+    return url
+
+
+def _ca_file(raw: Any, where: str, expand: bool) -> str:
+    """A CA bundle path, read now: a missing file or one without a PEM
+    certificate is a config error, not a failure at the first sync."""
+    path = _string(raw, where, expand)
+    if not path:
+        return path  # the system roots, as when the key is absent
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
+    except ssl.SSLError:  # an OSError too: first
+        raise ConfigError(
+            f"{where}: no certificate found in {path} (expected PEM: -----BEGIN CERTIFICATE-----)"
+        ) from None
+    except (OSError, ValueError) as problem:  # ValueError: a NUL in the path
+        reason = getattr(problem, "strerror", None) or problem
+        raise ConfigError(f"{where}: cannot read {path}: {reason}") from None
+    return path
 
 
 def parse_provider(
@@ -118,16 +255,23 @@ def parse_provider(
     config format has expanded them already, as the collector's does)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected an object, got {raw!r}")
-    for key in raw:
-        if key not in KEYS:
-            raise ConfigError(f"{where}.{key}: {unknown_key(str(key), KEYS)}")
     kind = raw.get("type")
+    known = KEYS_OF.get(kind, KEYS) if isinstance(kind, str) else KEYS
+    for key in raw:
+        if key in known:
+            continue
+        if key in KEYS:  # another type's: ignoring it would hide a mistake
+            problem = f"not a key of {kind} providers ({_nearest(key, known)})"
+        else:
+            problem = unknown_key(str(key), known)
+        raise ConfigError(f"{where}.{key}: {problem}")
     if kind not in PROVIDER_TYPES:
         raise ConfigError(
             f"{where}.type: unknown provider type {kind!r} (expected file, http or grpc)"
         )
-    pid = raw.get("id", f"{kind}-{index}")
-    pid = _string(pid, f"{where}.id", expand)
+    pid = _string(raw.get("id", f"{kind}-{index}"), f"{where}.id", expand)
+    if not pid.strip():
+        raise ConfigError(f"{where}.id: expected a non-empty string, got {pid!r}")
     values: dict[str, Any] = {"type": kind, "id": pid}
     if kind == "file":
         if "path" not in raw:
@@ -136,12 +280,9 @@ def parse_provider(
     else:
         if "url" not in raw:
             raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
-        url = _string(raw["url"], f"{where}.url", expand)
-        if kind == "http" and not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
-        values["url"] = url
-    values["poll_interval_secs"] = _number(
-        raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs", 0.01
+        values["url"] = _sync_url(raw["url"], f"{where}.url", kind, expand)
+    values["poll_interval_secs"] = _POLL_SECS(
+        raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs"
     )
     headers = raw.get("headers", [])
     if not isinstance(headers, list):
@@ -165,17 +306,16 @@ def parse_provider(
     if encoding not in ("json", "protobuf"):
         raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {encoding!r}")
     values["encoding"] = encoding
-    values["timeout_secs"] = _number(raw.get("timeout_secs", 10), f"{where}.timeout_secs", 0.01)
-    limit = raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1024:
-        raise ConfigError(f"{where}.max_response_bytes: expected an integer >= 1024, got {limit!r}")
-    values["max_response_bytes"] = limit
+    values["timeout_secs"] = _TIMEOUT_SECS(raw.get("timeout_secs", 10), f"{where}.timeout_secs")
+    values["max_response_bytes"] = _RESPONSE_BYTES(
+        raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES), f"{where}.max_response_bytes"
+    )
     tls = raw.get("tls", False)
     if not isinstance(tls, bool):
         raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
     values["tls"] = tls
     if "ca_file" in raw:
-        values["ca_file"] = _string(raw["ca_file"], f"{where}.ca_file", expand)
+        values["ca_file"] = _ca_file(raw["ca_file"], f"{where}.ca_file", expand)
     config = ProviderConfig(**values)
     return config.under(base_dir) if base_dir is not None else config
 

@@ -97,7 +97,7 @@ class FileProvider(Provider):
         try:
             report = parse_policy_bytes(raw, path, self.registry.cache)
         except PolicyFileError as problem:
-            return self._record(False, f"{problem}; keeping previous policies")
+            return self._record(False, str(problem))
         log.debug(
             "%s: %d policies read in %.0f ms",
             path,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sluice.logs import redact_url
 from sluice.providers.config import DEFAULT_MAX_RESPONSE_BYTES
 from sluice.providers.sync import SYNC_METHOD, SyncError, SyncResult, SyncTransport, read_response
 from sluice.providers.wire import policy_pb2 as pb
@@ -36,6 +37,8 @@ class GrpcSyncTransport(SyncTransport):
                 tls = tls or scheme == "grpcs://"
                 target = target[len(scheme) :]
         self.target = target
+        self.shown = redact_url(target)
+        """The target as messages show it: no credentials."""
         self.metadata = tuple((name.lower(), value) for name, value in headers)
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
@@ -59,13 +62,14 @@ class GrpcSyncTransport(SyncTransport):
         except self._grpc.RpcError as problem:
             code = problem.code() if hasattr(problem, "code") else "?"
             details = problem.details() if hasattr(problem, "details") else str(problem)
-            failure = f"gRPC {code} from {self.target}: {details}"
+            details = str(details).replace(self.target, self.shown)  # gRPC names it too
+            failure = f"gRPC {code} from {self.shown}: {details}"
             if code == self._grpc.StatusCode.DEADLINE_EXCEEDED:
-                failure = f"sync with {self.target} timed out after {seconds:g} s ({failure})"
+                failure = f"sync with {self.shown} timed out after {seconds:g} s ({failure})"
             elif "larger than max" in str(details):
                 failure = (
                     f"response is larger than max_response_bytes "
-                    f"({self.max_response_bytes} bytes) from {self.target}: {details}"
+                    f"({self.max_response_bytes} bytes) from {self.shown}: {details}"
                 )
         else:
             return read_response(response, self.cache)

@@ -28,6 +28,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from sluice import __version__
+from sluice.logs import redact_url
 from sluice.providers.config import DEFAULT_MAX_RESPONSE_BYTES
 from sluice.providers.sync import (
     JSON,
@@ -157,6 +158,8 @@ class HttpSyncTransport(SyncTransport):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.url = url
+        self.shown = redact_url(url)
+        """The URL as messages show it: no credentials, no query."""
         self.headers = list(headers)
         self.encoding = encoding
         self.timeout = timeout
@@ -184,7 +187,7 @@ class HttpSyncTransport(SyncTransport):
         )
         if status != 200:
             detail = payload[:200].decode("utf-8", "replace").strip()
-            raise SyncError(f"HTTP {status} from {self.url}: {detail}")
+            raise SyncError(f"HTTP {status} from {self.shown}: {detail}")
         media = (received_type or content_type).split(";")[0].strip().lower()
         if media not in _PROTOBUF_TYPES:
             return read_json_response(payload, self.cache)
@@ -238,12 +241,12 @@ class HttpSyncTransport(SyncTransport):
         except (_DeadlinePassed, TimeoutError):
             if response.received:
                 stage = f"{response.received} bytes of the response received"
-            failure = f"sync with {self.url} timed out after {seconds:.3g} s ({stage})"
+            failure = f"sync with {self.shown} timed out after {seconds:.3g} s ({stage})"
         except _Refused as problem:
-            failure = f"{problem} from {self.url}"
+            failure = f"{problem} from {self.shown}"
         except OSError as problem:  # refused, unreachable, TLS, reset...
             reason = problem.strerror or problem
-            failure = f"cannot reach {self.url}: {reason}"
+            failure = f"cannot reach {self.shown}: {reason}"
         finally:
             if sock is not None:
                 sock.close()

@@ -93,7 +93,10 @@ class Provider(ABC):
                 log.info("provider %s: recovered", self.config.id)
             self.last_error = ""
         elif error != self.last_error:
-            log.error("provider %s: %s", self.config.id, error)
+            # last_error says what failed; what that means for the policies
+            # is said here and by whoever shows it (Edge's /_health), once.
+            kept = "; its last good policies stay active" if self.loaded.is_set() else ""
+            log.error("provider %s: %s%s", self.config.id, error, kept)
             self.last_error = error
         return ok
 

@@ -37,6 +37,19 @@ _RESPONSE_KEYS = frozenset(
 )
 MIN_INTERVAL_SECS = 1.0
 """A server cannot make a client poll more often than this."""
+MAX_INTERVAL_SECS = 86400.0
+"""A server's recommended interval is kept within [MIN, MAX] (a day, as the
+configured ``poll_interval_secs``): a huge or infinite one would overflow the
+poll's wait."""
+
+
+def _interval(value: object) -> float | None:
+    """A server's recommended sync interval, bounded; None when it gave none."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return None
+    return min(max(float(value), MIN_INTERVAL_SECS), MAX_INTERVAL_SECS)
+
+
 ALL_STAGES = (
     pb.POLICY_STAGE_LOG_FILTER,
     pb.POLICY_STAGE_LOG_TRANSFORM,
@@ -127,28 +140,39 @@ def read_response(response: Any, cache: CompileCache | None = None) -> SyncResul
     """Turn a SyncResponse message into policies (via the proto3 JSON mapping
     with every field written out, so proto defaults like ``keep: false`` stay).
     With a `cache`, policies parsed before are taken from it."""
+    return _read_message(response, cache, None)
+
+
+def _read_message(
+    response: Any, cache: CompileCache | None, written: Sequence[Mapping[str, Any]] | None
+) -> SyncResult:
+    """:func:`read_response`; `written`: the policies as a JSON response
+    wrote them, whose ``enabled`` stands (see :func:`read_json_response`)."""
     if response.error_message:
         raise SyncError(f"server error: {response.error_message}")
     with collection_paused():  # 10,000 policies are 200,000 objects
         doc = json_format.MessageToDict(
             response, use_integers_for_enums=True, always_print_fields_with_no_presence=True
         )
-        report = load_document({"policies": doc.get("policies", [])}, cache)
-    interval = response.recommended_sync_interval_seconds or None
-    return SyncResult(
-        report, response.hash, max(float(interval), MIN_INTERVAL_SECS) if interval else None
-    )
+        policies = doc.get("policies", [])
+        if written is not None:
+            for policy, raw in zip(policies, written, strict=True):
+                policy["enabled"] = raw.get("enabled", True)
+        report = load_document({"policies": policies}, cache)
+    return SyncResult(report, response.hash, _interval(response.recommended_sync_interval_seconds))
 
 
 def read_json_response(body: bytes | bytearray, cache: CompileCache | None = None) -> SyncResult:
     """A JSON SyncResponse: exact proto3 JSON when it parses as such, else read
     tolerantly (either policy dialect) so that hand-written servers work too.
 
-    Either way a policy without ``enabled`` is enabled (POLICY.md section 0),
-    where proto3 would read false and silently disable it (binary protobuf
-    cannot tell false from absent: there the wire's value stands). Keys that
-    neither dialect knows are reported, not dropped (:func:`unknown_fields`).
-    Errors chain nothing: a JSONDecodeError holds the whole body."""
+    Either way ``enabled`` is read as written: a policy without it is enabled
+    (POLICY.md section 0), and ``"enabled": null`` is an error of that policy
+    as in a policy file, where proto3 would read both as false (binary
+    protobuf cannot tell false from absent: there the wire's value stands).
+    Keys that neither dialect knows are reported, not dropped
+    (:func:`unknown_fields`). Errors chain nothing: a JSONDecodeError holds
+    the whole body."""
     try:
         doc = json.loads(body)
     except (ValueError, UnicodeDecodeError) as problem:
@@ -171,10 +195,7 @@ def read_json_response(body: bytes | bytearray, cache: CompileCache | None = Non
         exact = True
     if not exact:
         return _read_tolerantly(doc, cache)
-    for policy, written in zip(message.policies, doc.get("policies") or (), strict=True):
-        if written.get("enabled") is None:
-            policy.enabled = True
-    return read_response(message, cache)
+    return _read_message(message, cache, doc.get("policies") or [])
 
 
 def _read_tolerantly(doc: Mapping[str, Any], cache: CompileCache | None) -> SyncResult:
@@ -190,13 +211,7 @@ def _read_tolerantly(doc: Mapping[str, Any], cache: CompileCache | None) -> Sync
     interval = doc.get("recommendedSyncIntervalSeconds") or doc.get(
         "recommended_sync_interval_seconds"
     )
-    return SyncResult(
-        report,
-        str(doc.get("hash", "")),
-        max(float(interval), MIN_INTERVAL_SECS)
-        if isinstance(interval, int | float) and interval > 0
-        else None,
-    )
+    return SyncResult(report, str(doc.get("hash", "")), _interval(interval))
 
 
 _UNREAD_FIELDS = {
