@@ -22,8 +22,10 @@ committed:
   not retry, or out of attempts or time) and the upstream never committed it;
 * duplicates: extra commits of an id, each classified by the commit before
   it: the upstream had committed and then failed to answer in time (no proxy
-  can avoid the client's retry), or Edge sent the same client attempt twice,
-  or neither (Edge answered the client an error after the upstream's 2xx).
+  can avoid the client's retry, and EDGE.md section 2's one retry of a request
+  whose reused connection closed without answering is such a copy too), or
+  Edge sent a client attempt again although the upstream had answered it, or
+  neither (Edge answered the client an error after the upstream's 2xx).
 
 Also printed: requests/s through Edge, the upstream's faults per kind, and
 Edge's peak RSS (the run stops early if RSS passes ``--rss-limit-mib``).
@@ -79,8 +81,12 @@ class Accounting:
         return self.silent_loss + self.gave_up_lost
 
 
-UNAVOIDABLE = "after the upstream committed and failed to answer (unavoidable)"
-RESENT = "Edge sent the same client attempt twice"
+UNAVOIDABLE = "after the upstream committed and failed to answer: the client's retry"
+RETRIED = (
+    "after the upstream committed and failed to answer: Edge's one retry of a request whose "
+    "reused connection closed without an answer (EDGE.md section 2)"
+)
+RESENT = "Edge sent a client attempt again after the upstream had answered it"
 UNEXPLAINED = "other: the upstream had answered 2xx, the client still retried"
 
 
@@ -151,7 +157,7 @@ def account(tallies: list[Tally], deliveries: list[Delivery]) -> Accounting:
 def _duplicate_cause(before: Delivery, again: Delivery) -> str:
     """Why a record committed by `before` was committed again by `again`."""
     if before.attempt == again.attempt:
-        return RESENT
+        return RESENT if before.answered else RETRIED
     return UNEXPLAINED if before.answered else UNAVOIDABLE
 
 
@@ -297,7 +303,10 @@ def report(
         ("not acked, yet committed", result.gave_up_committed),
         ("unfinished when the drain time ran out", result.unfinished),
         ("duplicate commits", sum(result.duplicates.values())),
-        *((f"- {why}", result.duplicates[why]) for why in (UNAVOIDABLE, RESENT, UNEXPLAINED)),
+        *(
+            (f"- {why}", result.duplicates[why])
+            for why in (UNAVOIDABLE, RETRIED, RESENT, UNEXPLAINED)
+        ),
         ("extra copies of a client attempt Edge sent upstream", sum(result.resent_after.values())),
         ("DEBUG records committed (policy bypassed)", result.policy_bypassed),
         (

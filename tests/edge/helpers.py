@@ -33,6 +33,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 BIN = Path(sys.executable).parent
 LISTENING = re.compile(r"listening on \S+:(\d+)")
+WORKER_LISTENING = re.compile(r"pid=(\d+) logger=sluice.edge msg=\"[^\"]*listening")
 START_TIMEOUT = 30.0
 
 # -- the upstream -------------------------------------------------------------------
@@ -420,6 +421,19 @@ class EdgeProcess:
                 self.process.wait()
         self._stderr.close()
         return self.process.returncode
+
+
+def listening_pids(stderr: str) -> list[int]:
+    """The pids of the processes that logged "listening" (the workers), in order."""
+    return [int(pid) for pid in WORKER_LISTENING.findall(stderr)]
+
+
+def wait_until(check: Callable[[], bool], edge: EdgeProcess, timeout: float = 10.0) -> None:
+    """Poll `check` until it holds; fail with Edge's log after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, edge.stderr()
+        time.sleep(0.05)
 
 
 class EdgeLauncher:

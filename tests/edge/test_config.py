@@ -30,9 +30,16 @@ DROP_X = policies(drop_logs("drop-x", log_field="body", exact="x"))
 LOGFMT = re.compile(r'^time=\S+Z level=(debug|info|warn|error) pid=\d+ logger=\S+ msg=".*"')
 
 
-def run_edge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_edge(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / "sluice-edge"), *args], capture_output=True, text=True, timeout=60, env=env
+        [str(BIN / "sluice-edge"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=cwd,
     )
 
 
@@ -44,6 +51,13 @@ def config_file(tmp_path: Path, doc: dict[str, Any]) -> Path:
     path = tmp_path / "config.json"
     write_json(path, doc)
     return path
+
+
+def valid_plan(tmp_path: Path, doc: dict[str, Any]) -> str:
+    """What ``sluice-edge validate`` prints for `doc`, which must be valid."""
+    proc = run_edge("validate", str(config_file(tmp_path, doc)))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
 
 
 # -- strict keys ---------------------------------------------------------------------
@@ -113,6 +127,238 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
         "typo_key",
     ]
     assert lines[-1] == "sluice-edge: the config does not load"
+
+
+@pytest.mark.parametrize(
+    ("provider", "problem"),
+    [
+        (
+            {"type": "http", "url": "https://127.0.0.1:1/v1/policy/sync", "ca_file": "none.pem"},
+            "cannot read none.pem: No such file or directory",
+        ),
+        (
+            {"type": "grpc", "url": "127.0.0.1:1", "tls": True, "ca_file": "none.pem"},
+            "cannot read none.pem: No such file or directory",
+        ),
+        (
+            {"type": "http", "url": "https://127.0.0.1:1/v1/policy/sync", "ca_file": "ca.txt"},
+            "no certificate found in ca.txt (expected PEM: -----BEGIN CERTIFICATE-----)",
+        ),
+        (
+            {"type": "grpc", "url": "grpcs://127.0.0.1:1", "ca_file": "ca.txt"},
+            "no certificate found in ca.txt (expected PEM: -----BEGIN CERTIFICATE-----)",
+        ),
+    ],
+)
+def test_a_ca_file_that_does_not_load_is_a_config_error(
+    tmp_path: Path, provider: dict[str, Any], problem: str
+) -> None:
+    """On start and in validate: one line naming the key, no traceback."""
+    (tmp_path / "ca.txt").write_text("not a certificate\n")
+    path = config_file(
+        tmp_path, {"upstream_url": "http://127.0.0.1:1", "policy_providers": [provider]}
+    )
+    line = f"{path}: policy_providers[0].ca_file: {problem}"
+    started = run_edge(str(path), cwd=tmp_path)
+    assert started.returncode == 1
+    [logged] = started.stderr.splitlines()
+    assert LOGFMT.match(logged) and " level=error " in logged and line in logged, logged
+    checked = run_edge("validate", str(path), cwd=tmp_path)
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [line, "sluice-edge: the config does not load"]
+
+
+def test_a_malformed_number_is_a_config_error_naming_its_key(tmp_path: Path) -> None:
+    """Numbers as text (as ``${VAR}`` fills them) are ASCII digits: no
+    double sign, superscript or other script's digits, underscore, nan or inf."""
+    bad = {
+        "listen_port": "+-80",
+        "workers": "\u00b2",
+        "max_body_size": "1_000",
+        "max_header_count": "\u0661\u0662",
+        "max_connections": "9" * 5000,
+        "upstream_timeout_secs": "nan",
+        "idle_timeout_secs": "inf",
+        "header_timeout_secs": "1e999",
+        "body_timeout_secs": "\u0663",
+    }
+    path = config_file(tmp_path, {"upstream_url": "http://127.0.0.1:1", **bad})
+    proc = run_edge("validate", str(path))
+    assert proc.returncode == 1
+    *lines, last = proc.stderr.splitlines()
+    assert last == "sluice-edge: the config does not load"
+    assert [line.split(": ")[1] for line in lines] == list(bad)
+    for line, value in zip(lines, bad.values(), strict=True):
+        assert line.startswith(f"{path}: "), line
+        assert line.endswith(f", got {value!r}"), line
+    assert "invalid literal" not in proc.stderr
+
+
+@pytest.mark.parametrize(("value", "shown"), [("NaN", "nan"), ("1e999", "inf")])
+@pytest.mark.parametrize(
+    ("key", "bounds"), [("poll_interval_secs", "0.01 to 86400"), ("timeout_secs", "0.01 to 3600")]
+)
+def test_a_provider_number_that_is_not_finite_is_a_config_error(
+    tmp_path: Path, key: str, bounds: str, value: str, shown: str
+) -> None:
+    """JSON's NaN, and 1e999 (infinity), in a provider entry: one line naming
+    the key, on start and in validate, instead of a spinning or failing sync loop."""
+    path = tmp_path / "config.json"
+    path.write_text(
+        '{"upstream_url": "http://127.0.0.1:1", "policy_providers": [{"type": "http", '
+        f'"url": "http://127.0.0.1:1/v1/policy/sync", "{key}": {value}}}]}}'
+    )
+    line = f"{path}: policy_providers[0].{key}: expected a number from {bounds}, got {shown}"
+    started = run_edge(str(path))
+    assert started.returncode == 1
+    [logged] = started.stderr.splitlines()
+    assert line in logged, logged
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [line, "sluice-edge: the config does not load"]
+
+
+def test_numbers_as_text_still_count(tmp_path: Path) -> None:
+    plan = valid_plan(
+        tmp_path,
+        {
+            "upstream_url": "http://127.0.0.1:1",
+            "listen_port": " +8081 ",
+            "workers": "2",
+            "upstream_timeout_secs": ".5",
+            "idle_timeout_secs": "1.5e1",
+        },
+    )
+    assert "would listen on 127.0.0.1:8081 (2 workers," in plan
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"service": ' + "[" * 900 + "]" * 900 + "}", "nested too deeply"),
+        ('{"listen_port": ' + "1" * 5000 + "}", "not valid JSON: an integer has too many digits"),
+    ],
+)
+def test_a_document_json_cannot_read_is_a_config_error(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    started = run_edge(str(path))
+    assert started.returncode == 1
+    [logged] = started.stderr.splitlines()
+    assert f"{path}: {problem}" in logged
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [
+        f"{path}: {problem}",
+        "sluice-edge: the config does not load",
+    ]
+
+
+def test_addresses_and_upstream_urls_must_have_a_hosts_form(tmp_path: Path) -> None:
+    """What used to pass validate and fail at start (or send a broken request
+    line): an address that is no IP address or host name, a URL with a space."""
+    bad = {
+        "listen_address": ("no such host!", "expected an IP address or a host name"),
+        "upstream_url": ("http://exa mple.com", "spaces and control characters are not allowed"),
+        "logs_url": ("http://10.0.0.256", "'10.0.0.256' is not an IP address or a host name"),
+        "metrics_url": ("http://[zzz]/", "'zzz' does not appear to be an IPv4 or IPv6 address"),
+        "api_url": ("https://-x-.example.com", "'-x-.example.com' is not an IP address or a host"),
+    }
+    path = config_file(tmp_path, {key: value for key, (value, _) in bad.items()})
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    *lines, last = checked.stderr.splitlines()
+    assert last == "sluice-edge: the config does not load"
+    assert len(lines) == len(bad)
+    for line, (key, (value, problem)) in zip(lines, bad.items(), strict=True):
+        assert line.startswith(f"{path}: {key}: {problem}"), line
+        assert line.endswith(f"got {value!r}"), line
+    started = run_edge(str(path))
+    assert started.returncode == 1
+    logged = started.stderr.splitlines()
+    assert len(logged) == len(lines)
+    for line, problem in zip(logged, lines, strict=True):
+        assert " level=error " in line and problem in line, line
+
+
+def test_host_names_and_ip_addresses_pass(tmp_path: Path) -> None:
+    plan = valid_plan(
+        tmp_path,
+        {
+            "listen_address": "::",
+            "upstream_url": "http://[::1]:4318/prefix",
+            "logs_url": "https://http-intake.logs.datadoghq.eu",
+            "metrics_url": "http://metrics_relay.internal:8080",
+            "api_url": "http://10.0.0.1",
+        },
+    )
+    assert "would listen on :::8080" in plan
+    plan = valid_plan(tmp_path, {"listen_address": "localhost", "upstream_url": "http://h"})
+    assert "would listen on localhost:8080" in plan
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ({"url": "http://127.0.0.1:1/v1/policy/sync"}, "url: not a key of file providers"),
+        ({"headers": [{"name": "A", "value": "b"}]}, "headers: not a key of file providers"),
+        ({"encoding": "protobuf"}, "encoding: not a key of file providers"),
+        ({"tls": True}, "tls: not a key of file providers"),
+        ({"id": ""}, "id: expected a non-empty string, got ''"),
+    ],
+)
+def test_validate_refuses_what_a_file_provider_would_ignore(
+    tmp_path: Path, extra: dict[str, Any], problem: str
+) -> None:
+    write_json(tmp_path / "policies.json", DROP_X)
+    path = config_file(
+        tmp_path,
+        {
+            "upstream_url": "http://127.0.0.1:1",
+            "policy_providers": [{"type": "file", "path": "policies.json", **extra}],
+        },
+    )
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1, checked.stdout
+    [line, last] = checked.stderr.splitlines()
+    assert line.startswith(f"{path}: policy_providers[0].{problem}"), line
+    assert last == "sluice-edge: the config does not load"
+    started = run_edge(str(path))
+    assert started.returncode == 1
+    [logged] = started.stderr.splitlines()
+    assert line in logged
+
+
+@pytest.mark.parametrize(
+    ("key", "url", "problem"),
+    [
+        (
+            "upstream_url",
+            "http://user:secretpw@127.0.0.1:1/p?x=1",
+            "credentials in the URL would not be sent",
+        ),
+        ("logs_url", "https://secretpw@logs.example.com", "credentials in the URL would not be"),
+        ("metrics_url", "http://127.0.0.1:1/p?api_key=secretpw", "a query or fragment would not"),
+    ],
+)
+def test_credentials_or_a_query_in_an_upstream_url_are_refused_unshown(
+    tmp_path: Path, key: str, url: str, problem: str
+) -> None:
+    """Edge would drop them silently (each request goes with its own headers
+    and query), and the start-up line printed the password."""
+    path = config_file(tmp_path, {"upstream_url": "http://127.0.0.1:1", key: url})
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    [line, _] = checked.stderr.splitlines()
+    assert line.startswith(f"{path}: {key}: {problem}"), line
+    started = run_edge(str(path))
+    assert started.returncode == 1
+    assert problem in started.stderr
+    assert "secretpw" not in checked.stdout + checked.stderr + started.stderr
+    assert "127.0.0.1:1/p?***" in line or "***@" in line
 
 
 # -- expansion -----------------------------------------------------------------------
@@ -214,6 +460,34 @@ def test_reference_config_forms_are_accepted(start_edge: EdgeLauncher, tmp_path:
 
 
 # -- validate ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["config.json", "extra"], "unrecognized arguments: extra"),
+        (["validate", "config.json", "extra"], "unrecognized arguments: extra"),
+        (["validate"], "validate needs the config file: validate CONFIG.json"),
+        (["--dry-run", "validate"], "validate needs the config file: validate CONFIG.json"),
+    ],
+)
+def test_wrong_arguments_are_a_usage_error(tmp_path: Path, args: list[str], problem: str) -> None:
+    """Not ``invalid choice: 'config.json'``, nor an attempt to read a file
+    named ``validate``."""
+    config_file(tmp_path, {"upstream_url": "http://127.0.0.1:1"})
+    proc = run_edge(*args, cwd=tmp_path)
+    assert proc.returncode == 2
+    usage, error = proc.stderr.splitlines()
+    assert usage == "usage: sluice-edge [validate] CONFIG.json [--dry-run]"
+    assert error == f"sluice-edge: error: {problem}"
+
+
+def test_validate_and_the_config_may_come_in_any_order_with_dry_run(tmp_path: Path) -> None:
+    config_file(tmp_path, {"upstream_url": "http://127.0.0.1:1"})
+    for args in (["validate", "--dry-run", "config.json"], ["config.json", "--dry-run"]):
+        proc = run_edge(*args, cwd=tmp_path)
+        assert (proc.returncode, proc.stderr) == (0, ""), args
+        assert proc.stdout.startswith("config.json: config is valid\n")
 
 
 def test_validate_loads_every_provider_and_prints_the_plan(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from tests.edge.helpers import (
     free_port,
     http_request,
     json_bodies,
+    listening_pids,
     otlp_logs_json,
     policies,
     write_json,
@@ -192,21 +193,15 @@ def test_sigterm_when_idle_exits_promptly(start_edge: EdgeLauncher) -> None:
     assert "stopped" in edge.stderr()
 
 
-def _pids(stderr: str) -> set[int]:
-    return {
-        int(p) for p in re.findall(r"pid=(\d+) logger=sluice.edge msg=\"[^\"]*listening", stderr)
-    }
-
-
 def test_two_workers_share_the_port(start_edge: EdgeLauncher, upstream: Upstream) -> None:
     port = free_port()
     edge = start_edge(DROP_X, listen_port=port, workers=2)
     deadline = time.monotonic() + 30
-    while len(_pids(edge.stderr())) < 2:
+    while len(listening_pids(edge.stderr())) < 2:
         assert time.monotonic() < deadline, edge.stderr()
         assert edge.process.poll() is None, edge.stderr()
         time.sleep(0.05)
-    workers = _pids(edge.stderr())
+    workers = listening_pids(edge.stderr())
     assert edge.process.pid not in workers
     # Wait until every worker has its policies (each loads its own).
     deadline = time.monotonic() + 30

@@ -1,15 +1,28 @@
 """Edge's own log lines against real processes: logfmt by default, JSON with
 ``log_format: json``, the same format from the first line on, levels printed
 as configured, ``SLUICE_LOG_LEVEL`` over the config, and at ``debug`` one
-line per request that never carries bodies, keys or queries."""
+line per request that never carries bodies, keys (in a header, the query or
+the path) or queries."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from sluice.edge.datadog_intake import loggable_path
+from sluice.transport.http_server import (
+    ConnectionTracker,
+    HttpServerProtocol,
+    Request,
+    Response,
+    ServerLimits,
+)
 from tests.edge.helpers import (
     BIN,
     EdgeLauncher,
@@ -110,9 +123,11 @@ def test_debug_logs_one_line_per_request_without_secrets(
     assert edge.request("GET", "/passthrough?token=query-secret-5").status == 200
     # The Agent sends its key in the query of its validate call.
     assert edge.request("GET", "/api/v1/validate?api_key=query-secret-6").status == 200
+    # The Agent's legacy logs intake puts the key in the path.
+    assert edge.post("/v1/input/path-secret-7", b"[]", "application/json").status == 200
     assert edge.terminate() == 0
     text = edge.stderr()
-    for secret in (f"secret-{n}" for n in range(7)):
+    for secret in (f"secret-{n}" for n in range(8)):
         assert secret not in text
     lines = [line for line in text.splitlines() if 'msg="POST /v1/logs"' in line]
     assert len(lines) == 2
@@ -133,3 +148,39 @@ def test_debug_logs_one_line_per_request_without_secrets(
     assert " route=passthrough " in passthrough and " upstream_status=200 " in passthrough
     [validate] = [line for line in text.splitlines() if 'msg="GET /api/v1/validate"' in line]
     assert " route=datadog_api " in validate
+    [legacy] = [line for line in text.splitlines() if 'msg="POST /v1/input/***"' in line]
+    assert " route=datadog_logs_legacy " in legacy
+
+
+def test_a_failed_request_is_logged_without_the_key_in_its_path(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server's line for a request whose handler raised shows the path as
+    Edge's other lines do."""
+
+    async def failing(request: Request) -> Response:
+        raise RuntimeError("a bug")
+
+    async def exchange() -> bytes:
+        tracker = ConnectionTracker()
+        server = await asyncio.get_running_loop().create_server(
+            lambda: HttpServerProtocol(failing, ServerLimits(), tracker, loggable_path),
+            "127.0.0.1",
+            0,
+        )
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"POST /v1/input/path-secret HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+            b"Connection: close\r\n\r\n[]"
+        )
+        answer = await reader.read()
+        writer.close()
+        server.close()
+        return answer
+
+    with caplog.at_level(logging.ERROR, logger="sluice.transport.http_server"):
+        answer = asyncio.run(exchange())
+    assert answer.startswith(b"HTTP/1.1 500 "), answer
+    [failed] = [r.getMessage() for r in caplog.records if "handler failed" in r.getMessage()]
+    assert failed == "handler failed for POST /v1/input/***"

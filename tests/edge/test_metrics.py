@@ -6,6 +6,7 @@ numbers at ``/_policies`` (and on ``/_metrics`` only when asked), and with
 from __future__ import annotations
 
 import json
+import socket
 import time
 from typing import Any
 
@@ -196,3 +197,19 @@ def test_two_workers_every_scrape_shows_the_whole_group(
         for _ in range(6)
     ]
     assert hits == [{"drop-x": sent}] * 6
+
+
+def test_requests_the_http_layer_refuses_are_counted(start_edge: EdgeLauncher) -> None:
+    """A request refused before any route sees it (malformed: 400; a body over
+    max_body_size: 413) counts under route="server", so refusals show."""
+    edge = start_edge(None, max_body_size=1024)
+    for data in (
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"POST /v1/logs HTTP/1.1\r\nHost: e\r\nContent-Length: 4096\r\n\r\n",
+    ):
+        with socket.create_connection(("127.0.0.1", edge.port), timeout=5) as sock:
+            sock.sendall(data)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 4")
+    metrics = scrape(edge)
+    assert metrics.get("sluice_edge_requests_total", route="server", code="400") == 1
+    assert metrics.get("sluice_edge_requests_total", route="server", code="413") == 1

@@ -13,14 +13,16 @@ list of steps, chosen per request (and so per connection)::
     upstream = ScriptedUpstream(script)
 
 Steps: :class:`Send` raw bytes, :class:`Pause`, :class:`StreamBody` (a large
-patterned body without holding it in memory), :class:`Close`. Without a
-final ``Close`` the connection is kept alive for the next request. Every
+patterned body without holding it in memory), :class:`Close`,
+:class:`CloseUnread`. Without a final close the connection is kept alive for
+the next request. Every
 byte received is kept per connection (:attr:`UpstreamConnection.received`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import struct
 import threading
@@ -58,7 +60,14 @@ class Close:
     reset: bool = False
 
 
-Step = Send | Pause | StreamBody | Close
+@dataclass(frozen=True)
+class CloseUnread:
+    """Keep the connection until the next request starts arriving, then close
+    it without reading a byte of that request: an idle close that crossed the
+    request on the wire, every time (FIN, then RST for the unread bytes)."""
+
+
+Step = Send | Pause | StreamBody | Close | CloseUnread
 
 
 def respond(
@@ -252,6 +261,11 @@ class ScriptedUpstream:
             elif isinstance(step, Pause):
                 if self._stopping.wait(step.seconds):
                     return False
+            elif isinstance(step, CloseUnread):
+                while not self._stopping.is_set() and not select.select([sock], [], [], 0.05)[0]:
+                    pass
+                sock.shutdown(socket.SHUT_WR)
+                return False
             else:
                 if step.reset:
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

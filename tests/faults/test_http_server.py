@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import resource
 import socket
+import threading
 import time
 from collections.abc import Iterator
 
@@ -235,6 +236,80 @@ def test_stalled_bodies_do_not_block_other_clients(
     finally:
         for sock in stalled:
             sock.close()
+
+
+def post_100_kb(port: int) -> Outcome:
+    """A normal 100 KB POST to /normal on a fresh connection, answered within 5 s."""
+    with connect(port, timeout=5) as sock:
+        error = send_naively(sock, [http_bytes("POST", "/normal", b"n" * 100_000)])
+        outcome = read_answer(sock, timeout=5)
+    outcome.send_error = error
+    return outcome
+
+
+def test_stalled_uploads_give_their_memory_to_a_waiting_request(
+    start_edge: EdgeLauncher, upstream: Upstream
+) -> None:
+    """Three clients declare Content-Length 1000000, send 900,000 bytes and
+    stall: they hold the whole 2 MiB body budget (one of them past it) until
+    their 408 at body_timeout_secs (30 s), and a 100 KB POST from another
+    client waited in line that long. A body stalled for a second while
+    another request waits for memory is cut off (408), and the POST succeeds
+    within 5 s."""
+    edge = start_edge()
+    declared = http_bytes("POST", "/stall", headers=[("Content-Length", "1000000")])
+    stalled = [connect(edge.port) for _ in range(3)]
+    try:
+        for sock in stalled:
+            sock.sendall(declared + b"s" * 900_000)
+        time.sleep(0.3)  # let Edge take in what it will
+        outcome = post_100_kb(edge.port)
+        assert outcome.status == 200, f"100 KB POST behind three stalled uploads: {outcome}"
+        assert [r.path for r in upstream.received()] == ["/normal"]
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def test_a_body_without_memory_is_refused_with_503_not_queued(
+    start_edge: EdgeLauncher, upstream: Upstream
+) -> None:
+    """Two 1 MiB POSTs wait on a slow upstream (6 s), holding the whole 2 MiB
+    body budget. A 100 KB POST cannot get memory: it is refused within 5 s
+    with 503 and Retry-After, which senders retry, instead of waiting for
+    memory while its sender's timeout runs."""
+    upstream.respond = lambda record: Reply(delay=6 if record.path == "/slow" else 0)
+    edge = start_edge()
+    slow = [
+        threading.Thread(target=http_request, args=(edge.port, "POST", "/slow", b"s" * MiB))
+        for _ in range(2)
+    ]
+    for thread in slow:
+        thread.start()
+    assert len(upstream.wait_for(2, path_prefix="/slow")) == 2
+    expecting: list[bytes] = []
+    expect = threading.Thread(target=lambda: expecting.append(_expect_continue(edge.port)))
+    expect.start()
+    outcome = post_100_kb(edge.port)
+    expect.join(30)
+    for thread in slow:
+        thread.join(30)
+    assert outcome.status == 503 and b"Retry-After: 1" in outcome.data, outcome
+    # A sender that asked before sending its body is not told to send it
+    # while there is no memory for it: its first answer is the 503.
+    assert expecting and expecting[0].startswith(b"HTTP/1.1 503"), expecting
+    assert [r.path for r in upstream.received()] == ["/slow"] * 2
+
+
+def _expect_continue(port: int) -> bytes:
+    """Headers of a 100 KB POST with ``Expect: 100-continue``; the first
+    answer Edge gives before the body is sent."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /expect HTTP/1.1\r\nHost: edge\r\nContent-Length: 102400\r\n"
+            b"Expect: 100-continue\r\n\r\n"
+        )
+        return sock.recv(4096)
 
 
 def test_chunked_bodies_count_against_the_body_budget(start_edge: EdgeLauncher) -> None:

@@ -1,7 +1,8 @@
 """Edge's upstream client against a misbehaving upstream (issue 12, defects 1,
 3 and 8): a response cut anywhere is a 502 (504 when it stalls), never a
 success; large responses are streamed or refused, never held whole; a request
-the upstream may have processed is never sent again."""
+is sent again only when a pooled connection failed before any byte of an
+answer, once, on a fresh connection (EDGE.md 2)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests.edge.helpers import EdgeLauncher, EdgeProcess
 from tests.faults.hostile import MiB, Outcome, connect, http_bytes, memory, read_answer
 from tests.faults.scripted import (
     Close,
+    CloseUnread,
     Pause,
     Received,
     ScriptedUpstream,
@@ -144,34 +146,67 @@ def test_large_upstream_response_is_streamed_or_refused(
     assert used.peak < 100 * MiB, f"Edge relaying a 200 MiB response: {used}"
 
 
-def test_no_replay_of_a_post_the_upstream_read_whole_on_a_pooled_connection(
+def test_upstream_closing_idle_connections_costs_no_request(
     start_edge: EdgeLauncher, scripted: ScriptedUpstream
 ) -> None:
-    """Defect 8 (duplication): the upstream reads a whole POST on a reused
-    keep-alive connection and closes without answering. It may have stored
-    it, so Edge must answer 502 and not send it again."""
+    """EDGE.md 2 (a stale pooled connection answered 502 "upstream closed the
+    connection without answering" to about 1.5% of requests): an upstream
+    that closes its connections once they have answered, without saying
+    ``Connection: close``, sometimes closes one Edge has just sent the next
+    request on; here it does every time (``CloseUnread``: when the close
+    comes right after the answer, Edge's check before reuse usually sees it
+    first and the race is too rare to test). That request, which the upstream
+    never read, goes again on a fresh connection: no 502, every request
+    committed exactly once."""
+    scripted.script = lambda request: [respond(), CloseUnread()]
+    edge = start_edge(upstream_url=scripted.url)
+    bodies = [b'{"resourceLogs": [], "n": %d}' % n for n in range(200)]
+    client = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=10)
+    try:
+        statuses = []
+        for body in bodies:
+            client.request("POST", "/v1/logs", body, dict(JSON))
+            answer = client.getresponse()
+            answer.read()
+            statuses.append(answer.status)
+    finally:
+        client.close()
+    assert [s for s in statuses if s != 200] == []
+    assert [r.body for r in scripted.committed()] == bodies
+
+
+def test_a_request_is_retried_once_and_only_after_a_pooled_connection_failed(
+    start_edge: EdgeLauncher, scripted: ScriptedUpstream
+) -> None:
+    """EDGE.md 2: a pooled connection closed before any byte of an answer
+    gets the request again on a fresh connection, once. The upstream here
+    reads the whole POST each time and closes without answering (a close
+    before the answer looks the same whether the upstream read the request
+    or not), so the POST is committed twice and the client gets the 502 of
+    the fresh connection's failure, which is not retried."""
 
     def script(request: Received) -> list[Step]:
-        if (request.connection, request.index) == (0, 1):
-            return [Close()]
-        return [respond()]
+        return [respond()] if (request.connection, request.index) == (0, 0) else [Close()]
 
     scripted.script = script
     edge = start_edge(upstream_url=scripted.url)
     assert post(edge, b'{"resourceLogs": [], "n": 1}').status == 200
     second = b'{"resourceLogs": [], "n": 2}'
     outcome = post(edge, second)
-    sent = copies(scripted, second)
-    assert sent == 1, f"Edge sent the POST {sent} times (client got: {outcome})"
     assert outcome.status == 502, outcome
+    assert [(r.connection, r.index) for r in scripted.committed() if r.body == second] == [
+        (0, 1),
+        (1, 0),
+    ]
 
 
 @pytest.mark.parametrize("reset", [False, True], ids=["fin", "rst"])
 def test_no_replay_when_the_upstream_drops_the_connection_after_reading_a_post(
     start_edge: EdgeLauncher, scripted: ScriptedUpstream, reset: bool
 ) -> None:
-    """Defect 8: the same on the first request of a fresh connection, with the
-    upstream closing by FIN or by RST: one copy, 502."""
+    """Defect 8: the upstream closes a fresh connection (FIN or RST) after
+    reading the POST whole: one copy, 502. Only a pooled connection's
+    failure is retried (EDGE.md 2)."""
     scripted.script = lambda request: [Close(reset)] if request.connection == 0 else [respond()]
     edge = start_edge(upstream_url=scripted.url)
     body = b'{"resourceLogs": []}'

@@ -1,29 +1,33 @@
 """Running Edge: providers in the background, the listener at once, graceful
-shutdown on SIGTERM/SIGINT, and ``workers`` processes sharing the port."""
+shutdown on SIGTERM/SIGINT, and ``workers`` processes sharing the port (under
+a parent that supervises them, :mod:`sluice.edge.supervisor`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import multiprocessing
-import os
 import resource
 import shutil
 import signal
 import socket
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from sluice import heap
 from sluice.edge.config import EdgeConfig
+from sluice.edge.datadog_intake import loggable_path
 from sluice.edge.group import WorkerGroup
 from sluice.edge.routes import Edge
-from sluice.logs import configure_logging
+from sluice.edge.supervisor import Supervisor
+from sluice.logs import configure_logging, redact_url
 from sluice.policy.cache import CompileCache
 from sluice.policy.databases import SIDECAR_BUDGET_MIB
 from sluice.providers import PolicyRegistry, make_providers, stop_all
+from sluice.providers.provider import STOP_GRACE_SECS
 from sluice.transport import loop
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
 from sluice.transport.listener import bind
@@ -31,27 +35,40 @@ from sluice.transport.listener import bind
 log = logging.getLogger("sluice.edge")
 
 DRAIN_SECS = 10.0
+STOP_MARGIN_SECS = 5.0
+"""What a worker may take to stop beyond its drain and its providers' last
+syncs before the parent kills it (see :func:`_stop_secs`)."""
 
 
 async def serve(
     config: EdgeConfig,
     distribution: str,
     sock: socket.socket,
-    ready: Any = None,
+    ready: Callable[[int], None] | None = None,
     group: WorkerGroup | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT, then drain and report. `group`: the
-    worker group's shared counters, when this is one of ``workers``."""
+    """Serve until SIGTERM/SIGINT, then drain and report. `ready(port)` is
+    called once Edge serves; `group`: the worker group's shared counters, when
+    this is one of ``workers``."""
     loop = asyncio.get_running_loop()
+    # First of all: a stop signal arriving while Edge starts stops it
+    # gracefully once it has started, rather than killing it.
+    stopping = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
     registry = PolicyRegistry(cache=CompileCache.default(SIDECAR_BUDGET_MIB))
     providers = make_providers(list(config.policy_providers), registry, config.service)
     for provider in providers:
         provider.start()  # traffic before the first load passes unfiltered
     edge = Edge(config, registry, providers, distribution=distribution, group=group)
     limits = _within_descriptor_limit(config.limits)
-    tracker = ConnectionTracker(limits)
+    tracker = ConnectionTracker(
+        limits, refused=lambda status: edge.metrics.request("server", status)
+    )
     server = await loop.create_server(
-        lambda: HttpServerProtocol(edge.handle, limits, tracker), sock=sock, backlog=1024
+        lambda: HttpServerProtocol(edge.handle, limits, tracker, loggable_path),
+        sock=sock,
+        backlog=1024,
     )
     background = [loop.create_task(heap.trim_after_traffic(lambda: tracker.bytes_in))]
     if group is not None:
@@ -65,14 +82,11 @@ async def serve(
         distribution,
         config.listen_address,
         port,
-        config.upstream_url,
+        redact_url(config.upstream_url),
         len(providers),
     )
     if ready is not None:
         ready(port)
-    stopping = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stopping.set)
     await stopping.wait()
     log.info("shutting down: no new connections, finishing requests in flight")
     server.close()
@@ -83,7 +97,7 @@ async def serve(
         log.warning("requests still in flight after %.0f s; closing anyway", DRAIN_SECS)
     await loop.run_in_executor(None, stop_all, providers)  # final status syncs, bounded
     if group is not None:
-        group.publish(edge.status.local_counts())  # what a later scrape of the others shows
+        group.publish(edge.status.local_counts())  # what later scrapes show
     edge.close()
     log.info("stopped")
 
@@ -117,7 +131,16 @@ def _within_descriptor_limit(limits: ServerLimits) -> ServerLimits:
     return replace(limits, max_connections=fitted)
 
 
-def _run_worker(config: EdgeConfig, distribution: str, group_dir: str = "", index: int = 0) -> None:
+def _run_worker(
+    config: EdgeConfig,
+    distribution: str,
+    group_dir: str = "",
+    name: str = "",
+    started: Connection | None = None,
+) -> None:
+    """Serve in this process: alone, or as the worker `name` of the group
+    whose counters are in `group_dir`, telling the parent on `started` once
+    it serves."""
     configure_logging(config.log_level, config.log_format)
     try:
         sock = bind(config.listen_address, config.listen_port, reuse_port=bool(group_dir))
@@ -129,8 +152,15 @@ def _run_worker(config: EdgeConfig, distribution: str, group_dir: str = "", inde
             problem.strerror or problem,
         )
         raise SystemExit(1) from None
-    group = WorkerGroup(Path(group_dir), index) if group_dir else None
-    loop.run(serve(config, distribution, sock, group=group))
+    group = WorkerGroup(Path(group_dir), name) if group_dir else None
+
+    def report(port: int) -> None:
+        if started is not None:
+            with contextlib.suppress(OSError):  # the parent is gone: serve anyway
+                started.send_bytes(b"serving")
+            started.close()
+
+    loop.run(serve(config, distribution, sock, ready=report, group=group))
 
 
 def _group_directory() -> str:
@@ -145,10 +175,18 @@ def _group_directory() -> str:
     raise OSError(f"no writable directory for the workers' metrics: {failure}")
 
 
+def _stop_secs(config: EdgeConfig) -> float:
+    """The longest a worker takes to stop: the drain, then its providers'
+    last syncs, run at once (:func:`sluice.providers.stop_all`), and a margin."""
+    longest = max((p.timeout_secs for p in config.policy_providers), default=0.0)
+    return DRAIN_SECS + longest + STOP_GRACE_SECS + STOP_MARGIN_SECS
+
+
 def run(config: EdgeConfig, distribution: str = "sluice-edge") -> int:
     """Run in the foreground; with ``workers > 1``, that many processes share
-    the port (SO_REUSEPORT), each with its own providers and policies, and
-    their counters summed for every scrape (:mod:`sluice.edge.group`)."""
+    the port (SO_REUSEPORT), each with its own providers and policies, their
+    counters summed for every scrape (:mod:`sluice.edge.group`), under this
+    process as their supervisor (:mod:`sluice.edge.supervisor`)."""
     configure_logging(config.log_level, config.log_format)
     if config.workers == 1:
         _run_worker(config, distribution)
@@ -158,26 +196,10 @@ def run(config: EdgeConfig, distribution: str = "sluice-edge") -> int:
     except OSError as problem:
         log.error("%s", problem)
         return 1
-    context = multiprocessing.get_context("spawn")
-    children = [
-        context.Process(
-            target=_run_worker, args=(config, distribution, group_dir, index), daemon=False
-        )
-        for index in range(config.workers)
-    ]
-    for child in children:
-        child.start()
-
-    def forward(signum: int, frame: Any) -> None:
-        for child in children:
-            if child.pid is not None:
-                os.kill(child.pid, signum)
-
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
     try:
-        for child in children:
-            child.join()
+        supervisor = Supervisor(
+            config, distribution, Path(group_dir), _run_worker, stop_secs=_stop_secs(config)
+        )
+        return supervisor.run()
     finally:
-        shutil.rmtree(group_dir, ignore_errors=True)
-    return 0 if all(child.exitcode == 0 for child in children) else 1
+        shutil.rmtree(group_dir, ignore_errors=True)  # every worker has exited

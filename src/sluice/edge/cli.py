@@ -31,11 +31,27 @@ def _parser(program: str) -> argparse.ArgumentParser:
         epilog="validate: check the config, load every policy provider once and print what "
         "would run, then exit (0 valid, 1 not); nothing listens",
     )
-    parser.add_argument("command", nargs="?", choices=["validate"], help=argparse.SUPPRESS)
-    parser.add_argument("config", metavar="CONFIG.json", help="Edge configuration file")
+    parser.add_argument("words", nargs="+", metavar="CONFIG.json", help="Edge configuration file")
     parser.add_argument("--dry-run", action="store_true", help="same as the validate command")
     parser.add_argument("--version", action="version", version=f"{program} {__version__}")
     return parser
+
+
+def _arguments(argv: Sequence[str] | None, program: str) -> tuple[str, bool]:
+    """The config path and whether to validate only. ``validate`` is a
+    command only before a path (``./validate`` names a file of that name);
+    anything else is a usage error, exit 2."""
+    parser = _parser(program)
+    args = parser.parse_intermixed_args(argv)
+    words: list[str] = args.words
+    validating = words[0] == "validate"
+    if validating:
+        words = words[1:]
+        if not words:
+            parser.error("validate needs the config file: validate CONFIG.json")
+    if len(words) > 1:
+        parser.error(f"unrecognized arguments: {' '.join(words[1:])}")
+    return words[0], validating or args.dry_run
 
 
 def _validate(path: str, program: str) -> int:
@@ -58,13 +74,13 @@ def _validate(path: str, program: str) -> int:
 
 
 def _main(argv: Sequence[str] | None, program: str) -> int:
-    args = _parser(program).parse_args(argv)
-    if args.command == "validate" or args.dry_run:
-        return _validate(args.config, program)
+    path, validating = _arguments(argv, program)
+    if validating:
+        return _validate(path, program)
     hold_early_records()
     try:
         env_level()
-        config = load_config(args.config)
+        config = load_config(path)
     except (ConfigError, ValueError) as problem:
         configure_logging("info")
         for line in str(problem).splitlines():

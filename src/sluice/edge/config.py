@@ -5,84 +5,73 @@ problem reported at once, each naming the file, the key path and the problem."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from sluice.confexpand import expand_tree
 from sluice.edge.datadog_intake import default_api_url
-from sluice.logs import level_name
-from sluice.providers.config import ConfigError, ProviderConfig, parse_providers, unknown_key
+from sluice.logs import has_userinfo, level_name, redact_url
+from sluice.providers.config import (
+    ConfigError,
+    ProviderConfig,
+    Reader,
+    http_url,
+    integer_reader,
+    is_host,
+    number_reader,
+    parse_providers,
+    unknown_key,
+)
 from sluice.providers.sync import ClientIdentity
 from sluice.transport.http_client import DEFAULT_MAX_RESPONSE
 from sluice.transport.http_server import ServerLimits
-
-Reader = Callable[[Any, str], Any]
-"""Validates one key's value: ``(value, where) -> parsed``; raises ConfigError
-naming `where` (``config.json: key.path``)."""
 
 LOG_FORMATS = ("logfmt", "json")
 
 
 def _url(raw: Any, where: str) -> str:
+    """An upstream base URL: ``http(s)://host[:port][/path]``. Each request
+    goes with its own query and credential headers, so a query or a
+    ``user:password@`` here would be dropped: they are refused."""
     if not isinstance(raw, str):
         raise ConfigError(f"{where}: expected a URL string, got {raw!r}")
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{where}: expected http(s)://host[:port][/path], got {raw!r}")
-    try:
-        parts.port  # noqa: B018 - validates the port
-    except ValueError as problem:
-        raise ConfigError(f"{where}: {problem}") from None
+    http_url(raw, where, "http(s)://host[:port][/path]")
+    if has_userinfo(raw):
+        raise ConfigError(
+            f"{where}: credentials in the URL would not be sent (requests go upstream with "
+            f"their own Authorization and DD-API-KEY headers): remove them, "
+            f"got {redact_url(raw)!r}"
+        )
+    if "?" in raw or "#" in raw:
+        raise ConfigError(
+            f"{where}: a query or fragment would not be sent (each request's own query "
+            f"is forwarded): remove it, got {redact_url(raw)!r}"
+        )
     return raw
 
 
 def _address(raw: Any, where: str) -> str:
-    if not isinstance(raw, str) or not raw:
-        raise ConfigError(f"{where}: expected an address string, got {raw!r}")
+    """The address to listen on: an IP address, or a host name resolved when
+    Edge binds (validate checks its form only, as resolving could answer
+    differently where Edge runs)."""
+    if not isinstance(raw, str) or not is_host(raw):
+        hint = " (IPv6 without brackets: ::)" if isinstance(raw, str) and "[" in raw else ""
+        raise ConfigError(f"{where}: expected an IP address or a host name{hint}, got {raw!r}")
     return raw
 
 
 def _integer(low: int, high: int) -> Reader:
-    """An integer in [low, high]; a string of digits (an expanded ``${VAR}``)
-    counts as its number."""
-
-    def read(raw: Any, where: str) -> int:
-        value = raw
-        if isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
-            value = int(raw)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConfigError(f"{where}: expected an integer from {low} to {high}, got {raw!r}")
-        return value
-
-    return read
+    """An integer in [low, high]; numeric strings (an expanded ``${VAR}``) count."""
+    return integer_reader(low, high, text=True)
 
 
 def _number(low: float, high: float, low_open: bool = False) -> Reader:
     """A number in [low, high] (or (low, high]); numeric strings count."""
-
-    def read(raw: Any, where: str) -> float:
-        value = raw
-        if isinstance(raw, str):
-            with contextlib.suppress(ValueError):
-                value = float(raw)
-        in_range = (
-            not isinstance(value, bool)
-            and isinstance(value, int | float)
-            and (low < value if low_open else low <= value)
-            and value <= high
-        )
-        if not in_range:
-            lowest = f"above {low:g}" if low_open else f"from {low:g}"
-            raise ConfigError(f"{where}: expected a number {lowest} to {high:g}, got {raw!r}")
-        return float(value)
-
-    return read
+    return number_reader(low, high, low_open, text=True)
 
 
 def _flag(raw: Any, where: str) -> bool:
@@ -313,8 +302,16 @@ def load_config(path: str | Path) -> EdgeConfig:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as problem:
         raise ConfigError(f"{path}: cannot read: {problem}") from None
+    too_deep = f"{path}: nested too deeply"
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as problem:
         raise ConfigError(f"{path}: not valid JSON: {problem}") from None
-    return parse_config(doc, str(path))
+    except ValueError:  # what int() refuses to read (sys.get_int_max_str_digits)
+        raise ConfigError(f"{path}: not valid JSON: an integer has too many digits") from None
+    except RecursionError:
+        raise ConfigError(too_deep) from None
+    try:
+        return parse_config(doc, str(path))
+    except RecursionError:  # the expansion walks the whole document
+        raise ConfigError(too_deep) from None

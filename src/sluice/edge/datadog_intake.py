@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 LOGS_PATH = "/api/v2/logs"
 LEGACY_LOGS_PREFIX = "/v1/input"
+"""The legacy HTTP logs intake: ``/v1/input/<API key>``, a key in the path."""
 V1_SERIES, V2_SERIES = "/api/v1/series", "/api/v2/series"
 SKETCHES, CHECK_RUNS = "/api/beta/sketches", "/api/v1/check_run"
 METRICS_PATHS = frozenset({V1_SERIES, V2_SERIES, SKETCHES, CHECK_RUNS})
@@ -59,3 +60,11 @@ def default_api_url(metrics_url: str) -> str:
     if site is None:
         return metrics_url
     return f"{urlsplit(metrics_url).scheme}://app.{site}"
+
+
+def loggable_path(path: str) -> str:
+    """A request path as a log line may show it: the API key of a legacy
+    logs path (``/v1/input/<key>``) as ``***``."""
+    if path.startswith(LEGACY_LOGS_PREFIX + "/"):
+        return LEGACY_LOGS_PREFIX + "/***"
+    return path

@@ -26,6 +26,7 @@ from sluice.edge.filtering import (
 from sluice.edge.group import WorkerGroup
 from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics
 from sluice.edge.status import EdgeStatus
+from sluice.logs import redact_url
 from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
 from sluice.telemetry import otlp_codec
@@ -122,9 +123,9 @@ class Edge:
         if config.datadog_routing:
             log.info(
                 "Datadog intake: logs to %s, metrics to %s, other API calls to %s",
-                config.datadog_logs_url,
-                config.datadog_metrics_url,
-                config.datadog_api_url,
+                redact_url(config.datadog_logs_url),
+                redact_url(config.datadog_metrics_url),
+                redact_url(config.datadog_api_url),
             )
         self.dd_api_key = os.environ.get("DD_API_KEY", "").encode()
         self.status = EdgeStatus(config, registry, providers, self.metrics, distribution, group)
@@ -168,7 +169,7 @@ class Edge:
         self.metrics.request(route, response.status)
         if self.debug:
             fields = exchange.fields(route, response.status, time.perf_counter() - started)
-            log.debug("%s %s", method, path, extra={"fields": fields})
+            log.debug("%s %s", method, intake.loggable_path(path), extra={"fields": fields})
         return response
 
     # -- forwarding ----------------------------------------------------------------
@@ -193,12 +194,13 @@ class Edge:
             return json_error(502, str(failure))
         self.metrics.upstream_latency(time.monotonic() - started)
         exchange.upstream_status = answer.status
-        relayed, content_type = relay_headers(answer.headers)
-        return Response(answer.status, answer.body, relayed, content_type)
+        head = request.method == "HEAD"  # its Content-Length is the upstream's, as it came
+        relayed, content_type = relay_headers(answer.headers, head)
+        return Response(answer.status, answer.body, relayed, content_type, head)
 
     def _fail_open(self, request: Request, why: str) -> None:
         self.metrics.fail_open(request.path)
-        log.warning("forwarding %s unevaluated: %s", request.path, why)
+        log.warning("forwarding %s unevaluated: %s", intake.loggable_path(request.path), why)
 
     async def _filter(
         self,

@@ -13,6 +13,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.metrics_core import Metric
 
 from sluice.edge import metrics as m
+from sluice.edge.group import WORKER_RESTARTS
 from sluice.policy.stats import PolicyStats
 
 POLICY_HITS = "sluice_edge_policy_hits"
@@ -41,8 +42,14 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Upstream requests without a usable answer (answered 504 for a timeout, else 502), by kind",
         ("kind",),
     ),
+    WORKER_RESTARTS: (
+        "Workers replaced after exiting while Edge ran, by reason (killed: by a signal, "
+        "such as the out-of-memory killer's SIGKILL; exited: by itself)",
+        ("reason",),
+    ),
 }
-"""Every counter family of :meth:`EdgeMetrics.fold`: help text and label names."""
+"""Every counter family of :meth:`EdgeMetrics.fold`, and the worker group's
+restarts (:mod:`sluice.edge.group`): help text and label names."""
 POLICY_COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     POLICY_HITS: (
         "Records a policy matched and went its way (its match hits, as sent to policy servers)",

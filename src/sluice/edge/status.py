@@ -24,7 +24,7 @@ from prometheus_client.metrics_core import Metric
 
 from sluice import __version__
 from sluice.edge.config import EdgeConfig
-from sluice.edge.group import WorkerGroup
+from sluice.edge.group import WorkerGroup, no_restarts
 from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics, Folded, merge
 from sluice.edge.scrape import (
     POLICY_HITS,
@@ -80,13 +80,24 @@ class EdgeStatus:
         return counts
 
     def counts(self) -> Folded:
-        """The whole group's counters: this process's live ones and the
-        others' latest (see :mod:`sluice.edge.group`)."""
-        counts = self.local_counts()
-        if self.group is not None:
-            for other in self.group.others():
-                merge(counts, other)
+        """The counters a scrape shows: this process's, or the whole group's
+        as every worker last published them, those of exited workers and the
+        restarts included (see :mod:`sluice.edge.group`). Every series is
+        there, at 0 until counted."""
+        local = self.local_counts()
+        counts = no_restarts()
+        if self.group is None:
+            merge(counts, local)
+            return counts
+        merge(counts, {name: dict.fromkeys(series, 0.0) for name, series in local.items()})
+        for published in self.group.published():
+            merge(counts, published)
         return counts
+
+    def workers(self) -> int:
+        """Workers serving: as the parent last recorded, and at least this one."""
+        serving = self.group.serving() if self.group is not None else None
+        return self.config.workers if serving is None else max(serving, 1)
 
     def _policy_ids(self) -> list[str]:
         return [p.id for p in self.registry.snapshot.policies]
@@ -171,7 +182,7 @@ class EdgeStatus:
                     "errors": list(policy.errors),
                 }
             )
-        return _json(200, {"workers": self.config.workers, "policies": listed})
+        return _json(200, {"workers": self.workers(), "policies": listed})
 
     def metrics(self, request: Request) -> Response:
         return metrics_response(self._prometheus, request)
@@ -180,10 +191,10 @@ class EdgeStatus:
         yield build_info(__version__, self.distribution)
         workers = GaugeMetricFamily(
             "sluice_edge_workers",
-            "Worker processes sharing the port; counters are their sum, gauges the answering "
-            "worker's",
+            "Worker processes serving on the port; counters are their sum, gauges the "
+            "answering worker's",
         )
-        workers.add_metric([], self.config.workers)
+        workers.add_metric([], self.workers())
         yield workers
         snapshot = self.registry.snapshot
         loaded = GaugeMetricFamily(

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from sluice.edge.config import EdgeConfig
 from sluice.edge.metrics import TELEMETRY_TYPES
+from sluice.logs import redact_url
 from sluice.policy import Policy
 from sluice.policy.patterns import DatabaseCache
 from sluice.providers import PolicyRegistry, Provider, RemoteProvider, make_providers
@@ -18,7 +19,7 @@ from sluice.providers import PolicyRegistry, Provider, RemoteProvider, make_prov
 
 def _where(provider: Provider) -> str:
     config = provider.config
-    return f"{config.type} {config.path or config.url}"
+    return f"{config.type} {config.path or redact_url(config.url)}"
 
 
 def _summary(policies: Sequence[Policy]) -> list[str]:
@@ -48,7 +49,7 @@ def validate(config: EdgeConfig, distribution: str, out: TextIO, err: TextIO) ->
     )
     print("routes:", file=out)
     for routes, url in config.routing():
-        print(f"  {routes} -> {url}", file=out)
+        print(f"  {routes} -> {redact_url(url)}", file=out)
     registry = PolicyRegistry(cache=DatabaseCache.default())
     providers = make_providers(list(config.policy_providers), registry, config.service)
     if not providers:

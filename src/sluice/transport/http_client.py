@@ -1,9 +1,13 @@
 """Forwarding to the upstream: a pool of keep-alive HTTP/1.1 connections.
 
-Nothing is ever sent twice: once a byte of a request has been written, any
-failure (a close without an answer, a response cut short, a timeout) is the
-caller's error to report (502/504), because the upstream may have processed
-the request. What keeps that from costing errors on quiet links is that a
+A request is sent twice in one case only (EDGE.md section 2): it went out on
+a pooled connection, and that connection failed (the write failed, or it was
+closed or reset) before a byte of an answer arrived. That is how an
+upstream's close of an idle connection looks when it crosses the next
+request on the wire, and the request then goes once more, on a fresh
+connection. Any other failure (on a fresh connection, after a byte of the
+answer, a timeout) is the caller's error to report (502/504), because the
+upstream may have processed the request. What keeps the retry rare is that a
 pooled connection is checked before it is used: one the upstream has closed
 (or written to unasked) is discarded, and one idle longer than
 ``POOL_IDLE_SECS`` is closed rather than reused (servers drop idle
@@ -31,7 +35,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from sluice.transport.http_server import Headers, is_hop_by_hop
+from sluice.transport.http_server import Headers, connection_options, is_hop_by_hop
 
 
 class UpstreamError(Exception):
@@ -40,6 +44,10 @@ class UpstreamError(Exception):
 
 class UpstreamTimeout(UpstreamError):
     """The upstream did not answer within the timeout."""
+
+
+class UpstreamClosed(UpstreamError):
+    """The connection was closed or reset before a byte of an answer arrived."""
 
 
 POOL_IDLE_SECS: Final = 4.0
@@ -94,12 +102,12 @@ class _Connection(asyncio.Protocol):
         if self.received:
             self._finish_unframed()
         if self.headers_done:
-            problem = "upstream closed the connection mid-response"
+            self._settle(UpstreamError("upstream closed the connection mid-response"))
         elif self.received:
             problem = "upstream closed the connection before completing its response headers"
+            self._settle(UpstreamError(problem))
         else:
-            problem = "upstream closed the connection without answering"
-        self._settle(UpstreamError(problem))
+            self._settle(UpstreamClosed("upstream closed the connection without answering"))
 
     def usable(self) -> bool:
         """Open, with nothing unasked-for to read: checked just before a reuse,
@@ -321,18 +329,27 @@ class UpstreamPool:
     ) -> UpstreamResponse:
         """Send one request; `headers` is the encoded header block to relay
         (``Host`` and ``Content-Length`` are added here). Raises
-        UpstreamTimeout or UpstreamError."""
+        UpstreamTimeout or UpstreamError; retries only as the module
+        docstring says."""
         data = self._encode(method, self.target(path, query), headers, body)
         head = method == "HEAD"
         loop = self._loop or self._bind_loop()
         now = loop.time()
         deadline = now + self.timeout
         connection = self._idle_connection(now)
+        pooled = connection is not None
         if connection is None:
             connection = await self._connect(deadline)
         in_flight = self._in_flight
         self._watch(connection)
         try:
+            response = await connection.send(data, deadline, self.max_response_size, head)
+        except UpstreamClosed:
+            if not pooled:
+                raise
+            in_flight.discard(connection)  # once more, on a fresh connection (module docstring)
+            connection = await self._connect(deadline)
+            self._watch(connection)
             response = await connection.send(data, deadline, self.max_response_size, head)
         finally:
             in_flight.discard(connection)
@@ -354,17 +371,24 @@ class UpstreamPool:
                 connection.transport.close()
 
 
-def relay_headers(headers: Headers) -> tuple[Headers, bytes | None]:
-    """Upstream response headers to relay (minus hop-by-hop ones,
-    Content-Length and Content-Type, which the server writes itself), and the
-    first Content-Type, in one pass."""
+def relay_headers(headers: Headers, head: bool = False) -> tuple[Headers, bytes | None]:
+    """Upstream response headers to relay, and the first Content-Type. Left
+    out: hop-by-hop headers and those the ``Connection`` header names, and
+    Content-Type and Content-Length, which the server writes itself (except
+    that an answer to HEAD, `head`, keeps the upstream's Content-Length)."""
     relayed: Headers = []
+    connection: list[bytes] = []
     content_type: bytes | None = None
     for name, value in headers:
         lowered = name.lower()
         if lowered == b"content-type":
             if content_type is None:
                 content_type = value
-        elif lowered != b"content-length" and not is_hop_by_hop(lowered):
+        elif is_hop_by_hop(lowered):
+            if lowered == b"connection":
+                connection.append(value)
+        elif lowered != b"content-length" or head:
             relayed.append((name, value))
+    if connection and (named := connection_options(connection)):
+        relayed = [(name, value) for name, value in relayed if name.lower() not in named]
     return relayed, content_type

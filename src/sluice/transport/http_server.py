@@ -9,8 +9,11 @@ Hostile and broken clients are bounded (:class:`ServerLimits`): the request
 line, the header block and the header count have limits (414, 431); a
 request's headers and its body each have a deadline (408), an idle keep-alive
 connection is closed after its own; bodies, chunked or not, are capped (413)
-and counted against one memory budget as their bytes arrive; connections are
-capped, evicting the longest-idle one first, so ``/_health`` keeps answering.
+and counted against one memory budget as their bytes arrive. A request waits
+for that memory briefly (503 with ``Retry-After`` beyond), and while it waits
+a body that has stopped arriving gives its memory back (408), so stalled
+uploads cannot starve the others. Connections are capped, evicting the
+longest-idle one first, so ``/_health`` keeps answering.
 An error answer is written, then the connection is half-closed and its input
 drained for a moment, so that the client reads the answer instead of a reset.
 A client that half-closes after a complete request still gets its answers.
@@ -25,6 +28,7 @@ import select
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, fields
+from http import HTTPStatus
 from typing import Final, cast
 
 import httptools
@@ -33,26 +37,13 @@ log = logging.getLogger(__name__)
 
 Headers = list[tuple[bytes, bytes]]
 
-REASONS = {
-    200: b"OK",
-    202: b"Accepted",
-    204: b"No Content",
-    400: b"Bad Request",
-    401: b"Unauthorized",
-    403: b"Forbidden",
-    404: b"Not Found",
-    405: b"Method Not Allowed",
-    408: b"Request Timeout",
-    413: b"Content Too Large",
+REASONS = {status.value: status.phrase.encode("latin-1") for status in HTTPStatus} | {
+    413: b"Content Too Large",  # RFC 9110's names (Python's own from 3.13)
     414: b"URI Too Long",
-    415: b"Unsupported Media Type",
-    429: b"Too Many Requests",
-    431: b"Request Header Fields Too Large",
-    500: b"Internal Server Error",
-    502: b"Bad Gateway",
-    503: b"Service Unavailable",
-    504: b"Gateway Timeout",
+    416: b"Range Not Satisfiable",
+    422: b"Unprocessable Content",
 }
+"""The reason phrase of each status an answer may have, relayed ones too."""
 HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"trailer"}
 )
@@ -61,6 +52,36 @@ HOP_BY_HOP = frozenset(
 
 def is_hop_by_hop(lowered_name: bytes) -> bool:
     return lowered_name in HOP_BY_HOP or lowered_name.startswith(b"proxy-")
+
+
+def connection_options(values: list[bytes]) -> frozenset[bytes]:
+    """The header names the ``Connection`` header `values` list, lowercased:
+    hop-by-hop for this message (RFC 9110 7.6.1), so not relayed either.
+    Names dropped anyway and the ``close`` option are left out, so that the
+    usual ``keep-alive`` and ``close`` give an empty set."""
+    names = set()
+    for value in values:
+        for token in value.split(b","):
+            name = token.strip().lower()
+            if name and name != b"close" and not is_hop_by_hop(name):
+                names.add(name)
+    return frozenset(names)
+
+
+def origin_form(target: bytes) -> bytes:
+    """A request target as ``/path?query``: an absolute-form one
+    (``http://host:port/path?query``), which a server must accept (RFC 9112
+    3.2.2), loses its scheme and authority; any other is left as it is."""
+    if target.startswith(b"/"):
+        return target
+    scheme, found, rest = target.partition(b"://")
+    if not found or scheme.lower() not in (b"http", b"https"):
+        return target
+    query = rest.find(b"?")
+    path = rest.find(b"/", 0, query if query >= 0 else len(rest))
+    if path >= 0:
+        return rest[path:]
+    return b"/" + rest[query:] if query >= 0 else b"/"
 
 
 WRITTEN_BY_EDGE = frozenset({b"host", b"content-length", b"expect"})
@@ -96,6 +117,14 @@ class ServerLimits:
     body_timeout: float = 30.0
     """A body must arrive within this of its headers (time spent paused for
     memory does not count); 408 otherwise."""
+    memory_wait: float = 2.0
+    """Longest a request waits for memory for its body (503 with
+    ``Retry-After`` beyond): a saturated server refuses, it does not queue
+    senders into their own timeouts."""
+    body_stall: float = 1.0
+    """While a request waits for memory, a body that has received nothing for
+    this long is cut off (408), giving its memory back: stalled uploads
+    cannot hold the budget against everyone else."""
     max_connections: int = 1024
     """Beyond it the longest-idle connection is closed; with none idle, a new
     connection's request gets 503 (probes excepted)."""
@@ -110,7 +139,13 @@ class ServerLimits:
     @property
     def sweep_every(self) -> float:
         """How often deadlines are checked: each fires at most this late."""
-        shortest = min(self.idle_timeout, self.header_timeout, self.body_timeout)
+        shortest = min(
+            self.idle_timeout,
+            self.header_timeout,
+            self.body_timeout,
+            self.memory_wait,
+            self.body_stall,
+        )
         return min(max(shortest / 4, 0.01), 0.25)
 
 
@@ -118,8 +153,8 @@ class ServerLimits:
 class Request:
     """One parsed request. `headers` maps lowercased names to the first value
     sent; `forwarded` is the header block to relay upstream, already encoded
-    (original case and order, without hop-by-hop headers, ``Host``,
-    ``Content-Length`` and ``Expect``)."""
+    (original case and order, without hop-by-hop headers, those ``Connection``
+    names, ``Host``, ``Content-Length`` and ``Expect``)."""
 
     method: str
     path: str
@@ -141,6 +176,9 @@ class Response:
     body: bytes = b""
     headers: Headers = field(default_factory=list)
     content_type: bytes | None = b"application/json"
+    length_in_headers: bool = False
+    """An answer to HEAD whose `headers` carry the Content-Length to announce
+    (a relayed one: the upstream's, or none if it sent none), not the body's."""
 
 
 def json_error(status: int, message: str, headers: Headers | None = None) -> Response:
@@ -148,6 +186,8 @@ def json_error(status: int, message: str, headers: Headers | None = None) -> Res
     return Response(status, json.dumps({"error": message}).encode(), headers or [])
 
 
+CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
+"""The interim answer to ``Expect: 100-continue``."""
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -158,7 +198,8 @@ def encode_response(response: Response, keep_alive: bool, head: bool = False) ->
         parts.append(name + b": " + value + b"\r\n")
     if response.content_type is not None:
         parts.append(b"Content-Type: " + response.content_type + b"\r\n")
-    parts.append(b"Content-Length: %d\r\n" % len(response.body))
+    if not (head and response.length_in_headers):
+        parts.append(b"Content-Length: %d\r\n" % len(response.body))
     if not keep_alive:
         parts.append(b"Connection: close\r\n")
     parts.append(b"\r\n")
@@ -197,13 +238,22 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     idle or waiting connection holds no read buffer of its own. Body bytes are
     counted against the tracker's budget as they arrive; past the budget the
     connection stops reading until memory is given back (see
-    :meth:`ConnectionTracker.hold`).
+    :meth:`ConnectionTracker.hold`), for `memory_wait` at most.
     A request carries its count and gives it back when answered; a closed
     connection gives back everything and drops its buffers and parser at once.
     """
 
-    def __init__(self, handler: Handler, limits: ServerLimits, tracker: ConnectionTracker):
+    def __init__(
+        self,
+        handler: Handler,
+        limits: ServerLimits,
+        tracker: ConnectionTracker,
+        loggable_path: Callable[[str], str] | None = None,
+    ):
+        """`loggable_path`: a request path as a log line may show it, for
+        handlers whose paths can carry secrets (default: as it is)."""
         self._handler = handler
+        self._loggable_path = loggable_path
         self._limits = limits
         self._tracker = tracker
         self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
@@ -232,6 +282,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._held = 0
         """Body bytes of the request being received, counted against the budget."""
         self.waiting_memory = False
+        self._continue_owed = False
+        """A ``100 Continue`` held back while the body waits for memory: the
+        client sends its body only once there is room (or gets the 503)."""
+        self._body_read_at = 0.0
+        """When the body being received last grew (or began, or was resumed)."""
         self._over_cap = False
         """Accepted beyond max_connections with none idle: only probes are served."""
         self._eof = False
@@ -329,17 +384,33 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     def on_headers_complete(self) -> None:
         self._phase = BODY
         self._head_bytes = 0
-        self.deadline = self._loop.time() + self._limits.body_timeout
+        self._continue_owed = False
+        now = self._loop.time()
+        self.deadline = now + self._limits.body_timeout
+        self._body_read_at = now
         lowered: dict[bytes, bytes] = {}
         relayed: list[bytes] = []
+        connection: list[bytes] = []
         size = len(self._url)
+        self._url = origin_form(self._url)
         for name, value in self._headers:
             size += len(name) + len(value) + 4
             low = name.lower()
             if low not in lowered:
                 lowered[low] = value
-            if not is_hop_by_hop(low) and low not in WRITTEN_BY_EDGE:
+            if is_hop_by_hop(low):
+                if low == b"connection":
+                    connection.append(value)
+            elif low not in WRITTEN_BY_EDGE:
                 relayed += (name, b": ", value, b"\r\n")
+        if connection and (named := connection_options(connection)):
+            # `relayed` holds four parts per header, its name first.
+            relayed = [
+                part
+                for at in range(0, len(relayed), 4)
+                if relayed[at].lower() not in named
+                for part in relayed[at : at + 4]
+            ]
         self._lowered = lowered
         self._relayed = b"".join(relayed)
         if size > self._limits.max_header_size:
@@ -359,15 +430,17 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._too_large()
             raise httptools.HttpParserError("limit")
         if (declared or b"transfer-encoding" in lowered) and not self._tracker.admit(self):
-            self.waiting_memory = True
-            self._update_reading()
+            self._wait_for_memory()
         expect = lowered.get(b"expect")
         if (
             expect is not None
             and expect.strip().lower() == b"100-continue"
             and self._transport is not None
         ):
-            self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            if self.waiting_memory:
+                self._continue_owed = True
+            else:
+                self._transport.write(CONTINUE)
 
     def on_body(self, body: bytes) -> None:
         if self._closing:
@@ -379,9 +452,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             raise httptools.HttpParserError("limit")
         self._body.append(body)
         self._held += size
+        self._body_read_at = self._loop.time()
         if not self._tracker.hold(self, size) and not self.waiting_memory:
-            self.waiting_memory = True
-            self._update_reading()
+            self._wait_for_memory()
 
     def on_message_complete(self) -> None:
         if self._closing or self._parser is None:
@@ -408,17 +481,53 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
 
     # -- memory and deadlines (called by the tracker) ------------------------------
 
+    def _wait_for_memory(self) -> None:
+        """Stop reading until the tracker has room, for `memory_wait` at most."""
+        self.waiting_memory = True
+        self.deadline = self._loop.time() + self._limits.memory_wait
+        self._update_reading()
+
     def resume_for_memory(self) -> None:
         """The tracker has room again: read on, with the body's deadline
         counted from now (waiting was not the client's fault)."""
         self.waiting_memory = False
+        if self._continue_owed and self._transport is not None:
+            self._continue_owed = False
+            self._transport.write(CONTINUE)
         if self._phase == BODY:
-            self.deadline = max(self.deadline, self._loop.time() + self._limits.body_timeout)
+            now = self._loop.time()
+            self.deadline = now + self._limits.body_timeout
+            self._body_read_at = now
         self._update_reading()
+
+    def stalled(self, since: float) -> bool:
+        """Holding body bytes, and received none since `since` (Edge not
+        having paused it)."""
+        return (
+            self._phase == BODY
+            and self._held > 0
+            and not self.waiting_memory
+            and self._body_read_at <= since
+        )
+
+    def cut_off_stall(self) -> None:
+        """Give up a stalled body whose memory another request waits for."""
+        self._fail(
+            408,
+            f"request body stalled for {self._limits.body_stall:g} s while other requests "
+            "waited for memory",
+        )
 
     def expire(self) -> None:
         """The current phase ran past its deadline."""
-        if self._phase == HEAD:
+        if self.waiting_memory:
+            self._fail(
+                503,
+                f"no memory for the request body within {self._limits.memory_wait:g} s "
+                "(other requests hold it); retry later",
+                [(b"Retry-After", b"1")],
+            )
+        elif self._phase == HEAD:
             self._fail(
                 408, f"request headers not received within {self._limits.header_timeout:g} s"
             )
@@ -477,7 +586,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 try:
                     response = await self._handler(item)
                 except Exception:
-                    log.exception("handler failed for %s %s", item.method, item.path)
+                    path = item.path
+                    if self._loggable_path is not None:
+                        path = self._loggable_path(path)
+                    log.exception("handler failed for %s %s", item.method, path)
                     response = json_error(500, "internal error")
                 self._tracker.answered(item.reserved)
                 if self._transport is None:
@@ -520,6 +632,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._closing or self._transport is None:
             return
         answer = json_error(status, message, headers)
+        if self._tracker.refused is not None:
+            self._tracker.refused(status)
         self._closing = True
         self.waiting_memory = False
         self._tracker.abandon(self, self._held)
@@ -581,8 +695,12 @@ class ConnectionTracker:
         limits: ServerLimits | None = None,
         read_size: int = 64 << 10,
         head_size: int = 8 << 10,
+        refused: Callable[[int], None] | None = None,
     ) -> None:
         self.limits = limits or ServerLimits()
+        self.refused = refused
+        """Told the status of every request this layer answers itself (400,
+        408, 413, 414, 431, 503), which no handler sees, so it can be counted."""
         self.read_buffer = memoryview(bytearray(read_size))
         """Where every connection's reads land; parsed before the next read."""
         self.head_buffer = self.read_buffer[:head_size]
@@ -644,17 +762,30 @@ class ConnectionTracker:
         self._idle[connection] = None
 
     def _sweep(self) -> None:
-        """Expire connections past their deadline; run again while any is open."""
+        """Expire connections past their deadline; run again while any is open.
+        While a request waits for memory, gone clients and stalled bodies
+        give theirs back first, so that it may go on rather than expire."""
         loop = asyncio.get_running_loop()
         now = loop.time()
-        expired = [c for c in self.connections if 0.0 < c.deadline <= now and not c.waiting_memory]
-        for connection in expired:
-            connection.expire()
         if self._paused or self._waiting:
             self._close_abandoned()
+            self._cut_off_stalls(now)
+        expired = [c for c in self.connections if 0.0 < c.deadline <= now]
+        for connection in expired:
+            connection.expire()
         self._sweeper = (
             loop.call_later(self.limits.sweep_every, self._sweep) if self.connections else None
         )
+
+    def _cut_off_stalls(self, now: float) -> None:
+        """With a request waiting for memory, cut off the bodies holding some
+        that have received nothing for `body_stall` (their bytes may be all
+        the budget: nothing else would give it back before their own 408)."""
+        if not any(c.alive and c.waiting_memory for c in (*self._paused, *self._waiting)):
+            return
+        since = now - self.limits.body_stall
+        for connection in [c for c in self.connections if c.stalled(since)]:
+            connection.cut_off_stall()
 
     def _close_abandoned(self) -> None:
         """Close the waiting connections whose client has gone (closed or
@@ -675,7 +806,8 @@ class ConnectionTracker:
 
     def admit(self, connection: HttpServerProtocol) -> bool:
         """May `connection` start reading the body it announced? False: it
-        waits its turn (first come, first served), reading paused."""
+        waits its turn (first come, first served), reading paused, until
+        resumed or refused (`memory_wait`)."""
         if self._paused or self._waiting:
             self._waiting.append(connection)
             return False
