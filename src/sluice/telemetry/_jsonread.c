@@ -8,12 +8,12 @@
  * only a key's first entry counts). What a value hits is still answered by
  * the scanners (Python callables); a scanner that remembers its answers in a
  * dict is looked up there first, without a call; bodies are scanned with
- * their field's matcher in C when it has one (see body_at). The
- * attribute keys read are found in a hash table of their own, and what a
- * key's value hit is remembered here (_memo.h). The small dicts an attribute
- * is made of are walked rather than looked up, and a record is read in steps that ask for
- * memory ahead of its use (see attributes_meet). Nested attribute paths go to
- * a Python function.
+ * their field's matcher in C when it has one (see body_at). The attribute
+ * keys read are found in a hash table of their own, and what a key's value
+ * hit is remembered here (_memo.h). The small dicts an attribute is made of
+ * are walked rather than looked up, and a record is read in steps that ask
+ * for memory ahead of its use (see attributes_meet). Nested attribute paths
+ * go to a Python function.
  * A record that is not a dict, one with more distinct read keys than
  * MAX_KEYS, or one where a getter or scan raised gets None: the caller reads
  * it the usual way (which raises again, where the engine counts it).

@@ -67,8 +67,9 @@ def dictionary_of(scan: Scan) -> dict[Any, tuple[int, ...]] | None:
 def matcher_of(scan: Scan | None) -> Any:
     """The native matcher that answers every UTF-8 value as `scan` does, when
     `scan` is a field scanner's unmemoized ``compute`` (a body's scan) and the
-    scanner has one (``FieldScanner.matcher``); else None (also for no scan). A reader in C then
-    scans a value's bytes where they lie, without a bytes object or a call."""
+    scanner has one (``FieldScanner.matcher``); else None (also for no scan).
+    A reader in C then scans a value's bytes where they lie, without a bytes
+    object or a call."""
     owner = getattr(scan, "__self__", None)
     if getattr(scan, "__name__", None) != "compute" or owner is None:
         return None
