@@ -198,6 +198,62 @@ def test_the_server_serves_a_policy_whose_enabled_is_no_boolean_disabled(
     ]
 
 
+def proto_metric(*keep: Any) -> dict[str, Any]:
+    """Exact proto3 JSON of a metric policy dropping "m", with ``keep`` when given."""
+    metric: dict[str, Any] = {"match": [{"metricField": "METRIC_FIELD_NAME", "exact": "m"}]}
+    if keep:
+        metric["keep"] = keep[0]
+    return {"id": "drop-m", "name": "drop-m", "metric": metric}
+
+
+@pytest.mark.parametrize(
+    "keep, error",
+    [((), "metric: keep: missing"), ((None,), "metric: keep: invalid value null")],
+    ids=["missing", "null"],
+)
+def test_a_sync_metric_policy_without_a_boolean_keep_is_reported_not_applied(
+    keep: tuple[Any, ...], error: str
+) -> None:
+    """POLICY.md section 0: a missing metric ``keep`` is an error, as in a
+    policy file. Proto3 reads a missing or null bool as false: the policy
+    used to drop every metric it matched, without a word."""
+    [read] = read_json_response(json_response(proto_metric(*keep))).report.policies
+    assert read.errors == (error,) and not read.valid
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_sync_metric_keep_written_is_read(keep: bool) -> None:
+    [read] = read_json_response(json_response(proto_metric(keep))).report.policies
+    assert read.valid and read.keep.kind is (KeepKind.ALL if keep else KeepKind.NONE)
+
+
+@pytest.mark.parametrize(
+    "keep, why",
+    [(..., "metric: keep: missing"), ("some", 'metric: keep: invalid value "some"')],
+    ids=["missing", "string"],
+)
+def test_the_server_serves_a_metric_policy_without_a_boolean_keep_disabled(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, keep: Any, why: str
+) -> None:
+    """Served as it is, its proto ``keep`` reads false: every client would drop
+    the metrics it matches, where the file's own reader skips the policy."""
+    metric: dict[str, Any] = {"match": [{"metric_field": "name", "exact": "m"}]}
+    if keep is not ...:
+        metric["keep"] = keep
+    path = tmp_path / "p.json"
+    write_policies(
+        path,
+        {"id": "drop-m", "name": "drop-m", "metric": metric},
+        {"id": "keep-n", "name": "keep-n", "metric": {**metric, "keep": "all"}},
+    )
+    caplog.set_level(logging.WARNING, "sluice.providers.server")
+    served = read_response(PolicyFileSource(path).current()).report.policies
+    assert [(p.id, p.enabled) for p in served] == [("drop-m", False), ("keep-n", True)]
+    assert [r.getMessage() for r in caplog.records] == [
+        f'{path}: policy "drop-m": {why}; served disabled'
+    ]
+
+
 def test_authoring_keys_in_sync_json_are_read_not_dropped() -> None:
     """``sample_rate`` is no protocol field: a proto3 reader dropped it, so the
     policy kept everything instead of 10%."""

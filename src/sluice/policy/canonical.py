@@ -10,7 +10,9 @@ The rewrite is structural, not a validation: conditions the engine would
 reject (a bad regex, an unknown keep) are passed on unchanged so that clients
 report them. Values that cannot be expressed in the proto at all (an unknown
 enum name, a string where a number belongs) become the field's zero value,
-which clients report as unspecified.
+which clients report as unspecified. A policy whose error the proto cannot
+carry at all (an ``enabled`` or a metric ``keep`` that is no boolean: the
+proto bool would read false) is served disabled (:func:`served_disabled_because`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from sluice.policy.parse import (
     _Enum,
     _get,
     _Invalid,
+    json_repr,
 )
 
 JsonObj = dict[str, Any]
@@ -229,25 +232,49 @@ def _list(raw: Any) -> list[Any]:
     return raw if isinstance(raw, list) else []
 
 
+def _target(policy: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """The policy's first target (``log``, ``metric`` or ``trace``) and its name."""
+    for name in ("log", "metric", "trace"):
+        target = policy.get(name)
+        if isinstance(target, Mapping):
+            return name, target
+    return None
+
+
+def served_disabled_because(policy: Mapping[str, Any]) -> str:
+    """Why `policy` is served disabled, as its error reads in a policy file,
+    or "" when it is not. A proto bool has no absent or wrong value: an
+    ``enabled`` of null, "false" or 0 would be served as false (and clients
+    would skip an error they cannot see), a metric ``keep`` missing or not a
+    boolean as false, which drops every metric the policy matches."""
+    enabled = policy.get("enabled", True)
+    if not isinstance(enabled, bool):
+        return f"enabled: expected true or false, got {json_repr(enabled)}"
+    found = _target(policy)
+    if found is not None and found[0] == "metric":
+        target = found[1]
+        if "keep" not in target:
+            return "metric: keep: missing"
+        if not isinstance(target["keep"], bool) and target["keep"] not in ("all", "none"):
+            return f"metric: keep: invalid value {json_repr(target['keep'])}"
+    return ""
+
+
 def canonical_policy(policy: Mapping[str, Any]) -> JsonObj:
     """One policy of either dialect as canonical proto-JSON."""
     out: JsonObj = {}
     for key in ("id", "name", "description"):
         if isinstance(policy.get(key), str):
             out[key] = policy[key]
-    enabled = policy.get("enabled", True)
-    # Any other value (null, "false", 0) is an error of the policy when read
-    # from a file; the proto bool cannot carry it: its zero value is served.
-    out["enabled"] = enabled if isinstance(enabled, bool) else False
+    out["enabled"] = policy.get("enabled", True) is True and not served_disabled_because(policy)
     for key in ("created_at_unix_nano", "modified_at_unix_nano"):
         raw = _get(policy, key)
         if raw is not None:
             out[_camel(key)] = str(raw)
     if isinstance(policy.get("labels"), list):
         out["labels"] = policy["labels"]
-    for name, convert in (("log", _log), ("metric", _metric), ("trace", _trace)):
-        target = policy.get(name)
-        if isinstance(target, Mapping):
-            out[name] = convert(target)
-            break
+    found = _target(policy)
+    if found is not None:
+        name, target = found
+        out[name] = {"log": _log, "metric": _metric, "trace": _trace}[name](target)
     return out

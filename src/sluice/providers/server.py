@@ -26,8 +26,7 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from sluice.policy.canonical import canonical_policy
-from sluice.policy.parse import json_repr
+from sluice.policy.canonical import canonical_policy, served_disabled_because
 from sluice.providers.sync import JSON, PROTOBUF, SYNC_METHOD
 from sluice.providers.wire import policy_pb2 as pb
 
@@ -85,12 +84,13 @@ class PolicyFileSource:
             self._fail(f"{self.path}: cannot serve: {problem}")
             return
         for policy in doc["policies"]:
-            if isinstance(policy, dict) and not isinstance(policy.get("enabled", True), bool):
+            why = served_disabled_because(policy) if isinstance(policy, dict) else ""
+            if why:
                 log.warning(
-                    "%s: policy %s: enabled: expected true or false, got %s; served disabled",
+                    "%s: policy %s: %s; served disabled",
                     self.path,
                     json.dumps(policy.get("id")),
-                    json_repr(policy["enabled"]),
+                    why,
                 )
         # The hash covers content, not only ids: an edited policy is a new set.
         message.hash = hashlib.sha256(message.SerializeToString(deterministic=True)).hexdigest()

@@ -147,7 +147,8 @@ def _read_message(
     response: Any, cache: CompileCache | None, written: Sequence[Mapping[str, Any]] | None
 ) -> SyncResult:
     """:func:`read_response`; `written`: the policies as a JSON response
-    wrote them, whose ``enabled`` stands (see :func:`read_json_response`)."""
+    wrote them, whose ``enabled`` and metric ``keep`` stand (see
+    :func:`read_json_response`)."""
     if response.error_message:
         raise SyncError(f"server error: {response.error_message}")
     with collection_paused():  # 10,000 policies are 200,000 objects
@@ -158,6 +159,12 @@ def _read_message(
         if written is not None:
             for policy, raw in zip(policies, written, strict=True):
                 policy["enabled"] = raw.get("enabled", True)
+                metric = raw.get("metric")
+                if isinstance(metric, Mapping) and "metric" in policy:
+                    if "keep" in metric:
+                        policy["metric"]["keep"] = metric["keep"]
+                    else:
+                        del policy["metric"]["keep"]
         report = load_document({"policies": policies}, cache)
     return SyncResult(report, response.hash, _interval(response.recommended_sync_interval_seconds))
 
@@ -166,10 +173,12 @@ def read_json_response(body: bytes | bytearray, cache: CompileCache | None = Non
     """A JSON SyncResponse: exact proto3 JSON when it parses as such, else read
     tolerantly (either policy dialect) so that hand-written servers work too.
 
-    Either way ``enabled`` is read as written: a policy without it is enabled
-    (POLICY.md section 0), and ``"enabled": null`` is an error of that policy
-    as in a policy file, where proto3 would read both as false (binary
-    protobuf cannot tell false from absent: there the wire's value stands).
+    Either way ``enabled`` and a metric ``keep`` are read as written, where
+    proto3 would read absent and null as false: a policy without ``enabled``
+    is enabled (POLICY.md section 0), and ``"enabled": null``, a metric
+    ``keep`` missing or null are errors of that policy, as in a policy file
+    (binary protobuf cannot tell false from absent: there the wire's value
+    stands).
     Keys that neither dialect knows are reported, not dropped
     (:func:`unknown_fields`). Errors chain nothing: a JSONDecodeError holds
     the whole body."""
