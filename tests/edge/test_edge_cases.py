@@ -412,6 +412,24 @@ def test_a_relayed_status_has_its_standard_reason_phrase(
     assert raw.split(b"\r\n", 1)[0] == b"HTTP/1.1 %d %s" % (status, reason)
 
 
+@pytest.mark.parametrize("status", [204, 304])
+def test_a_relayed_bodiless_answer_has_no_content_length(
+    edge: EdgeProcess, up: Upstream, status: int
+) -> None:
+    """A 204 carries no Content-Length (RFC 9110 8.6) and neither answer has
+    content (6.4.1): the next answer on the connection is read intact."""
+    up.respond = Reply(status, b"")
+    data = (
+        b"GET /x HTTP/1.1\r\nHost: e\r\n\r\n"
+        b"GET /_health HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n"
+    )
+    raw = raw_exchange(edge.port, data, timeout=5)
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status), raw
+    assert b"content-length" not in head.lower(), raw
+    assert rest.startswith(b"HTTP/1.1 200 "), raw
+
+
 def test_get_on_an_otlp_path_is_proxied(edge: EdgeProcess, up: Upstream) -> None:
     up.respond = Reply(405, b"no")
     answer = edge.request("GET", "/v1/logs?x=1")

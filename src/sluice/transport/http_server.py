@@ -191,19 +191,26 @@ CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 Handler = Callable[[Request], Awaitable[Response]]
 
 
+BODILESS: Final = frozenset({204, 304})
+"""Statuses whose answers end at their header block (RFC 9110 6.4.1); a 204
+carries no Content-Length either (8.6), nor does a 304 here (it may, only as
+what a 200 would carry, which Edge does not know)."""
+
+
 def encode_response(response: Response, keep_alive: bool, head: bool = False) -> bytes:
     reason = REASONS.get(response.status, b"Status")
+    bodiless = response.status in BODILESS
     parts = [b"HTTP/1.1 %d %s\r\n" % (response.status, reason)]
     for name, value in response.headers:
         parts.append(name + b": " + value + b"\r\n")
     if response.content_type is not None:
         parts.append(b"Content-Type: " + response.content_type + b"\r\n")
-    if not (head and response.length_in_headers):
+    if not ((head and response.length_in_headers) or bodiless):
         parts.append(b"Content-Length: %d\r\n" % len(response.body))
     if not keep_alive:
         parts.append(b"Connection: close\r\n")
     parts.append(b"\r\n")
-    if not head:  # a HEAD answer announces the length but carries no body
+    if not (head or bodiless):  # a HEAD answer announces the length but carries no body
         parts.append(response.body)
     return b"".join(parts)
 
