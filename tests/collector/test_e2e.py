@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+import yaml
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
@@ -26,7 +28,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.collector.components.grpc_sink import GrpcSink
-from tests.collector.helpers import CollectorProcess, free_ports, metric_value
+from tests.collector.helpers import READY, CollectorProcess, free_ports, metric_value
 from tests.edge.helpers import EdgeProcess, Reply, Upstream, http_request, policies, write_json
 
 POLICIES = policies(
@@ -521,6 +523,40 @@ def test_sigterm_flushes_the_batch(tmp_path: Path, upstream: Upstream) -> None:
     sender.join(10)
     assert _logs_at(upstream, 1) == ["hello"]
     assert answers == [200]
+
+
+def test_sighup_reloads_the_config_and_a_config_that_does_not_load_changes_nothing(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """As upstream's collector: SIGHUP reads the config again and restarts the
+    service on it. A broken edit is logged, naming the file and the key, and
+    the running config stays (upstream would exit)."""
+    exporters = {"otlphttp": {"endpoint": upstream.url}}
+    config, grpc_port, http_port, _ = collector_config(tmp_path, exporters)
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["health 1", "a"])
+        assert _logs_at(upstream, 1) == ["a"]
+        for pipeline in config["service"]["pipelines"].values():
+            pipeline["processors"] = ["batch"]  # the policy processor goes
+        collector.config_path.write_text(yaml.safe_dump(config))
+        collector.process.send_signal(signal.SIGHUP)
+        collector.wait_log(
+            r"(?s)signal=hangup.*Config updated, restart service.*Everything is ready"
+        )
+        _emit_logs(GrpcLogs(endpoint=f"127.0.0.1:{grpc_port}", insecure=True), ["health 2", "b"])
+        assert sorted(_logs_at(upstream, 3)) == ["a", "b", "health 2"]
+
+        config["processors"]["batch"]["send_batch_sizee"] = 10
+        collector.config_path.write_text(yaml.safe_dump(config))
+        collector.process.send_signal(signal.SIGHUP)
+        failed = collector.wait_log(r"config reload: (.*)\n(?:.*\n)*.*config reload failed")
+        assert str(collector.config_path) in failed[1] and "send_batch_sizee" in failed[1]
+        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["health 3"])
+        assert sorted(_logs_at(upstream, 4)) == ["a", "b", "health 2", "health 3"]
+        assert collector.stderr().count(READY) == 2
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
 
 
 def test_collector_in_front_of_edge(tmp_path: Path, upstream: Upstream) -> None:

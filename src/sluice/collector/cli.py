@@ -187,4 +187,6 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
     from sluice.collector.service import run
 
     build_info = BuildInfo(program, distribution.description, distribution.version)
-    return loop.run(run(config, build_info=build_info))
+    return loop.run(
+        run(config, build_info=build_info, reload=lambda: load(args.config, args.set, factories))
+    )

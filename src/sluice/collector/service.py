@@ -1,5 +1,5 @@
 """Running a collector: telemetry, extensions, the pipeline graph, readiness,
-and orderly shutdown on SIGTERM/SIGINT.
+orderly shutdown on SIGTERM/SIGINT, and a config reload on SIGHUP.
 
 Start order: the Prometheus endpoint, extensions (so health checks see every
 status), exporters, connectors, processors, receivers last, so that no data
@@ -15,6 +15,7 @@ import asyncio
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sluice import heap
@@ -31,6 +32,7 @@ from sluice.collector.component import (
 from sluice.collector.config import Config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry
+from sluice.logs import configure_logging
 
 log = logging.getLogger("sluice.collector")
 
@@ -169,33 +171,89 @@ class Service:
             self.metrics_server = None
 
 
-async def run(config: Config, ready: Any = None, build_info: BuildInfo | None = None) -> int:
-    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when start failed."""
-    loop = asyncio.get_running_loop()
+Reload = Callable[[], tuple[Config | None, list[str]]]
+"""Reads the config again from its sources: the config, or its problems."""
+
+
+async def _started(config: Config, build_info: BuildInfo | None) -> Service | None:
+    """A started service on `config`, or None (logged) when it cannot start."""
     service = Service(config, build_info=build_info)
     try:
         await service.start()
     except Exception as problem:
         log.error("cannot start the collector: %s", problem)
-        return 1
+        return None
     if service.metrics_port is not None:
         log.info(
             "internal metrics at http://%s/metrics",
             _shown(config.metrics_endpoint, service.metrics_port),
         )
     log.info("Everything is ready. Begin running and processing data.")
-    trimmer = loop.create_task(heap.trim_after_traffic(service.telemetry.items_received))
-    if ready is not None:
-        ready(service)
-    stopping = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stopping.set)
-    await stopping.wait()
-    log.info("Received signal from OS; shutting down")
-    trimmer.cancel()
-    await service.shutdown()
-    log.info("Shutdown complete.")
-    return 0
+    return service
+
+
+async def run(
+    config: Config,
+    ready: Any = None,
+    build_info: BuildInfo | None = None,
+    reload: Reload | None = None,
+) -> int:
+    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when start failed.
+
+    SIGHUP reloads the config (as upstream's collector does): it is read
+    again with `reload` and, when it loads, the running service shuts down
+    as on SIGTERM and a new one starts on it. A config that does not load is
+    logged and the running service goes on (upstream exits); a reloaded
+    config whose service cannot start is logged and the previous config
+    starts again (exit 1 if that fails too)."""
+    loop = asyncio.get_running_loop()
+    signals: asyncio.Queue[int] = asyncio.Queue()
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(signum, signals.put_nowait, signum)
+    service = await _started(config, build_info)
+    while service is not None:
+        trimmer = loop.create_task(heap.trim_after_traffic(service.telemetry.items_received))
+        if ready is not None:
+            ready(service)
+        loaded = await _next_config(signals, reload)
+        trimmer.cancel()
+        await service.shutdown()
+        if loaded is None:
+            log.info("Shutdown complete.")
+            return 0
+        configure_logging(loaded.telemetry.logs.level.lower(), loaded.telemetry.logs.encoding)
+        service = await _started(loaded, build_info)
+        if service is not None:
+            config = loaded
+            continue
+        log.error("the reloaded config cannot start; starting the previous config again")
+        configure_logging(config.telemetry.logs.level.lower(), config.telemetry.logs.encoding)
+        service = await _started(config, build_info)
+    return 1
+
+
+async def _next_config(signals: asyncio.Queue[int], reload: Reload | None) -> Config | None:
+    """Waits for a stop signal (None) or a SIGHUP whose config loads (that config)."""
+    while True:
+        signum = await signals.get()
+        log.info("Received signal from OS", extra={"fields": {"signal": _signal_name(signum)}})
+        if signum != signal.SIGHUP:
+            return None
+        if reload is None:
+            log.warning("SIGHUP ignored: this collector has no config source to read again")
+            continue
+        loaded, problems = await asyncio.to_thread(reload)
+        if loaded is not None:
+            log.warning("Config updated, restart service")
+            return loaded
+        for line in problems:
+            log.error("config reload: %s", line)
+        log.error("config reload failed; the running config stays in effect")
+
+
+def _signal_name(signum: int) -> str:
+    """A signal as Go prints it (``hangup``, ``terminated``, ``interrupt``)."""
+    return (signal.strsignal(signum) or signal.Signals(signum).name).lower()
 
 
 def _shown(endpoint: str | None, port: int) -> str:
