@@ -30,6 +30,7 @@ from tests.edge.helpers import (
     listening_pids,
     otlp_logs_json,
     policies,
+    wait_until,
     write_json,
 )
 
@@ -191,6 +192,29 @@ def test_sigterm_when_idle_exits_promptly(start_edge: EdgeLauncher) -> None:
     assert edge.terminate() == 0
     assert time.monotonic() - started < 5
     assert "stopped" in edge.stderr()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sighup_makes_every_provider_poll_now_and_edge_serves_on(
+    start_edge: EdgeLauncher, upstream: Upstream, workers: int
+) -> None:
+    """SIGHUP's default action would kill Edge without draining. Each worker's
+    providers poll at once instead: an edited policy file applies without
+    waiting for its interval (an hour here)."""
+    port = free_port()
+    provider = {"type": "file", "id": "local", "path": "policies.json", "poll_interval_secs": 3600}
+    edge = start_edge(DROP_X, listen_port=port, workers=workers, policy_providers=[provider])
+    wait_until(lambda: edge.stderr().count("policies updated by local") == workers, edge, 30)
+    write_json(edge.policy_path, policies(drop_logs("drop-y", log_field="body", exact="y")))
+    edge.process.send_signal(signal.SIGHUP)
+    wait_until(lambda: edge.stderr().count("policies updated by local") == 2 * workers, edge)
+    for _ in range(6 * workers):  # fresh connections: the kernel spreads them over the workers
+        answer = http_request(
+            port, "POST", "/v1/logs", logs("x", "y"), {"Content-Type": "application/json"}
+        )
+        assert answer.status == 200
+    assert {tuple(json_bodies(json.loads(r.body))) for r in upstream.received()} == {("x",)}
+    assert edge.process.poll() is None and edge.terminate() == 0, edge.stderr()
 
 
 def test_two_workers_share_the_port(start_edge: EdgeLauncher, upstream: Upstream) -> None:

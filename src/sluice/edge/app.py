@@ -26,7 +26,7 @@ from sluice.edge.supervisor import Supervisor
 from sluice.logs import configure_logging, redact_url
 from sluice.policy.cache import CompileCache
 from sluice.policy.databases import SIDECAR_BUDGET_MIB
-from sluice.providers import PolicyRegistry, make_providers, stop_all
+from sluice.providers import PolicyRegistry, Provider, make_providers, stop_all
 from sluice.providers.provider import STOP_GRACE_SECS
 from sluice.transport import loop
 from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
@@ -56,8 +56,10 @@ async def serve(
     stopping = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
+    providers: list[Provider] = []
+    loop.add_signal_handler(signal.SIGHUP, _refresh, providers)
     registry = PolicyRegistry(cache=CompileCache.default(SIDECAR_BUDGET_MIB))
-    providers = make_providers(list(config.policy_providers), registry, config.service)
+    providers += make_providers(list(config.policy_providers), registry, config.service)
     for provider in providers:
         provider.start()  # traffic before the first load passes unfiltered
     edge = Edge(config, registry, providers, distribution=distribution, group=group)
@@ -100,6 +102,17 @@ async def serve(
         group.publish(edge.status.local_counts())  # what later scrapes show
     edge.close()
     log.info("stopped")
+
+
+def _refresh(providers: list[Provider]) -> None:
+    """SIGHUP: every policy provider polls now (a file is read again, a sync
+    server asked), rather than at the end of its interval."""
+    log.info(
+        "SIGHUP: polling %d policy providers now (the config file is read at start only)",
+        len(providers),
+    )
+    for provider in providers:
+        provider.refresh()
 
 
 DESCRIPTORS_SPARE = 128

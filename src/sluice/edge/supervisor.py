@@ -1,7 +1,8 @@
 """The parent process of ``workers: N`` (N > 1), as gunicorn's arbiter or
 nginx's master process is: it starts the workers, replaces one that exits
-while Edge runs, forwards SIGTERM/SIGINT to every live worker, and waits for
-them all before the caller removes the group's directory.
+while Edge runs, forwards SIGTERM/SIGINT to every live worker (SIGHUP to
+every serving one), and waits for them all before the caller removes the
+group's directory.
 
 - A worker that exits while Edge runs (killed by the out-of-memory killer or
   by hand, crashed) is logged at error level (its slot, pid, and exit code or
@@ -134,7 +135,7 @@ def _pending_signals(fd: int) -> list[int]:
 
 
 def _keep_running(signum: int, frame: FrameType | None) -> None:
-    """The handler of the stop signals: the wakeup fd takes them to the loop."""
+    """The handler of the stop signals and SIGHUP: the wakeup fd takes them to the loop."""
 
 
 class Supervisor:
@@ -170,7 +171,10 @@ class Supervisor:
         os.set_blocking(wake, False)
         os.set_blocking(wake_write, False)
         previous_fd = signal.set_wakeup_fd(wake_write)
-        previous = {signum: signal.signal(signum, _keep_running) for signum in STOP_SIGNALS}
+        previous = {
+            signum: signal.signal(signum, _keep_running)
+            for signum in (*STOP_SIGNALS, signal.SIGHUP)
+        }
         try:
             self.record.write()
             for slot in range(self.config.workers):
@@ -184,7 +188,10 @@ class Supervisor:
                     self._exited(worker)
                 if wake in ready:
                     for signum in _pending_signals(wake):
-                        self._stop(signum)
+                        if signum == signal.SIGHUP:
+                            self._hang_up()
+                        else:
+                            self._stop(signum)
                 self._start_due()
                 self._kill_overdue()
         finally:
@@ -308,6 +315,15 @@ class Supervisor:
         if serving != self.record.serving:
             self.record.serving = serving
             self.record.write()
+
+    def _hang_up(self) -> None:
+        """SIGHUP to every serving worker (each polls its policy providers
+        now); one still starting loads them afresh anyway, and would not
+        survive the signal before its handler is in place."""
+        serving = [worker for worker in self._workers if worker.serving]
+        log.info("SIGHUP: passing it on to %d serving workers", len(serving))
+        for worker in serving:
+            _send(worker, signal.SIGHUP)
 
     # -- stopping ---------------------------------------------------------------------
 

@@ -34,6 +34,8 @@ class Provider(ABC):
         self.loaded = threading.Event()
         """Set once the provider has delivered a policy set."""
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        """Ends the wait for the next poll: set by :meth:`refresh` and on stop."""
         self._thread: threading.Thread | None = None
 
     @abstractmethod
@@ -59,7 +61,8 @@ class Provider(ABC):
             except Exception:  # a provider bug must not kill the thread: fail open
                 log.exception("provider %s: unexpected error", self.config.id)
                 ok = False
-            self._stop.wait(self.next_delay(ok))
+            self._wake.wait(self.next_delay(ok))
+            self._wake.clear()
 
     def start(self) -> None:
         """Poll in a background (daemon) thread."""
@@ -68,6 +71,11 @@ class Provider(ABC):
                 target=self._run, name=f"provider-{self.config.id}", daemon=True
             )
             self._thread.start()
+
+    def refresh(self) -> None:
+        """Poll now rather than at the end of the current wait (once the poll
+        in progress, if any, has finished)."""
+        self._wake.set()
 
     def stop(self) -> None:
         """Stop polling, waiting at most ``timeout_secs`` for a poll in progress."""
@@ -78,6 +86,7 @@ class Provider(ABC):
         `deadline` (monotonic). True when no poll is running any more; a poll
         still running is left behind in its daemon thread."""
         self._stop.set()
+        self._wake.set()
         thread, self._thread = self._thread, None
         if thread is None:
             return True
