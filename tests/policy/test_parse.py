@@ -242,15 +242,31 @@ def test_typed_literals() -> None:
     assert bad[2] == "log: match[2]: equals value oneof is unset"
 
 
-def test_a_bad_boolean_is_shown_as_json() -> None:
-    """The value in an error is spelled as in the file ("yes", not 'yes')."""
+def test_a_bad_boolean_is_named_and_shown_as_json() -> None:
+    """The error names the key (a matcher holds several booleans) and spells
+    the value as in the file ("yes", not 'yes')."""
     match = [{"log_field": "body", "exact": "x", "negate": "yes"}]
     assert errors({"log": {"match": match, "keep": "none"}}) == [
-        'log: match[0]: expected true or false, got "yes"'
+        'log: match[0]: negate: expected true or false, got "yes"'
     ]
-    match = [{"log_field": "body", "exact": "x", "case_insensitive": 1}]
+    match = [
+        {"log_field": "body", "exact": "x", "case_insensitive": 1},
+        {"log_field": "body", "exists": "true"},
+        {"log_field": "body", "equals": {"bool_value": 0}},
+    ]
     assert errors({"log": {"match": match, "keep": "none"}}) == [
-        "log: match[0]: expected true or false, got 1"
+        "log: match[0]: case_insensitive: expected true or false, got 1",
+        'log: match[1]: exists: expected true or false, got "true"',
+        "log: match[2]: bool_value: expected true or false, got 0",
+    ]
+    add = [{"log_attribute": "a", "value": "v", "upsert": "no"}]
+    log = {"match": [{"log_field": "body", "exact": "x"}], "transform": {"add": add}}
+    assert errors({"log": log}) == [
+        'log: transform: add[0]: upsert: expected true or false, got "no"'
+    ]
+    keep = {"percentage": 50, "fail_closed": "false"}
+    assert errors({"trace": {"match": [{"trace_field": "name", "exact": "x"}], "keep": keep}}) == [
+        'trace: keep: fail_closed: expected true or false, got "false"'
     ]
 
 

@@ -89,9 +89,15 @@ def _has(obj: Mapping[str, Any], key: str) -> bool:
     return _get(obj, key) is not None
 
 
-def _bool(value: Any, default: bool) -> bool:
-    """A boolean key's value; None (the key is absent or null) is `default`."""
-    return default if value is None else _boolean(value)
+def _bool(value: Any, default: bool, key: str) -> bool:
+    """The boolean `key`'s value; None (the key is absent or null) is `default`.
+    An error names the key: a matcher holds several booleans."""
+    if value is None:
+        return default
+    try:
+        return _boolean(value)
+    except _Invalid as problem:
+        raise _Invalid(f"{key}: {problem}") from None
 
 
 def _boolean(value: Any) -> bool:
@@ -340,7 +346,7 @@ def _typed_literal(value: Any, op: MatchOp) -> TypedValue:
     if op is not MatchOp.EQUALS and kind not in ("int_value", "double_value"):
         raise _Invalid(f"{op.value} requires int_value or double_value, got {kind}")
     if kind == "bool_value":
-        return _bool(raw, False)
+        return _bool(raw, False, "bool_value")
     if kind == "int_value":
         return _int64(raw)
     if kind == "double_value":
@@ -369,8 +375,8 @@ def parse_matcher(obj: Any, signal: Signal) -> Matcher:
     if not isinstance(obj, Mapping):
         raise _Invalid("matcher must be an object")
     selector, carried = parse_selector(obj, signal)
-    negate = _bool(_get(obj, "negate"), False)
-    case_insensitive = _bool(_get(obj, "case_insensitive"), False)
+    negate = _bool(_get(obj, "negate"), False, "negate")
+    case_insensitive = _bool(_get(obj, "case_insensitive"), False, "case_insensitive")
     if carried is not None:
         if not carried:
             raise _Invalid("empty pattern")
@@ -384,7 +390,7 @@ def parse_matcher(obj: Any, signal: Signal) -> Matcher:
     raw = _get(obj, key)
     value: TypedValue
     if op is MatchOp.EXISTS:
-        value = _bool(raw, True)
+        value = _bool(raw, True, key)
     elif op is MatchOp.EQUALS or op in (MatchOp.GT, MatchOp.GTE, MatchOp.LT, MatchOp.LTE):
         value = _typed_literal(raw, op)
         if value == "" and isinstance(value, str):
@@ -502,7 +508,7 @@ def parse_trace_keep(raw: Any) -> Keep:
     seed = 0 if seed_raw is None else _int64(seed_raw)
     if not 0 <= seed <= 0xFFFFFFFF:
         raise _Invalid(f"hash_seed {seed} out of range [0, 4294967295]")
-    fail_closed = _bool(_get(raw, "fail_closed"), True)
+    fail_closed = _bool(_get(raw, "fail_closed"), True, "fail_closed")
     common: dict[str, Any] = {
         "mode": mode,
         "precision": precision,
@@ -564,7 +570,7 @@ def _parse_transform(op: TransformOp, item: Any) -> Transform:
             raise _Invalid("rename target is empty")
         if not isinstance(to, str):
             raise _Invalid(f"rename target must be a string, got {json_repr(to)}")
-        upsert = _bool(_get(item, "upsert"), False)
+        upsert = _bool(_get(item, "upsert"), False, "upsert")
         target = Selector(source.source, source.name, (*source.path[:-1], to))
         return Transform(op, target, upsert=upsert, source=source)
     target, _ = parse_selector(item, Signal.LOG)
@@ -589,7 +595,7 @@ def _parse_transform(op: TransformOp, item: Any) -> Transform:
         value = ""
     if not isinstance(value, str):
         raise _Invalid(f"value must be a string, got {json_repr(value)}")
-    return Transform(op, target, value=value, upsert=_bool(_get(item, "upsert"), False))
+    return Transform(op, target, value=value, upsert=_bool(_get(item, "upsert"), False, "upsert"))
 
 
 # ---------------------------------------------------------------------------
