@@ -146,6 +146,18 @@ def test_a_killed_worker_is_replaced_with_its_counts_kept(
     _stops_cleanly(edge, [survivor, replacement])
 
 
+def test_workers_stop_when_the_parent_is_killed(edges: EdgeLauncher) -> None:
+    """A kill -9 of the parent runs none of its code; its workers used to serve
+    on, unsupervised. The kernel now sends each of them SIGTERM."""
+    edge, _ = _start_two(edges)
+    workers = listening_pids(edge.stderr())
+    edge.process.kill()
+    edge.process.wait()
+    wait_until(lambda: not [pid for pid in workers if _alive(pid)], edge, timeout=STOP_SECS)
+    for pid in workers:  # each drained, as on SIGTERM
+        assert f'pid={pid} logger=sluice.edge msg="stopped"' in edge.stderr()
+
+
 def test_totals_never_go_backwards_when_workers_die(edges: EdgeLauncher) -> None:
     edge, port = _start_two(edges)
     body = json.dumps(otlp_logs_json(["x"])).encode()

@@ -22,7 +22,7 @@ from sluice.edge.config import EdgeConfig
 from sluice.edge.datadog_intake import loggable_path
 from sluice.edge.group import WorkerGroup
 from sluice.edge.routes import Edge
-from sluice.edge.supervisor import Supervisor
+from sluice.edge.supervisor import Supervisor, end_with_parent
 from sluice.logs import configure_logging, redact_url
 from sluice.policy.cache import CompileCache
 from sluice.policy.databases import SIDECAR_BUDGET_MIB
@@ -154,6 +154,8 @@ def _run_worker(
     """Serve in this process: alone, or as the worker `name` of the group
     whose counters are in `group_dir`, telling the parent on `started` once
     it serves."""
+    if started is not None:
+        end_with_parent()
     configure_logging(config.log_level, config.log_format)
     try:
         sock = bind(config.listen_address, config.listen_port, reuse_port=bool(group_dir))

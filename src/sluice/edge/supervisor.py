@@ -16,6 +16,8 @@ group's directory.
   restart policy (Kubernetes' back-off) takes over and the failure shows. A
   worker of the first start that exits before it served (a port in use, a
   broken environment) stops Edge at once: its replacements would fail alike.
+- A supervisor killed by SIGKILL takes its workers with it: each gets SIGTERM
+  from the kernel (:func:`end_with_parent`) and drains.
 - Stopping (SIGTERM or SIGINT, or giving up): SIGTERM goes to every worker
   not yet reaped (a pid is only reaped here, so it cannot belong to another
   process; an error on one worker does not stop the others'), pending
@@ -28,6 +30,7 @@ group's directory.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -52,6 +55,9 @@ within :data:`CRASH_WINDOW_SECS` before this one (none: at once, so that
 capacity comes back after a one-off kill); one exit more stops Edge."""
 CRASH_WINDOW_SECS = 60.0
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when its parent dies (Linux)."""
 
 WorkerTarget = Callable[[EdgeConfig, str, str, str, Connection], None]
 """Runs one worker: ``(config, distribution, group directory, worker name,
@@ -112,6 +118,22 @@ def _outcome(code: int) -> str:
 def _fields(worker: _Worker, code: int) -> dict[str, Any]:
     ended = {"signal": _signal_name(-code)} if code < 0 else {"exit_code": code}
     return {"fields": {"worker": worker.slot, "pid": worker.pid, **ended}}
+
+
+def end_with_parent() -> None:
+    """In a worker: get SIGTERM (and drain, as on any SIGTERM) when the
+    supervisor dies. Its own death by SIGKILL runs no code of its own, and
+    its workers would serve on, unsupervised and unscraped (Linux; elsewhere
+    they still do)."""
+    parent = multiprocessing.parent_process()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+            return
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent.pid:
+        os.kill(os.getpid(), signal.SIGTERM)  # it died before the signal was set
 
 
 def _send(worker: _Worker, signum: int) -> None:
