@@ -220,6 +220,47 @@ def test_workers_that_cannot_listen_stop_edge_with_1(tmp_path: Path, upstream: U
     assert "restarted" not in proc.stderr
 
 
+def _children(pid: int) -> list[int]:
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _parent_of(entry) == pid
+    ]
+
+
+def _parent_of(entry: Path) -> int | None:
+    try:
+        stat = (entry / "stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])
+
+
+def test_ctrl_c_while_workers_start_stops_edge_without_tracebacks(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Ctrl-C reaches the whole process group. A worker still importing
+    Python used to die of it with a KeyboardInterrupt traceback; it starts
+    with SIGINT blocked now, and the parent stops it."""
+    path = tmp_path / "config.json"
+    write_json(path, {"upstream_url": upstream.url, "listen_port": free_port(), "workers": 2})
+    edge = subprocess.Popen(
+        [str(BIN / "sluice-edge"), str(path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a shell gives a foreground job
+    )
+    deadline = time.monotonic() + 10
+    while len(_children(edge.pid)) < 2:  # spawned: importing for a good while yet
+        assert time.monotonic() < deadline and edge.poll() is None
+        time.sleep(0.002)
+    os.killpg(edge.pid, signal.SIGINT)
+    _, stderr = edge.communicate(timeout=30)
+    assert edge.returncode == 0, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "SIGINT: stopping 2 workers" in stderr
+
+
 def test_restarts_back_off_then_give_up_while_workers_keep_failing() -> None:
     budget = RestartBudget(delays=(0.0, 1.0, 2.0, 4.0), window=60.0)
     assert [budget.exited(at) for at in (100.0, 101.0, 103.0, 107.0)] == [0.0, 1.0, 2.0, 4.0]

@@ -58,6 +58,7 @@ async def serve(
         loop.add_signal_handler(signum, stopping.set)
     providers: list[Provider] = []
     loop.add_signal_handler(signal.SIGHUP, _refresh, providers)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a worker starts with it blocked
     registry = PolicyRegistry(cache=CompileCache.default(SIDECAR_BUDGET_MIB))
     providers += make_providers(list(config.policy_providers), registry, config.service)
     for provider in providers:

@@ -251,6 +251,11 @@ class Supervisor:
             args=(self.config, self.distribution, str(self.record.directory), name, report),
             name=f"sluice-edge {name}",
         )
+        # The worker starts with SIGINT blocked (a signal mask survives exec):
+        # Ctrl-C reaches the whole process group, and a worker still importing
+        # would die of it with a traceback; this process stops the workers
+        # instead. Edge unblocks it once its handlers are in place.
+        masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             process.start()
         except OSError as problem:
@@ -258,6 +263,7 @@ class Supervisor:
             log.error("cannot start worker %d: %s; %s", slot, problem, self._ended(slot, first))
             return None
         finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, masked)
             report.close()
         assert process.pid is not None
         self._workers.append(_Worker(slot, name, process.pid, process, started, first))
