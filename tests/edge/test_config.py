@@ -134,31 +134,32 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     [
         (
             {"type": "http", "url": "https://127.0.0.1:1/v1/policy/sync", "ca_file": "none.pem"},
-            "cannot read none.pem: No such file or directory",
+            "cannot read {folder}/none.pem: No such file or directory",
         ),
         (
             {"type": "grpc", "url": "127.0.0.1:1", "tls": True, "ca_file": "none.pem"},
-            "cannot read none.pem: No such file or directory",
+            "cannot read {folder}/none.pem: No such file or directory",
         ),
         (
             {"type": "http", "url": "https://127.0.0.1:1/v1/policy/sync", "ca_file": "ca.txt"},
-            "no certificate found in ca.txt (expected PEM: -----BEGIN CERTIFICATE-----)",
+            "no certificate found in {folder}/ca.txt (expected PEM: -----BEGIN CERTIFICATE-----)",
         ),
         (
             {"type": "grpc", "url": "grpcs://127.0.0.1:1", "ca_file": "ca.txt"},
-            "no certificate found in ca.txt (expected PEM: -----BEGIN CERTIFICATE-----)",
+            "no certificate found in {folder}/ca.txt (expected PEM: -----BEGIN CERTIFICATE-----)",
         ),
     ],
 )
 def test_a_ca_file_that_does_not_load_is_a_config_error(
     tmp_path: Path, provider: dict[str, Any], problem: str
 ) -> None:
-    """On start and in validate: one line naming the key, no traceback."""
+    """On start and in validate: one line naming the key and the file (a
+    relative path is taken from the config file's folder), no traceback."""
     (tmp_path / "ca.txt").write_text("not a certificate\n")
     path = config_file(
         tmp_path, {"upstream_url": "http://127.0.0.1:1", "policy_providers": [provider]}
     )
-    line = f"{path}: policy_providers[0].ca_file: {problem}"
+    line = f"{path}: policy_providers[0].ca_file: {problem.format(folder=path.parent)}"
     started = run_edge(str(path), cwd=tmp_path)
     assert started.returncode == 1
     [logged] = started.stderr.splitlines()

@@ -3,6 +3,7 @@ with a freshly made self-signed certificate."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from sluice.providers.config import ProviderConfig, ProviderType
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
 from tests.conformance.servers import RunningServer, policy_server
+from tests.edge.helpers import EdgeProcess
 from tests.providers.helpers import drop, self_signed, surviving, write_policies
 
 
@@ -59,3 +61,26 @@ def test_grpc_over_tls(tls_server: tuple[RunningServer, Path]) -> None:
     plaintext = provider("grpc", f"localhost:{server.grpc_port}", "")
     assert not plaintext.sync()
     assert "UNAVAILABLE" in plaintext.last_error
+
+
+def test_an_edge_config_takes_a_relative_ca_file_from_its_folder(
+    tls_server: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    """As a file provider's ``path``: Edge runs from another working directory
+    (here the repository's) and still finds the CA next to its config."""
+    server, cert = tls_server
+    workdir = tmp_path / "edge"
+    workdir.mkdir()
+    shutil.copy(cert, workdir / "ca.pem")
+    url = f"https://localhost:{server.http_port}/v1/policy/sync"
+    config = {
+        "upstream_url": "http://127.0.0.1:9",
+        "policy_providers": [{"type": "http", "id": "tls", "url": url, "ca_file": "ca.pem"}],
+    }
+    edge = EdgeProcess(workdir, config).wait_ready()  # every provider loaded
+    try:
+        assert Path.cwd() != workdir
+        [loaded] = edge.health()["providers"]
+        assert loaded["loaded"] and not loaded.get("error"), loaded
+    finally:
+        assert edge.terminate() == 0, edge.stderr()

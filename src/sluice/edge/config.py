@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +150,11 @@ def _identity(raw: Any, where: str) -> ClientIdentity:
     return ClientIdentity(**values)
 
 
-def _providers(raw: Any, where: str) -> tuple[ProviderConfig, ...]:
+def _providers(raw: Any, where: str, base_dir: Path | None = None) -> tuple[ProviderConfig, ...]:
+    """Relative paths (a file provider's ``path``, ``ca_file``) are taken from
+    `base_dir`, the config file's folder."""
     # Expanded with the rest of the config: expanding again would undo $$.
-    return tuple(parse_providers(raw, where, expand=False))
+    return tuple(parse_providers(raw, where, base_dir, expand=False))
 
 
 LIMITS: dict[str, Reader] = {
@@ -276,6 +279,8 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
             continue
         if key in unexpanded:
             continue  # reported; its reader would only complain about the hole
+        if key == "policy_providers" and source:
+            reader = partial(_providers, base_dir=Path(source).parent)
         try:
             values[key] = reader(raw, f"{source}: {key}")
         except ConfigError as problem:
@@ -288,11 +293,6 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
         raise ConfigError("\n".join(problems))
     limits = {key.removesuffix("_secs"): values.pop(key) for key in LIMITS if key in values}
     limits["max_body_size"] = values.get("max_body_size", EdgeConfig.max_body_size)
-    base = Path(source).parent if source else None
-    if base is not None:
-        values["policy_providers"] = tuple(
-            provider.under(base) for provider in values.get("policy_providers", ())
-        )
     return EdgeConfig(**values, limits=ServerLimits(**limits), source=source)
 
 

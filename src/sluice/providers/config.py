@@ -227,12 +227,15 @@ def _sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
     return url
 
 
-def _ca_file(raw: Any, where: str, expand: bool) -> str:
-    """A CA bundle path, read now: a missing file or one without a PEM
-    certificate is a config error, not a failure at the first sync."""
+def _ca_file(raw: Any, where: str, expand: bool, base_dir: Path | None) -> str:
+    """A CA bundle path (a relative one taken from `base_dir` when given),
+    read now: a missing file or one without a PEM certificate is a config
+    error, not a failure at the first sync."""
     path = _string(raw, where, expand)
     if not path:
         return path  # the system roots, as when the key is absent
+    if base_dir is not None and not Path(path).is_absolute():
+        path = str(base_dir / path)
     try:
         ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
     except ssl.SSLError:  # an OSError too: first
@@ -249,8 +252,9 @@ def parse_provider(
     raw: Any, where: str, index: int, base_dir: Path | None = None, expand: bool = True
 ) -> ProviderConfig:
     """Validate one provider entry; `where` prefixes error messages
-    (e.g. ``config.json: policy_providers[0]``). A relative file `path` is
-    taken relative to `base_dir` (the config file's folder) when given.
+    (e.g. ``config.json: policy_providers[0]``). A relative file `path` or
+    ``ca_file`` is taken relative to `base_dir` (the config file's folder,
+    or the collector's working directory) when given.
     `expand`: replace ``${NAME}`` in string values (False when the caller's
     config format has expanded them already, as the collector's does)."""
     if not isinstance(raw, Mapping):
@@ -315,7 +319,7 @@ def parse_provider(
         raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
     values["tls"] = tls
     if "ca_file" in raw:
-        values["ca_file"] = _ca_file(raw["ca_file"], f"{where}.ca_file", expand)
+        values["ca_file"] = _ca_file(raw["ca_file"], f"{where}.ca_file", expand, base_dir)
     config = ProviderConfig(**values)
     return config.under(base_dir) if base_dir is not None else config
 
