@@ -38,6 +38,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -254,7 +255,10 @@ class Supervisor:
         # The worker starts with SIGINT blocked (a signal mask survives exec):
         # Ctrl-C reaches the whole process group, and a worker still importing
         # would die of it with a traceback; this process stops the workers
-        # instead. Edge unblocks it once its handlers are in place.
+        # instead. Edge unblocks it once its handlers are in place. The
+        # resource tracker every spawn needs is started first: starting it
+        # unblocks SIGINT on its way out, which the first worker would inherit.
+        resource_tracker.ensure_running()
         masked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             process.start()
