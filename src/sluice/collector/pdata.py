@@ -82,45 +82,38 @@ def merge(signal: Signal, into: Any, data: Any) -> None:
 
 def split(signal: Signal, data: Any, max_items: int) -> list[Any]:
     """`data` cut into requests of at most `max_items` items each, in order,
-    as upstream's batch processor splits: every request but the last holds
-    exactly `max_items`; a resource, scope or metric cut in two appears in
-    both requests with all its own fields (metrics are cut between data
+    as upstream's batch processor splits: the first `max_items` items are
+    taken out, again and again, and what is left is the last request. A
+    container cut in two stays whole, with all its fields, in the part that
+    keeps its last items; the parts before it get a copy of only what
+    upstream copies: the resource, the scope, a metric's name, description,
+    unit, temporality and monotonicity (metrics are cut between data
     points). `data` itself comes back when it fits (or `max_items` <= 0)."""
-    if max_items <= 0 or item_count(signal, data) <= max_items:
+    remaining = item_count(signal, data)
+    if max_items <= 0 or remaining <= max_items:
         return [data]
-    return _Splitter(signal, max_items).split(data)
+    taker = _Taker(signal)
+    parts = []
+    while remaining > max_items:
+        part = new(signal)
+        taker.take(0, data, part, max_items)
+        parts.append(part)
+        remaining -= max_items
+    parts.append(data)
+    return parts
 
 
-class _Splitter:
-    """Walks a request's tree in order, copying whole containers that fit
-    the room left in the current request and cutting the one that does not.
-    A container cut across requests is re-created in each from a shell
-    (its fields without its children), made only when needed."""
+class _Taker:
+    """Moves the first items of a request (or a resource, scope or metric)
+    into another, as upstream's ``split*`` functions do: children that fit
+    whole are moved whole, the first that does not is cut, and whatever
+    follows stays behind."""
 
-    def __init__(self, signal: Signal, max_items: int):
-        self.signal = signal
-        self.max_items = max_items
+    def __init__(self, signal: Signal):
         self.children = (RESOURCES[signal], SCOPES[signal], RECORDS[signal])
         """Children field of each level: request, resource, scope."""
         self.leaf = 3 if signal is Signal.METRIC else 2
         """The level whose children are items (a metric's data points)."""
-        self.parts: list[Any] = []
-        self.room = 0
-        self.sources: list[Any] = [None] * (self.leaf + 1)
-        """The source container being cut at each level."""
-        self.open: list[Any] = []
-        """The copies of `sources` in the current request, by level."""
-
-    def split(self, data: Any) -> list[Any]:
-        self.sources[0] = data
-        self._next_part()
-        self._walk(0)
-        return self.parts
-
-    def _next_part(self) -> None:
-        self.parts.append(new(self.signal))
-        self.open = [self.parts[-1]]
-        self.room = self.max_items
 
     def _items(self, level: int, container: Any) -> Any:
         """The children of a container at `level` (a metric's data points)."""
@@ -130,68 +123,56 @@ class _Splitter:
         return getattr(container, kind).data_points if kind else ()
 
     def _count(self, level: int, container: Any) -> int:
-        """Items under a container that is a child of `level`."""
-        if level + 1 == self.leaf:
-            return len(self._items(level + 1, container))
-        return sum(self._count(level + 1, child) for child in self._items(level + 1, container))
-
-    def _dest(self, level: int) -> Any:
-        """The current request's copy of ``sources[level]``, made on first use."""
-        if level < len(self.open):
-            return self.open[level]
-        source = self.sources[level]
-        siblings = self._items(level - 1, self._dest(level - 1))
-        if level == 3:  # a metric: its data points are one level further down
-            kind = source.WhichOneof("data") or ""
-            shell = _shell(source, kind)
-            if kind:
-                points = getattr(shell, kind)
-                points.SetInParent()
-                points.CopyFrom(_shell(getattr(source, kind), "data_points"))
-        else:
-            shell = _shell(source, self.children[level])
-        siblings.append(shell)
-        self.open.append(siblings[-1])
-        return self.open[level]
-
-    def _walk(self, level: int) -> None:
-        children = self._items(level, self.sources[level])
+        """Items in a container at `level`."""
+        children = self._items(level, container)
         if level == self.leaf:
-            start = 0
-            while start < len(children):
-                if not self.room:
-                    self._next_part()
-                taken = min(self.room, len(children) - start)
-                self._items(level, self._dest(level)).extend(children[start : start + taken])
-                self.room -= taken
-                start += taken
-            return
+            return len(children)
+        return sum(self._count(level + 1, child) for child in children)
+
+    def take(self, level: int, source: Any, dest: Any, room: int) -> int:
+        """Move up to `room` items of `source` (at `level`) into `dest`; how many."""
+        children = self._items(level, source)
+        into = self._items(level, dest)
+        if level == self.leaf:
+            taken = min(room, len(children))
+            into.extend(children[:taken])
+            del children[:taken]
+            return taken
+        taken = moved = 0
         for child in children:
-            if not self.room:
-                self._next_part()
-            count = self._count(level, child)
-            if count <= self.room:
-                self._items(level, self._dest(level)).append(child)
-                self.room -= count
-            else:
-                self.sources[level + 1] = child
-                del self.open[level + 1 :]
-                self._walk(level + 1)
+            if taken == room:
+                break
+            count = self._count(level + 1, child)
+            if taken + count <= room:
+                into.append(child)
+                taken += count
+                moved += 1
+                continue
+            into.append(_cut_copy(level + 1, child))
+            taken += self.take(level + 1, child, into[-1], room - taken)
+            break
+        del children[:moved]
+        return taken
 
 
-def _shell(message: Any, children: str) -> Any:
-    """A copy of `message` without its `children` field."""
-    shell = type(message)()
-    for field, value in message.ListFields():
-        if field.name == children:
-            continue
-        if field.is_repeated:
-            getattr(shell, field.name).extend(value)
-        elif field.message_type is not None:
-            getattr(shell, field.name).CopyFrom(value)
-        else:
-            setattr(shell, field.name, value)
-    return shell
+def _cut_copy(level: int, source: Any) -> Any:
+    """What upstream copies of a resource, scope or metric it cuts in two."""
+    copy = type(source)()
+    if level == 1:
+        copy.resource.CopyFrom(source.resource)
+    elif level == 2:
+        copy.scope.CopyFrom(source.scope)
+    else:
+        copy.name, copy.description, copy.unit = source.name, source.description, source.unit
+        kind = source.WhichOneof("data")
+        if kind is not None:
+            points = getattr(copy, kind)
+            points.SetInParent()
+            if kind != "gauge" and kind != "summary":
+                points.aggregation_temporality = getattr(source, kind).aggregation_temporality
+            if kind == "sum":
+                points.is_monotonic = source.sum.is_monotonic
+    return copy
 
 
 def full_logs(lean: Any) -> ExportLogsServiceRequest:

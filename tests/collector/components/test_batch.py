@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sluice.collector import pdata
 from sluice.collector.component import ConsumerError, Host, refused
@@ -144,8 +145,9 @@ def test_send_batch_max_size_splits_large_batches() -> None:
     bodies = [log_bodies(request) for request in sink.received]
     assert [body for request in bodies for body in request] == [str(i) for i in range(10)] * 2
     second = pdata.full_logs(sink.received[1])
-    # The cut resources keep their attributes, schema URL and scope.
-    assert [r.schema_url for r in second.resource_logs] == ["https://schema/0", "https://schema/1"]
+    # Resource 0's last 3 records went whole; resource 1 was cut: this part
+    # has a copy of its resource and scope (upstream copies no schema URL).
+    assert [r.schema_url for r in second.resource_logs] == ["https://schema/0", ""]
     for resource in second.resource_logs:
         assert resource.resource.attributes[0].value.string_value == "checkout"
         assert resource.scope_logs[0].scope.name == "app.logger"
@@ -192,6 +194,56 @@ def test_metrics_split_between_data_points_and_traces_between_spans() -> None:
     assert first.resource_metrics[0].scope_metrics[0].metrics[1].sum.data_points[0].as_int == 0
     assert cut[0].sum.data_points[0].as_int == 1  # b's points 1..3 follow its point 0
     assert trace_sink.items(Signal.TRACE) == [2, 1]
+
+
+def test_a_cut_container_keeps_its_fields_only_in_its_last_part() -> None:
+    """Upstream's split moves the first items into a new request, copying only
+    the resource, the scope, and a metric's name, description, unit,
+    temporality and monotonicity; the original, with schema URLs and
+    metadata, stays with the items left behind."""
+    request = ExportLogsServiceRequest()
+    resource = request.resource_logs.add(schema_url="https://resource")
+    resource.resource.attributes.add(key="service.name").value.string_value = "checkout"
+    scope = resource.scope_logs.add(schema_url="https://scope")
+    scope.scope.name = "app.logger"
+    for body in "abcde":
+        scope.log_records.add().body.string_value = body
+    parts = [pdata.full_logs(p) for p in pdata.split(Signal.LOG, pdata.lean_logs(request), 2)]
+    assert [
+        (r.schema_url, s.schema_url, s.scope.name, r.resource.attributes[0].value.string_value)
+        for part in parts
+        for r in part.resource_logs
+        for s in r.scope_logs
+    ] == [
+        ("", "", "app.logger", "checkout"),
+        ("", "", "app.logger", "checkout"),
+        ("https://resource", "https://scope", "app.logger", "checkout"),
+    ]
+
+    points = metrics("m", points=3)
+    metric = points.resource_metrics[0].scope_metrics[0].metrics[0]
+    metric.description = "requests"
+    metric.metadata.add(key="origin").value.string_value = "sdk"
+    first, last = pdata.split(Signal.METRIC, points, 2)
+    cut = first.resource_metrics[0].scope_metrics[0].metrics[0]
+    assert (cut.name, cut.description, cut.unit, list(cut.metadata)) == ("m", "requests", "1", [])
+    assert (cut.sum.is_monotonic, cut.sum.aggregation_temporality) == (True, 2)
+    kept = last.resource_metrics[0].scope_metrics[0].metrics[0]
+    assert [(kv.key, kv.value.string_value) for kv in kept.metadata] == [("origin", "sdk")]
+    assert [p.as_int for p in kept.sum.data_points] == [2]
+
+
+def test_empty_containers_after_the_last_cut_go_with_the_remainder() -> None:
+    """No request without items: upstream leaves a trailing empty resource in
+    what remains, which is the last part."""
+    request = pdata.full_logs(numbered_logs(4))
+    request.resource_logs.add(schema_url="https://empty")
+    parts = pdata.split(Signal.LOG, pdata.lean_logs(request), 2)
+    assert [pdata.item_count(Signal.LOG, p) for p in parts] == [2, 2]
+    assert [r.schema_url for r in pdata.full_logs(parts[1]).resource_logs] == [
+        "https://schema/0",
+        "https://empty",
+    ]
 
 
 def test_split_returns_the_request_itself_when_it_fits() -> None:
