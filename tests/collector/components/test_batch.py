@@ -74,6 +74,10 @@ def test_configs_decode_and_validate_with_upstreams_wording() -> None:
         'duplicate entry in metadata_keys: "tenant" (case-insensitive)'
     ]
     assert load("config_negative_timeout.yaml")[1] == ["timeout must be greater or equal to 0"]
+    # Upstream's Validate returns its first error only.
+    assert load("config_three_problems.yaml")[1] == [
+        "send_batch_max_size must be greater or equal to send_batch_size"
+    ]
     assert load("config_negative_size.yaml")[1] == [
         "send_batch_size: cannot parse 'send_batch_size', -5 overflows uint"
     ]

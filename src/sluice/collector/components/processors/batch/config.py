@@ -30,14 +30,21 @@ class BatchConfig(ComponentConfig):
             value = getattr(self, key)
             if value < 0:
                 yield key, f"cannot parse '{key}', {value} overflows uint"
-        # Upstream's checks, wording and order.
+                return
+        problem = self._first_problem()
+        if problem is not None:
+            yield "", problem
+
+    def _first_problem(self) -> str | None:
+        """Upstream's checks, wording and order; like upstream, only the first."""
         if 0 < self.send_batch_max_size < self.send_batch_size:
-            yield "", "send_batch_max_size must be greater or equal to send_batch_size"
+            return "send_batch_max_size must be greater or equal to send_batch_size"
         seen: set[str] = set()
         for key in self.metadata_keys:
             lowered = key.lower()
             if lowered in seen:
-                yield "", f'duplicate entry in metadata_keys: "{lowered}" (case-insensitive)'
+                return f'duplicate entry in metadata_keys: "{lowered}" (case-insensitive)'
             seen.add(lowered)
         if self.timeout < 0:
-            yield "", "timeout must be greater or equal to 0"
+            return "timeout must be greater or equal to 0"
+        return None
