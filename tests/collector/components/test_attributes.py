@@ -265,7 +265,7 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
         (
             "include",
             "span_kinds string must match one of the standard span kinds when "
-            "match_type=strict: [SPAN_KIND_CLIENT SPAN_KIND_CONSUMER SPAN_KIND_INTERNAL "
+            "match_type=strict: [     SPAN_KIND_CLIENT SPAN_KIND_CONSUMER SPAN_KIND_INTERNAL "
             "SPAN_KIND_PRODUCER SPAN_KIND_SERVER]",
         )
     ]

@@ -100,9 +100,12 @@ def _for_spans(mp: MatchProperties) -> str | None:
     ):
         return 'at least one of "attributes", "libraries",  or "resources" field must be specified'
     if mp.match_type == "strict" and any(k not in _STRICT_SPAN_KINDS for k in mp.span_kinds):
+        # Upstream lists the kinds after as many empty strings (it appends
+        # to a slice made with that length), so Go's %v starts with spaces.
+        listed = [""] * len(_STRICT_SPAN_KINDS) + _STRICT_SPAN_KINDS
         return (
             "span_kinds string must match one of the standard span kinds when "
-            f"match_type=strict: [{' '.join(_STRICT_SPAN_KINDS)}]"
+            f"match_type=strict: [{' '.join(listed)}]"
         )
     return None
 
