@@ -44,11 +44,13 @@ class ActionConfig:
 
 
 def action_problems(actions: Sequence[ActionConfig], key: str) -> Iterator[Problem]:
-    """The first problem of each action, under ``<key>[i]``."""
+    """The first problem of the first action that has one, under ``<key>[i]``
+    (upstream's ``NewAttrProc`` stops at the first error)."""
     for index, action in enumerate(actions):
         message = action_problem(action, index)
         if message is not None:
             yield f"{key}[{index}]", message
+            return
 
 
 def _pattern_problem(action: ActionConfig, index: int) -> str | None:
