@@ -253,7 +253,7 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
             "but found Int",
         )
     ]
-    for signal in SIGNALS:
+    for signal in (Signal.LOG, Signal.TRACE):
         assert problems("config_include_value_without_match_type.yaml", signal) == [
             (
                 "include",
@@ -261,6 +261,9 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
                 "[regexp strict]",
             )
         ]
+    # Upstream builds a metric matcher from metric_names only: resources are
+    # never compiled for metrics, so their match_type is never checked.
+    assert problems("config_include_value_without_match_type.yaml", Signal.METRIC) == []
     assert problems("config_include_strict_span_kind.yaml", Signal.TRACE) == [
         (
             "include",
@@ -489,13 +492,31 @@ def test_metric_properties() -> None:
     )
     names = {"match_type": "regexp", "metric_names": ["^http\\."]}
     assert selected({"include": names}, Signal.METRIC, data()) == ["a", "c"]
+    # Upstream selects metrics by metric_names only; resources select nothing
+    # (contrib skips its own resource tests for metrics for this reason).
     resources = {"match_type": "strict", "resources": [{"key": "env", "value": "prod"}]}
-    assert selected({"include": resources}, Signal.METRIC, data()) == ["a", "b"]
+    assert selected({"include": resources}, Signal.METRIC, data()) == ["a", "b", "c"]
+    assert selected({"exclude": resources}, Signal.METRIC, data()) == ["a", "b", "c"]
     both = {**names, "resources": [{"key": "env", "value": "prod"}]}
-    assert selected({"include": both}, Signal.METRIC, data()) == ["a"]
-    assert selected({"exclude": both}, Signal.METRIC, data()) == ["b", "c"]
+    assert selected({"include": both}, Signal.METRIC, data()) == ["a", "c"]
+    assert selected({"exclude": both}, Signal.METRIC, data()) == ["b"]
     cached = {**names, "regexp": {"cacheenabled": True, "cachemaxnumentries": 1}}
     assert selected({"include": cached}, Signal.METRIC, data()) == ["a", "c"]
+
+
+def test_resources_for_metrics_are_named_as_unused_at_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    raw = {
+        "actions": [{"key": "marked", "value": True, "action": "insert"}],
+        "include": {"match_type": "strict", "resources": [{"key": "env", "value": "prod"}]},
+    }
+    config = decoded(AttributesConfig, raw)
+    run(config, Signal.METRIC, request(Signal.METRIC, [Resource([Scope([Item([])])])]))
+    assert "resources are ignored" in caplog.text
+    caplog.clear()
+    run(config, Signal.LOG, request(Signal.LOG, [Resource([Scope([Item([])])])]))
+    assert "resources are ignored" not in caplog.text
 
 
 # -- sluice-collector validate -------------------------------------------------------

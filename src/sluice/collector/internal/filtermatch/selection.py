@@ -87,7 +87,9 @@ class _Properties:
                     lambda: AttributesMatcher(mp.attributes, mp.match_type, mp.regexp),
                 )
                 tests.append(lambda item, view: attributes.matches(view))
-        if mp.resources:
+        # Upstream's metric matcher is built from metric_names alone:
+        # ``resources`` passes its checks for metrics but selects nothing.
+        if mp.resources and signal is not Signal.METRIC:
             self.resources = _built(
                 "error creating resource filters",
                 lambda: AttributesMatcher(mp.resources, mp.match_type, mp.regexp),
@@ -203,6 +205,18 @@ def selection_problems(
                 yield where, str(bad)
 
 
+def _compiled(mp: MatchProperties | None, signal: Signal, fields: LogFields) -> _Properties | None:
+    """`mp` compiled; None when it tests nothing, as a metric ``include`` /
+    ``exclude`` without ``metric_names``: upstream then has no matcher, so
+    such an include selects every metric and such an exclude none."""
+    if mp is None:
+        return None
+    properties = _Properties(mp, signal, fields)
+    if signal is Signal.METRIC and properties.item_test is None:
+        return None
+    return properties
+
+
 Chooser = Callable[[Any, Any], AttributeMap | None]
 """For one scope: given an item and its ``repeated KeyValue`` field, the
 item's attribute map when the item is selected, else None."""
@@ -244,8 +258,12 @@ class Selection:
         signal: Signal,
         fields: LogFields = MESSAGE_FIELDS,
     ):
-        self.include = None if include is None else _Properties(include, signal, fields)
-        self.exclude = None if exclude is None else _Properties(exclude, signal, fields)
+        self.include = _compiled(include, signal, fields)
+        self.exclude = _compiled(exclude, signal, fields)
+        self.unused_resources = signal is Signal.METRIC and any(
+            mp is not None and mp.resources for mp in (include, exclude)
+        )
+        """Whether ``resources`` is set for metrics, where it selects nothing."""
         reads = any(p is not None and p.reads_attributes for p in (self.include, self.exclude))
         self.reads_attributes = reads
         """Whether a chooser reads the item's attributes (else it may be

@@ -44,6 +44,12 @@ class AttributesProcessor(Processor):
 
     async def start(self, host: Host) -> None:
         warn_about_context(self.actions, self.logger)
+        if self.selection.unused_resources:
+            self.logger.warning(
+                "include/exclude resources: upstream selects metrics by metric_names only; "
+                "resources are ignored (an include or exclude without metric_names "
+                "selects every metric or none)"
+            )
 
     async def consume(self, data: Any) -> None:
         unreadable = self.walk(data, self.actions, self.selection)
