@@ -513,10 +513,38 @@ def test_resources_for_metrics_are_named_as_unused_at_start(
     }
     config = decoded(AttributesConfig, raw)
     run(config, Signal.METRIC, request(Signal.METRIC, [Resource([Scope([Item([])])])]))
-    assert "resources are ignored" in caplog.text
+    assert "include/exclude: resources (metrics are selected by" in caplog.text
     caplog.clear()
     run(config, Signal.LOG, request(Signal.LOG, [Resource([Scope([Item([])])])]))
-    assert "resources are ignored" not in caplog.text
+    assert "include/exclude" not in caplog.text
+
+
+def test_match_type_expr_has_no_matcher_for_metrics(caplog: pytest.LogCaptureFixture) -> None:
+    """Upstream's filtermetric builds no matcher for expr without expressions
+    (which the attributes processor cannot set): all pass include, none is
+    excluded. Logs and traces refuse expr, as upstream's filterset does."""
+    data = lambda: request(  # noqa: E731
+        Signal.METRIC,
+        [Resource([Scope([Item([("id", "a")], name="x"), Item([("id", "b")], name="y")])])],
+    )
+    expr = {"match_type": "expr", "metric_names": ["x"]}
+    assert selected({"include": expr}, Signal.METRIC, data()) == ["a", "b"]
+    assert selected({"exclude": expr}, Signal.METRIC, data()) == ["a", "b"]
+    assert "include/exclude: match_type expr" in caplog.text
+    config = decoded(
+        AttributesConfig,
+        {
+            "actions": [{"key": "k", "action": "delete"}],
+            "include": {"match_type": "expr", "span_names": ["x"]},
+        },
+    )
+    assert list(FACTORY.signal_problems(config, Signal.TRACE)) == [
+        (
+            "include",
+            "error creating span name filters: unrecognized match_type: 'expr', "
+            "valid types are: [regexp strict]",
+        )
+    ]
 
 
 # -- sluice-collector validate -------------------------------------------------------

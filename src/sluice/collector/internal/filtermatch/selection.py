@@ -127,7 +127,9 @@ def _strings(prefix: str, items: list[str], mp: MatchProperties) -> StringSet:
 
 
 def _metric_tests(mp: MatchProperties) -> list[ItemTest]:
-    if not mp.metric_names:
+    # Upstream's metric matcher: match_type expr wants ``expressions``, which
+    # these properties cannot hold, so it has none; so has one without names.
+    if not mp.metric_names or mp.match_type == "expr":
         return []
     names = StringSet(mp.metric_names, mp.match_type, mp.regexp)
     return [lambda metric, view: names.matches(metric.name)]
@@ -260,10 +262,14 @@ class Selection:
     ):
         self.include = _compiled(include, signal, fields)
         self.exclude = _compiled(exclude, signal, fields)
-        self.unused_resources = signal is Signal.METRIC and any(
-            mp is not None and mp.resources for mp in (include, exclude)
-        )
-        """Whether ``resources`` is set for metrics, where it selects nothing."""
+        self.unused: list[str] = []
+        """What is set but, as upstream, selects nothing (metrics only)."""
+        if signal is Signal.METRIC:
+            given = [mp for mp in (include, exclude) if mp is not None]
+            if any(mp.resources for mp in given):
+                self.unused.append("resources (metrics are selected by metric_names only)")
+            if any(mp.match_type == "expr" for mp in given):
+                self.unused.append("match_type expr (it needs expressions, which are not set)")
         reads = any(p is not None and p.reads_attributes for p in (self.include, self.exclude))
         self.reads_attributes = reads
         """Whether a chooser reads the item's attributes (else it may be

@@ -44,11 +44,11 @@ class AttributesProcessor(Processor):
 
     async def start(self, host: Host) -> None:
         warn_about_context(self.actions, self.logger)
-        if self.selection.unused_resources:
+        for unused in self.selection.unused:
             self.logger.warning(
-                "include/exclude resources: upstream selects metrics by metric_names only; "
-                "resources are ignored (an include or exclude without metric_names "
-                "selects every metric or none)"
+                "include/exclude: %s selects nothing, as upstream; an include that tests "
+                "nothing else processes every metric, such an exclude none",
+                unused,
             )
 
     async def consume(self, data: Any) -> None:
