@@ -519,6 +519,36 @@ def test_resources_for_metrics_are_named_as_unused_at_start(
     assert "include/exclude" not in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("signal", "own"),
+    [(Signal.TRACE, {"span_names": ["(oops"]}), (Signal.LOG, {"log_bodies": ["(oops"]})],
+    ids=["traces", "logs"],
+)
+def test_of_several_bad_properties_upstreams_first_is_reported(
+    signal: Signal, own: dict[str, Any]
+) -> None:
+    """Upstream builds libraries, attributes and resources before the
+    signal's own properties, and stops at the first error."""
+    include = {"match_type": "regexp", **own}
+    config = decoded(
+        AttributesConfig,
+        {"actions": [{"key": "k", "action": "delete"}], "include": dict(include)},
+    )
+    assert [m for _, m in FACTORY.signal_problems(config, signal)] == [
+        f"error creating {'span name' if signal is Signal.TRACE else 'log record body'} "
+        "filters: error parsing regexp: missing ): (oops: `(oops`"
+    ]
+    include["resources"] = [{"key": "code", "value": 200}]
+    config = decoded(
+        AttributesConfig,
+        {"actions": [{"key": "k", "action": "delete"}], "include": include},
+    )
+    assert [m for _, m in FACTORY.signal_problems(config, signal)] == [
+        'error creating resource filters: match_type=regexp for "code" only supports Str, '
+        "but found Int"
+    ]
+
+
 def test_match_type_expr_has_no_matcher_for_metrics(caplog: pytest.LogCaptureFixture) -> None:
     """Upstream's filtermetric builds no matcher for expr without expressions
     (which the attributes processor cannot set): all pass include, none is

@@ -77,25 +77,31 @@ class _Properties:
         self.libraries: list[tuple[StringSet, StringSet | None]] = []
         self.resources: AttributesMatcher | None = None
         if signal is Signal.METRIC:
+            # Upstream's metric matcher is built from metric_names alone:
+            # ``resources`` passes its checks for metrics but selects nothing.
             tests = _metric_tests(mp)
         else:
+            # Built in upstream's order, so that of several problems the same
+            # one is reported: libraries, attributes, resources, then services,
+            # span names and kinds, or log bodies and severity texts.
             self._scope_properties(mp)
-            tests = _span_tests(mp) if signal is Signal.TRACE else _log_tests(mp, fields)
+            attributes = None
             if mp.attributes:
                 attributes = _built(
                     "error creating attribute filters",
                     lambda: AttributesMatcher(mp.attributes, mp.match_type, mp.regexp),
                 )
-                tests.append(lambda item, view: attributes.matches(view))
-        # Upstream's metric matcher is built from metric_names alone:
-        # ``resources`` passes its checks for metrics but selects nothing.
-        if mp.resources and signal is not Signal.METRIC:
-            self.resources = _built(
-                "error creating resource filters",
-                lambda: AttributesMatcher(mp.resources, mp.match_type, mp.regexp),
-            )
-        if signal is Signal.TRACE and mp.services:
-            self.services = _strings("error creating service name filters", mp.services, mp)
+            if mp.resources:
+                self.resources = _built(
+                    "error creating resource filters",
+                    lambda: AttributesMatcher(mp.resources, mp.match_type, mp.regexp),
+                )
+            if signal is Signal.TRACE and mp.services:
+                self.services = _strings("error creating service name filters", mp.services, mp)
+            tests = _span_tests(mp) if signal is Signal.TRACE else _log_tests(mp, fields)
+            if attributes is not None:
+                matcher = attributes
+                tests.append(lambda item, view: matcher.matches(view))
         self.item_test = _all_of(tests)
         """None when the item's own properties are not matched."""
         self.reads_attributes = signal is not Signal.METRIC and bool(mp.attributes)
