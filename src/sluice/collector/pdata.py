@@ -122,12 +122,18 @@ class _Taker:
         kind = container.WhichOneof("data")
         return getattr(container, kind).data_points if kind else ()
 
-    def _count(self, level: int, container: Any) -> int:
-        """Items in a container at `level`."""
+    def _count(self, level: int, container: Any, limit: int) -> int:
+        """Items in a container at `level`, counted only until they pass
+        `limit` (so that each cut reads about as many items as it takes)."""
         children = self._items(level, container)
         if level == self.leaf:
             return len(children)
-        return sum(self._count(level + 1, child) for child in children)
+        total = 0
+        for child in children:
+            total += self._count(level + 1, child, limit - total)
+            if total > limit:
+                break
+        return total
 
     def take(self, level: int, source: Any, dest: Any, room: int) -> int:
         """Move up to `room` items of `source` (at `level`) into `dest`; how many."""
@@ -142,7 +148,7 @@ class _Taker:
         for child in children:
             if taken == room:
                 break
-            count = self._count(level + 1, child)
+            count = self._count(level + 1, child, room - taken)
             if taken + count <= room:
                 into.append(child)
                 taken += count
