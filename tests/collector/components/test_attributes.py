@@ -100,8 +100,8 @@ def test_every_action_and_value_type_decodes() -> None:
         ),
         (
             "config_missing_value.yaml",
-            'actions[0]: error creating AttrProc. Either field "value", "from_attribute", '
-            '"from_context" or "default_value" setting must be specified for 0-th action',
+            'actions[0]: error creating AttrProc. Either field "value", "from_attribute" or '
+            '"from_context" setting must be specified for 0-th action',
         ),
         (
             "config_two_value_sources.yaml",

@@ -97,9 +97,11 @@ def action_problem(action: ActionConfig, index: int) -> str | None:
     sources = action.value_sources()
     if kind in ("insert", "update", "upsert"):
         if sources == 0 and action.default_value is None:
+            # v0.115's wording: default_value (a later contrib key, accepted
+            # here so that newer configs load) is not named.
             return (
-                'error creating AttrProc. Either field "value", "from_attribute", '
-                f'"from_context" or "default_value" setting must be specified for {index}-th action'
+                'error creating AttrProc. Either field "value", "from_attribute" or '
+                f'"from_context" setting must be specified for {index}-th action'
             )
         if sources > 1:
             return f"error creating AttrProc due to multiple value sources being set at the {index}-th actions"
