@@ -21,6 +21,7 @@ from sluice.collector.components.extensions.zpages.config import ExpvarConfig, Z
 from sluice.collector.components.extensions.zpages.extension import ZPagesExtension, _wants_json
 from sluice.collector.components.extensions.zpages.pages import FeatureGate, FeaturesPage
 from sluice.collector.components.extensions.zpages.render import html
+from sluice.collector.config import Config, TelemetryConfig
 from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Opaque
@@ -255,7 +256,27 @@ def test_expvarz_serves_the_process_variables(collector: Any) -> None:
     assert len(data["python"]["gc_stats"]) == 3
 
 
-@pytest.mark.parametrize("path", ["/debug/tracez", "/debug/rpcz", "/debug/servicez/", "/"])
+def test_tracez_is_served_with_its_summary_table(collector: Any) -> None:
+    # upstream's own tests GET /debug/tracez and expect 200 (the collector's
+    # tracer provider is an SDK one unless traces::level is none)
+    found, body = page(collector, "/debug/tracez")
+    assert found["content-type"] == "text/html; charset=utf-8"
+    text = body.decode()
+    assert "<title>Trace Spans</title>" in text
+    head = re.findall(r"<th>(.*?)</th>", text)
+    assert head == [
+        "Name",
+        "active",
+        *(f"&gt;{b}" for b in ("0s", "10µs", "100µs", "1ms", "10ms", "100ms", "1s", "10s")),
+        "&gt;1m40s",
+        "Errors",
+    ]
+    data = as_json(collector, "/debug/tracez")
+    assert data["spans"] == []
+    assert data["latency_buckets"] == [h.replace("&gt;", ">") for h in head[2:-1]]
+
+
+@pytest.mark.parametrize("path", ["/debug/rpcz", "/debug/servicez/", "/"])
 def test_other_paths_are_not_found(collector: Any, path: str) -> None:
     status, _, body = http_get(collector[1], path)
     assert (status, body) == (404, b"404 page not found\n")
@@ -272,8 +293,9 @@ def serve() -> Iterator[Any]:
     started: list[ZPagesExtension] = []
     with background_loop() as loop:
 
-        def start(**config: Any) -> int:
+        def start(host_config: Config | None = None, **config: Any) -> int:
             host = Host()
+            host.config = host_config
             token_id = ComponentID("bearertokenauth")
             host.extensions[token_id] = bearertokenauth.FACTORY.create(
                 Settings(token_id, Kind.EXTENSION, ServiceTelemetry()),
@@ -308,6 +330,16 @@ def exchange(
         return response.status, {k.lower(): v for k, v in response.getheaders()}, body
     finally:
         connection.close()
+
+
+@pytest.mark.parametrize(("level", "served"), [("none", 404), ("None", 404), ("basic", 200)])
+def test_tracez_follows_the_collectors_traces_level(serve: Any, level: str, served: int) -> None:
+    # upstream: traces::level none gives the collector a no-op tracer
+    # provider, on which zpages cannot register, so tracez is not served
+    telemetry = TelemetryConfig(traces={"level": level})
+    port = serve(host_config=Config({}, {}, (), telemetry, None))
+    assert request(port, "GET", "/debug/tracez")[0] == served
+    assert request(port, "GET", "/debug/servicez")[0] == 200
 
 
 def test_auth_refuses_requests_before_any_page(serve: Any) -> None:

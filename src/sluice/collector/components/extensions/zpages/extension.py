@@ -1,6 +1,8 @@
 """The ``zpages`` extension: live pages about the running collector on
 ``/debug/servicez``, ``/debug/pipelinez``, ``/debug/extensionz`` and
-``/debug/featurez`` (and ``/debug/expvarz`` with ``expvar.enabled``).
+``/debug/featurez`` (and ``/debug/expvarz`` with ``expvar.enabled``), and
+an always-empty ``/debug/tracez`` unless the collector's traces level is
+``none``, as upstream.
 
 Each page is built from the host when it is asked for (nothing is kept or
 computed between requests), as HTML, or as JSON with ``?format=json`` or an
@@ -44,6 +46,9 @@ class ZPagesExtension(Component):
             "extensionz": lambda query: pages.extensions_page(self._host, query),
             "featurez": lambda _: pages.features_page(),
         }
+        self._optional_routes: dict[str, Callable[[], pages.Page | None]] = {
+            "tracez": lambda: pages.traces_page(self._host),
+        }
 
     async def start(self, host: Host) -> None:
         self._host = host
@@ -71,11 +76,12 @@ class ZPagesExtension(Component):
             return Response(
                 200, expvar.variables(), content_type=b"application/json; charset=utf-8"
             )
-        route = self._routes.get(name)
-        if route is None:
-            return page_not_found()
         query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()}
-        page = route(query)
+        route = self._routes.get(name)
+        optional = self._optional_routes.get(name)
+        page = route(query) if route is not None else optional() if optional is not None else None
+        if page is None:
+            return page_not_found()
         if _wants_json(query, request.header(b"accept")):
             return Response(200, render.json_body(page), content_type=JSON)
         title, body = render.html(page)

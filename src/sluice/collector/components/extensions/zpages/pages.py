@@ -114,7 +114,30 @@ class FeaturesPage:
     """Sluice registers no feature gates: always empty, as the page says."""
 
 
-Page = ServicePage | PipelinesPage | ExtensionsPage | FeaturesPage
+LATENCY_BUCKETS = [">0s", ">10µs", ">100µs", ">1ms", ">10ms", ">100ms", ">1s", ">10s", ">1m40s"]
+"""The span latency buckets upstream's tracez summary counts, by lower bound
+(named as Go prints a ``time.Duration``)."""
+
+
+@dataclass(frozen=True)
+class SpanNameSummary:
+    """One span name on tracez: spans running, finished per latency bucket,
+    and finished with an error."""
+
+    name: str
+    active: int
+    latency: list[int]
+    errors: int
+
+
+@dataclass(frozen=True)
+class TracesPage:
+    latency_buckets: list[str]
+    spans: list[SpanNameSummary]
+    """Always empty: Sluice's collector does not trace itself."""
+
+
+Page = ServicePage | PipelinesPage | ExtensionsPage | FeaturesPage | TracesPage
 
 
 def _component(host: Host, kind: str, cid: ComponentID | str) -> ComponentView:
@@ -205,3 +228,13 @@ def extensions_page(host: Host, query: dict[str, str]) -> ExtensionsPage:
 
 def features_page() -> FeaturesPage:
     return FeaturesPage([])
+
+
+def traces_page(host: Host) -> TracesPage | None:
+    """tracez's summary; None when ``service::telemetry::traces::level`` is
+    ``none`` (upstream's collector then has no tracer to sample, and no page)."""
+    traces = host.config.telemetry.traces if host.config is not None else None
+    level = traces.get("level") if isinstance(traces, dict) else None
+    if isinstance(level, str) and level.lower() == "none":
+        return None
+    return TracesPage(list(LATENCY_BUCKETS), [])

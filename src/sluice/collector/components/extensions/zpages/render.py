@@ -24,6 +24,7 @@ from sluice.collector.components.extensions.zpages.pages import (
     Selected,
     ServicePage,
     StatusView,
+    TracesPage,
 )
 
 _STYLE = """
@@ -103,6 +104,8 @@ def html(page: Page) -> tuple[str, list[str]]:
         return "Pipelines", _pipelines(page)
     if isinstance(page, ExtensionsPage):
         return "Extensions", _extensions(page)
+    if isinstance(page, TracesPage):
+        return "Trace Spans", _traces(page)
     assert isinstance(page, FeaturesPage)
     return "Feature Gates", _features(page)
 
@@ -207,3 +210,15 @@ def _features(page: FeaturesPage) -> list[str]:
         for g in page.feature_gates
     )
     return [_table(head, rows)]
+
+
+def _traces(page: TracesPage) -> list[str]:
+    head = ["Name", "active", *page.latency_buckets, "Errors"]
+    rows = (
+        [escape(s.name), str(s.active), *(str(n) for n in s.latency), str(s.errors)]
+        for s in page.spans
+    )
+    body = [_table(head, rows)]
+    if not page.spans:
+        body.append('<p class="note">No spans: this collector does not trace its own work.</p>')
+    return body
