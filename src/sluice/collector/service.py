@@ -30,6 +30,7 @@ from sluice.collector.component import (
     Status,
 )
 from sluice.collector.config import Config
+from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.logs import configure_logging
@@ -111,6 +112,7 @@ class Service:
             self.host.extensions[cid] = extension
             self.extensions.append((f"extension:{cid}", extension))
             await self._start(f"extension:{cid}", extension)
+        self._notify_config()
         self.graph = build(self.config, self.telemetry, self.shared)
         self.host.graph = self.graph
         for cid, exporter in self.graph.exporters.items():
@@ -123,6 +125,18 @@ class Service:
             await self._start(f"receiver:{cid}", receiver)
         for pid in self.graph.pipelines:
             self.host.report_status(f"pipeline:{pid}", Status.OK)
+
+    def _notify_config(self) -> None:
+        """Hand the effective config to the extensions that watch it (upstream's
+        ``ConfigWatcher``: ``healthcheckv2``'s config endpoint), once they
+        have started and before the pipelines start."""
+        effective: dict[str, Any] | None = None
+        for _, extension in self.extensions:
+            notify = getattr(extension, "notify_config", None)
+            if notify is not None:
+                if effective is None:
+                    effective = effective_config(self.config)
+                notify(effective)
 
     async def _stop(self, component: Component, deadline: float) -> None:
         name = self._names.get(id(component))

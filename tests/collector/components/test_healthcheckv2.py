@@ -47,6 +47,7 @@ from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.helpers import CollectorProcess, free_ports
 from tests.collector.testdata_configs import load_config
 from tests.providers.test_tls import self_signed
 
@@ -406,6 +407,54 @@ def test_config_path_serves_the_notified_config(start: Any, loop: BackgroundLoop
     assert (code, headers["content-type"]) == (200, "application/json")
     assert body == b'{"exporters":{"a":1},"receivers":{"otlp":null}}'
     assert hc.get("/anything")[0] == 503, "the status path / serves the rest"
+
+
+def test_a_running_collector_serves_its_effective_config(tmp_path: Path) -> None:
+    # upstream's service calls NotifyConfig on ConfigWatcher extensions after
+    # starting them, with the marshalled effective config (defaults filled
+    # in, configopaque values redacted)
+    health, otlp = free_ports(2)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{otlp}"}}}},
+        "exporters": {
+            "debug": {"verbosity": "normal"},
+            "otlphttp": {"endpoint": "http://127.0.0.1:1", "headers": {"X-Key": "s3cret-key"}},
+        },
+        "extensions": {
+            "bearertokenauth": {"token": "s3cret-token"},
+            "healthcheckv2": {
+                "use_v2": True,
+                "http": {"endpoint": f"127.0.0.1:{health}", "config": {"enabled": True}},
+            },
+        },
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "extensions": ["bearertokenauth", "healthcheckv2"],
+            "pipelines": {
+                "logs": {"receivers": ["otlp"], "exporters": ["debug"]},
+                "traces": {"receivers": ["otlp"], "exporters": ["otlphttp"]},
+            },
+        },
+    }
+    process = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        code, headers, body = http_get(health, "/config")
+    finally:
+        process.terminate()
+    assert (code, headers["content-type"]) == (200, "application/json")
+    assert b"s3cret" not in body
+    served = json.loads(body)
+    assert served["extensions"]["bearertokenauth"]["token"] == "[REDACTED]"
+    assert served["exporters"]["otlphttp"]["headers"] == {"X-Key": "[REDACTED]"}
+    assert served["exporters"]["debug"]["verbosity"] == "normal"
+    assert served["exporters"]["debug"]["sampling_initial"] == 2, "defaults are filled in"
+    assert served["receivers"]["otlp"]["protocols"]["http"]["endpoint"] == f"127.0.0.1:{otlp}"
+    assert served["service"]["extensions"] == ["bearertokenauth", "healthcheckv2"]
+    assert served["service"]["pipelines"]["logs"] == {
+        "receivers": ["otlp"],
+        "processors": [],
+        "exporters": ["debug"],
+    }
 
 
 def test_other_paths_and_disabled_paths_answer_404(start: Any) -> None:
