@@ -32,6 +32,7 @@ from sluice.collector.components.extensions.healthcheck.gotext import (
     go_json,
     go_time,
 )
+from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
@@ -64,6 +65,22 @@ def test_custom_config_decodes_every_key() -> None:
         response_body=ResponseBody("ALL OK", "NOT OK"),
         check_collector_pipeline=CheckCollectorPipeline(False, "5m", 5),
     )
+
+
+def test_upstreams_http_server_keys_are_accepted() -> None:
+    # upstream squashes confighttp.ServerConfig into the config: its keys load
+    config, problems = load("config_server_keys.yaml")
+    assert problems == []
+    assert config.auth is not None and config.auth.authenticator == "basicauth"
+    assert config.response_headers == {"X-Probe": "yes"}
+    assert (config.read_timeout, config.idle_timeout) == (5.0, 60.0)
+    assert config.unused_server_keys == [
+        "cors",
+        "max_request_body_size",
+        "include_metadata",
+        "response_headers",
+        "compression_algorithms",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -241,6 +258,28 @@ def test_check_collector_pipeline_is_accepted_with_a_warning(
     assert "check_collector_pipeline is deprecated" in caplog.text
     hc.report("collector", Status.OK)
     assert hc.get()[0] == 200
+
+
+def test_middleware_keys_are_not_applied_as_upstream(
+    start: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # upstream builds its server with them, then replaces the handler with
+    # its own, so the response headers (and cors, auth...) never apply
+    with caplog.at_level(logging.WARNING):
+        hc = start(response_headers={"X-Probe": "yes"})
+    assert "response_headers: not applied" in caplog.text
+    status, headers, _ = hc.get()
+    assert (status, "x-probe" in headers) == (503, False)
+
+
+def test_a_missing_authenticator_fails_start(loop: BackgroundLoop) -> None:
+    extension = HealthCheckExtension(
+        HealthCheckConfig(endpoint="127.0.0.1:0", auth=HttpAuthConfig("nope")),
+        logging.getLogger("test"),
+    )
+    with pytest.raises(ValueError, match='failed to resolve authenticator "nope"'):
+        loop.run(extension.start(Host()))
+    assert extension.listener is None
 
 
 def test_port_in_use_fails_start(loop: BackgroundLoop) -> None:

@@ -6,10 +6,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confighttp import HttpAuthConfig, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import parse_duration
+from sluice.collector.confmap.decode import Duration, parse_duration
+from sluice.collector.cors import CorsConfig
 from sluice.transport.listener import parse_endpoint
 
+NO_TIME = Duration(0)
 DEFAULT_ENDPOINT = "0.0.0.0:13133"
 """All interfaces, so that an orchestrator's probe reaches it."""
 
@@ -39,6 +42,43 @@ class HealthCheckConfig(ComponentConfig):
     check_collector_pipeline: CheckCollectorPipeline = field(default_factory=CheckCollectorPipeline)
     tls: TLSServerConfig | None = None
     """Serve HTTPS (a ``client_ca_file`` requires client certificates)."""
+    # The rest of upstream's squashed ``confighttp.ServerConfig``. Upstream
+    # swaps the server's handler for its own after building it, so the
+    # middleware keys (cors, auth, response headers, metadata, compression,
+    # body size) have no effect there; only a missing authenticator fails
+    # start. The timeouts apply.
+    cors: CorsConfig | None = None
+    auth: HttpAuthConfig | None = None
+    max_request_body_size: int = 0
+    include_metadata: bool = False
+    response_headers: dict[str, str] = field(default_factory=dict)
+    compression_algorithms: list[str] = field(default_factory=list)
+    read_timeout: Duration = NO_TIME
+    read_header_timeout: Duration = NO_TIME
+    write_timeout: Duration = NO_TIME
+    idle_timeout: Duration = NO_TIME
+
+    def server_settings(self) -> HttpServerConfig:
+        """The server keys that apply here (the timeouts), for the listener."""
+        return HttpServerConfig(
+            endpoint=self.endpoint,
+            read_timeout=self.read_timeout,
+            read_header_timeout=self.read_header_timeout,
+            write_timeout=self.write_timeout,
+            idle_timeout=self.idle_timeout,
+        )
+
+    @property
+    def unused_server_keys(self) -> list[str]:
+        """The middleware keys set, which upstream ignores too."""
+        set_keys = {
+            "cors": self.cors is not None,
+            "max_request_body_size": self.max_request_body_size != 0,
+            "include_metadata": self.include_metadata,
+            "response_headers": bool(self.response_headers),
+            "compression_algorithms": bool(self.compression_algorithms),
+        }
+        return [key for key, used in set_keys.items() if used]
 
     def validate(self) -> Iterator[Problem]:
         # Upstream's checks and wording, in upstream's order.

@@ -21,6 +21,7 @@ from sluice.collector.components.extensions.healthcheck.responses import (
     server_status,
     static_status,
 )
+from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener
@@ -51,8 +52,16 @@ class HealthCheckExtension(Component):
                 "check_collector_pipeline is deprecated upstream and not supported: "
                 "the health check reports whether the collector is running"
             )
+        # Upstream's server would fail on a missing authenticator, then not use it.
+        server_authenticator(self.config.auth, host)
+        unused = self.config.unused_server_keys + (["auth"] if self.config.auth else [])
+        if unused:
+            self.logger.warning(
+                "%s: not applied to the health check, as upstream", ", ".join(unused)
+            )
         tls = server_tls(self.config.tls, self.logger)
-        self.listener = await HttpListener.start(self.handle, self.config.endpoint, tls=tls)
+        limits = self.config.server_settings().server_limits()
+        self.listener = await HttpListener.start(self.handle, self.config.endpoint, limits, tls=tls)
         self._host = host
         host.status_listeners.append(self.on_status)
         self.logger.info(
