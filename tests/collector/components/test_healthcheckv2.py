@@ -16,6 +16,8 @@ import grpc
 import pytest
 
 from sluice.collector.component import ComponentID, Host, Kind, Settings, Status
+from sluice.collector.components.extensions import bearertokenauth
+from sluice.collector.components.extensions.bearertokenauth.config import BearerTokenAuthConfig
 from sluice.collector.components.extensions.healthcheck.config import (
     CheckCollectorPipeline,
     ResponseBody,
@@ -43,8 +45,9 @@ from sluice.collector.components.extensions.healthcheckv2.grpc_health import (
     HealthCheckRequest,
     HealthCheckResponse,
 )
+from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Opaque
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
 from tests.collector.helpers import CollectorProcess, free_ports
@@ -87,9 +90,9 @@ def test_upstream_readme_sample_decodes() -> None:
         use_v2=True,
         component_health=ComponentHealthSettings(False, True, Duration(300)),
         http=HttpSettings(
-            "localhost:13133",
-            PathSettings(True, "/health/status"),
-            PathSettings(True, "/health/config"),
+            endpoint="localhost:13133",
+            status=PathSettings(True, "/health/status"),
+            config=PathSettings(True, "/health/config"),
         ),
         grpc=GrpcSettings("localhost:13132", "tcp"),
     )
@@ -193,6 +196,11 @@ class Running:
     def __init__(self, loop: BackgroundLoop, config: HealthCheckV2Config):
         self.loop = loop
         self.host = Host()
+        token = ComponentID("bearertokenauth")
+        self.host.extensions[token] = bearertokenauth.FACTORY.create(
+            Settings(token, Kind.EXTENSION, ServiceTelemetry()),
+            BearerTokenAuthConfig(token=Opaque("s3cret")),
+        )
         self.host.pipelines = {p: list(members) for p, members in PIPELINES.items()}
         settings = Settings(ComponentID("healthcheckv2"), Kind.EXTENSION, ServiceTelemetry())
         extension = FACTORY.create(settings, config)
@@ -398,7 +406,11 @@ def test_only_recoverable_errors_counting_puts_them_first(start: Any) -> None:
 
 
 def test_config_path_serves_the_notified_config(start: Any, loop: BackgroundLoop) -> None:
-    http = HttpSettings("127.0.0.1:0", PathSettings(True, "/"), PathSettings(True, "/config"))
+    http = HttpSettings(
+        endpoint="127.0.0.1:0",
+        status=PathSettings(True, "/"),
+        config=PathSettings(True, "/config"),
+    )
     hc = start(v2(http=http))
     code, headers, body = hc.get("/config")
     assert (code, body, "content-type" in headers) == (503, b"", False)
@@ -455,6 +467,38 @@ def test_a_running_collector_serves_its_effective_config(tmp_path: Path) -> None
         "processors": [],
         "exporters": ["debug"],
     }
+
+
+def test_http_server_keys_apply_to_the_v2_server(start: Any) -> None:
+    # upstream builds the v2 HTTP server with confighttp's ToServer around
+    # its mux: auth, response_headers... apply to every path
+    http = HttpSettings(
+        endpoint="127.0.0.1:0",
+        auth=HttpAuthConfig("bearertokenauth"),
+        response_headers={"X-Probe": "yes"},
+    )
+    hc = start(v2(http=http))
+    code, headers, body = hc.get("/status")
+    assert (code, body) == (401, b"missing or empty authorization header: Authorization\n")
+    assert headers["x-probe"] == "yes"
+    code, headers, _ = http_get(hc.port, "/status", {"Authorization": "Bearer s3cret"})
+    assert (code, headers["x-probe"]) == (503, "yes")
+
+
+def test_http_server_keys_apply_in_the_v1_mode(start: Any) -> None:
+    hc = start(HealthCheckV2Config(endpoint="127.0.0.1:0", auth=HttpAuthConfig("bearertokenauth")))
+    assert hc.get("/")[0] == 401
+    assert http_get(hc.port, "/", {"Authorization": "Bearer s3cret"})[0] == 503
+
+
+def test_server_keys_decode_and_are_checked() -> None:
+    config, problems = load("config_server_keys.yaml")
+    # with use_v2 the top-level server keys are not used, so not checked
+    assert problems == ['http::compression_algorithms: unsupported compression algorithm "bogus"']
+    assert config.response_headers == {"X-A": "1"}
+    assert config.http is not None and config.http.response_headers == {"X-B": "2"}
+    assert config.http.auth is not None and config.http.auth.authenticator == "bearertokenauth"
+    assert config.http.read_timeout == 3.0
 
 
 def test_other_paths_and_disabled_paths_answer_404(start: Any) -> None:
@@ -658,7 +702,7 @@ def test_https_status_and_grpc_over_tls(start: Any, tmp_path: Path) -> None:
     tls = TLSServerConfig(cert_file=str(cert), key_file=str(key))
     hc = start(
         v2(
-            http=HttpSettings("127.0.0.1:0", tls=tls),
+            http=HttpSettings(endpoint="127.0.0.1:0", tls=tls),
             grpc=GrpcSettings("127.0.0.1:0", tls=tls),
         )
     )

@@ -14,6 +14,7 @@ from sluice.collector.components.extensions.healthcheck.config import (
     endpoint_problems,
     tls_problems,
 )
+from sluice.collector.confighttp import HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 
@@ -24,14 +25,16 @@ class PathSettings:
     path: str
 
 
-@dataclass(frozen=True)
-class HttpSettings:
+@dataclass
+class HttpSettings(HttpServerConfig):
+    """Upstream's ``confighttp.ServerConfig`` keys (``tls``, ``auth``, ``cors``,
+    ``response_headers``, timeouts...), applied to the server, and the paths."""
+
     endpoint: str = "localhost:13133"
     status: PathSettings = field(default_factory=lambda: PathSettings(True, "/status"))
     """Collector and pipeline status as JSON."""
     config: PathSettings = field(default_factory=lambda: PathSettings(False, "/config"))
-    """The collector's effective config as JSON (unredacted: off by default)."""
-    tls: TLSServerConfig | None = None
+    """The collector's effective config as JSON (secrets redacted; off by default)."""
 
 
 @dataclass(frozen=True)
@@ -57,11 +60,13 @@ class ComponentHealthSettings:
     """How long a recoverable error may last before it counts."""
 
 
-@dataclass(frozen=True)
-class HealthCheckV2Config(ComponentConfig):
+@dataclass
+class HealthCheckV2Config(HttpServerConfig, ComponentConfig):
+    """The top-level ``endpoint`` and the other server keys (upstream's
+    squashed ``confighttp.ServerConfig``) serve the v1 mode."""
+
     endpoint: str = "localhost:13133"
     path: str = "/"
-    tls: TLSServerConfig | None = None
     response_body: ResponseBody | None = None
     check_collector_pipeline: CheckCollectorPipeline | None = None
     """Deprecated and ignored, as upstream."""
@@ -74,6 +79,7 @@ class HealthCheckV2Config(ComponentConfig):
         if not self.use_v2:
             yield from _named("endpoint", self.endpoint, "http endpoint required")
             yield from tls_problems("tls", self.tls)
+            yield from _middleware_problems("", self)
             if not self.path.startswith("/"):
                 yield "path", "path must start with /"
             return
@@ -82,6 +88,7 @@ class HealthCheckV2Config(ComponentConfig):
         if self.http is not None:
             yield from _named("http::endpoint", self.http.endpoint, "http endpoint required")
             yield from tls_problems("http::tls", self.http.tls)
+            yield from _middleware_problems("http::", self.http)
             for key, paths in (("status", self.http.status), ("config", self.http.config)):
                 if paths.enabled and not paths.path.startswith("/"):
                     yield f"http::{key}::path", "path must start with /"
@@ -95,6 +102,14 @@ class HealthCheckV2Config(ComponentConfig):
             elif self.grpc.transport == "unix" and self.grpc.endpoint:
                 return
             yield from _named("grpc::endpoint", self.grpc.endpoint, "grpc endpoint required")
+
+
+def _middleware_problems(prefix: str, server: HttpServerConfig) -> Iterator[Problem]:
+    """The server keys' problems besides the endpoint's and tls's (checked
+    with upstream's wording above)."""
+    for key, message in HttpServerConfig.validate(server):
+        if key not in ("endpoint", "tls") and not key.startswith("tls::"):
+            yield prefix + key, message
 
 
 def _named(key: str, endpoint: str, missing: str) -> Iterator[Problem]:

@@ -37,6 +37,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
     LegacyResponder,
     StatusResponder,
 )
+from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener
 
@@ -62,16 +63,16 @@ class HealthCheckV2Extension(Component):
         self.responder: StatusResponder
         self.routes: list[tuple[str, str]] = []
         """(path pattern, "status" or "config"), most specific first."""
-        self.endpoint: str | None = None
-        self.tls = config.tls
+        self.server: HttpServerConfig | None = None
+        """The HTTP server's settings (v1 mode: the top-level keys)."""
         if not config.use_v2:
             self.responder = LegacyResponder(self.start_ns, config.response_body)
-            self.endpoint = config.endpoint
+            self.server = config
             self.routes.append((config.path, "status"))
         else:
             self.responder = StatusResponder(self.start_ns, health)
             if config.http is not None:
-                self.endpoint, self.tls = config.http.endpoint, config.http.tls
+                self.server = config.http
                 for route, paths in (
                     ("status", config.http.status),
                     ("config", config.http.config),
@@ -94,9 +95,13 @@ class HealthCheckV2Extension(Component):
         self._host = host
         host.status_listeners.append(self.on_status)
         try:
-            if self.endpoint is not None:
-                tls = server_tls(self.tls, self.logger)
-                self.listener = await HttpListener.start(self.handle, self.endpoint, tls=tls)
+            if self.server is not None:
+                server = self.server
+                handler = ServerMiddleware.for_host(server, self.handle, host, self.logger)
+                tls = server_tls(server.tls, self.logger)
+                self.listener = await HttpListener.start(
+                    handler, server.endpoint, server.server_limits(), tls=tls
+                )
             if self.grpc is not None:
                 await self.grpc.start()
         except BaseException:
