@@ -45,6 +45,11 @@ from sluice.collector.components.extensions.healthcheckv2.grpc_health import (
     HealthCheckRequest,
     HealthCheckResponse,
 )
+from sluice.collector.components.receivers.otlp.config import (
+    KeepaliveConfig,
+    KeepaliveEnforcementPolicy,
+)
+from sluice.collector.configauth import AuthConfig
 from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration, Opaque
@@ -588,6 +593,41 @@ def grpc_health(start: Any) -> Iterator[Any]:
     yield make
     for client in clients:
         client.channel.close()
+
+
+def test_grpc_server_keys_apply(grpc_health: Any) -> None:
+    # upstream's grpc section is a configgrpc.ServerConfig built with ToServer:
+    # its auth interceptor refuses unauthenticated calls
+    settings = GrpcSettings(
+        endpoint="127.0.0.1:0",
+        auth=AuthConfig("bearertokenauth"),
+        max_recv_msg_size_mib=1,
+        keepalive=KeepaliveConfig(enforcement_policy=KeepaliveEnforcementPolicy(min_time=10.0)),
+    )
+    _, client = grpc_health(HealthCheckV2Config(use_v2=True, grpc=settings))
+    with pytest.raises(grpc.RpcError) as failed:
+        client.check()
+    assert (failed.value.code(), failed.value.details()) == (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "missing or empty authorization header: Authorization",
+    )
+    with pytest.raises(grpc.RpcError) as failed:
+        next(iter(client.watch()))
+    assert failed.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    good = (("authorization", "Bearer s3cret"),)
+    answer = client.check_call(HealthCheckRequest(service=""), timeout=5, metadata=good)
+    assert int(answer.status) == NOT_SERVING
+
+
+def test_grpc_server_keys_decode_and_are_checked() -> None:
+    config, problems = load("config_grpc_server_keys.yaml")
+    assert problems == [
+        "grpc::max_recv_msg_size_mib: invalid max_recv_msg_size_mib value, "
+        f"must be between 1 and {(2**63 - 1) // 2**20}: -1"
+    ]
+    assert config.grpc is not None and config.grpc.auth is not None
+    assert config.grpc.auth.authenticator == "bearertokenauth"
+    assert config.grpc.keepalive is not None
 
 
 def test_grpc_check_serves_the_collector_and_each_pipeline(grpc_health: Any) -> None:

@@ -14,8 +14,8 @@ from sluice.collector.components.extensions.healthcheck.config import (
     endpoint_problems,
     tls_problems,
 )
+from sluice.collector.components.receivers.otlp.config import GrpcConfig
 from sluice.collector.confighttp import HttpServerConfig
-from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 
 
@@ -37,14 +37,16 @@ class HttpSettings(HttpServerConfig):
     """The collector's effective config as JSON (secrets redacted; off by default)."""
 
 
-@dataclass(frozen=True)
-class GrpcSettings:
-    """The ``grpc.health.v1.Health`` service."""
+@dataclass
+class GrpcSettings(GrpcConfig):
+    """The ``grpc.health.v1.Health`` service, with upstream's
+    ``configgrpc.ServerConfig`` keys (``tls``, ``auth``, ``keepalive``,
+    ``max_recv_msg_size_mib``, ``max_concurrent_streams``...), as the ``otlp``
+    receiver's gRPC protocol applies them."""
 
     endpoint: str = "localhost:13132"
     transport: str = "tcp"
     """``tcp`` (``endpoint`` is ``host:port``) or ``unix`` (a socket path)."""
-    tls: TLSServerConfig | None = None
 
 
 IMMEDIATE = Duration(0)
@@ -94,6 +96,9 @@ class HealthCheckV2Config(HttpServerConfig, ComponentConfig):
                     yield f"http::{key}::path", "path must start with /"
         if self.grpc is not None:
             yield from tls_problems("grpc::tls", self.grpc.tls)
+            for key, message in GrpcConfig.validate(self.grpc):
+                if key.partition("::")[0] not in ("endpoint", "transport", "tls"):
+                    yield f"grpc::{key}", message
             if self.grpc.transport not in ("tcp", "unix"):
                 yield (
                     "grpc::transport",

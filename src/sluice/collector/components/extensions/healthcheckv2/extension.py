@@ -37,6 +37,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
     LegacyResponder,
     StatusResponder,
 )
+from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener
@@ -103,7 +104,7 @@ class HealthCheckV2Extension(Component):
                     handler, server.endpoint, server.server_limits(), tls=tls
                 )
             if self.grpc is not None:
-                await self.grpc.start()
+                await self.grpc.start(server_authenticator(self.grpc.settings.auth, host))
         except BaseException:
             await self.shutdown()
             raise

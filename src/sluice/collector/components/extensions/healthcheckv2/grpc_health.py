@@ -38,6 +38,8 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
     health_rule,
     status_code,
 )
+from sluice.collector.components.receivers.otlp.grpc_service import server_options
+from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
 from sluice.transport.listener import parse_endpoint
 
 SERVICE = "grpc.health.v1.Health"
@@ -91,16 +93,19 @@ class GrpcHealthServer:
         self.aggregator = aggregator
         self.component_health = component_health or ComponentHealthSettings()
         self.server: grpc.aio.Server | None = None
+        self.authenticator: ServerAuthenticator | None = None
         self.port = 0
         self._closing = asyncio.Event()
 
-    async def start(self) -> None:
+    async def start(self, authenticator: ServerAuthenticator | None = None) -> None:
+        """Serve; `authenticator` (``grpc.auth``'s) checks every call first."""
+        self.authenticator = authenticator
         if self.settings.transport == "unix":
             address = "unix:" + self.settings.endpoint
         else:
             host, port = parse_endpoint(self.settings.endpoint)
             address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        server = grpc.aio.server()
+        server = grpc.aio.server(options=server_options(self.settings))
         server.add_generic_rpc_handlers((self._handlers(),))
         tls = self.settings.tls
         if tls is None:
@@ -143,7 +148,18 @@ class GrpcHealthServer:
         healthy = health_rule(self.component_health, time.time_ns())(event)
         return SERVING if status_code(event.status) == 200 and healthy else NOT_SERVING
 
+    async def _authenticate(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if self.authenticator is None:
+            return
+        metadata = context.invocation_metadata() or ()
+        headers = {key: value for key, value in metadata if isinstance(value, str)}
+        try:
+            await self.authenticator.authenticate(headers)
+        except AuthenticationError as refused:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
+
     async def check(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await self._authenticate(context)
         status = self.aggregator.find(request.service)
         if status is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, "Service not found.")
@@ -153,6 +169,7 @@ class GrpcHealthServer:
     async def watch(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
+        await self._authenticate(context)
         changed = asyncio.Event()
         self.aggregator.watchers.append(changed.set)
         settings = self.component_health
