@@ -577,6 +577,25 @@ def test_unsupported_encoding(start: Start) -> None:
     assert json.loads(body) == {"code": 13, "message": "failed to marshal error message"}
 
 
+@pytest.mark.parametrize("encoding", ["GZIP", "identity", "x-gzip"])
+def test_content_encoding_is_matched_as_written(start: Start, encoding: str) -> None:
+    # Upstream looks the header's value up as written: only the exact names
+    # in compression_algorithms are accepted.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    body = traces_request(2).SerializeToString()
+    if encoding != "identity":
+        body = gzip.compress(body)
+    status, headers, answer = post(
+        f"{receiver.http}/v1/traces", body, headers={"Content-Encoding": encoding}
+    )
+    assert (status, headers["content-type"]) == (400, "application/x-protobuf")
+    assert status_of(answer, "application/x-protobuf") == {
+        "code": 3,
+        "message": f"unsupported Content-Encoding: {encoding}",
+    }
+    assert receiver.received(Signal.TRACE) == []
+
+
 def test_unknown_media_type_is_415(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     status, headers, body = post(f"{receiver.http}/v1/traces", b"{}", "text/plain")

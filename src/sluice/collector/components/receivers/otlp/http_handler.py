@@ -60,9 +60,8 @@ class OtlpHttpHandler:
 
     async def __call__(self, request: Request) -> Response:
         media = _media_type(request.header(b"content-type"))
-        encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip().lower()
-        if encoding == "identity":
-            encoding = ""
+        # Matched as written, as upstream does: `GZIP` and `identity` are not accepted.
+        encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip()
         if encoding not in self._encodings or encoding not in _DECODERS:
             return error_answer(request, 400, f"unsupported Content-Encoding: {encoding}")
         path = request.path if "%" not in request.path else unquote(request.path)
