@@ -80,8 +80,8 @@ class ComponentID:
 class ConsumerError(Exception):
     """Data a consumer did not take. Retryable errors make the receiver
     answer so that the sender retries (HTTP 503 with ``Retry-After``, gRPC
-    ``UNAVAILABLE``); permanent ones are the data's fault (HTTP 400, gRPC
-    ``INVALID_ARGUMENT``)."""
+    ``UNAVAILABLE``); permanent ones are final (HTTP 500, gRPC ``INTERNAL``,
+    as upstream)."""
 
     def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
         super().__init__(message)

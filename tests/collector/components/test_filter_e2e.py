@@ -214,9 +214,9 @@ def test_filter_in_a_running_collector(tmp_path: Path, upstream: Upstream) -> No
         answer = post_logs(ports["strict"], [("small", "ab"), ("big", "abcdef")])
         assert answer.status == 200, answer
         answer = post_logs(ports["strict"], [("small", "ab"), ("no payload", None)])
-        assert answer.status == 400, answer
+        assert answer.status == 500, answer
         assert json.loads(answer.body) == {
-            "code": 3,
+            "code": 13,
             "message": 'failed to eval condition: Len(attributes["payload"]) > 4, ' + LEN_ERROR,
         }
         strict = [

@@ -741,20 +741,22 @@ def test_retryable_refusal_is_503_with_retry_after(start: Start) -> None:
     assert receiver.count("refused", "spans", "grpc") == 3
 
 
-def test_permanent_refusal_is_400(start: Start) -> None:
+def test_permanent_refusal_is_500_internal(start: Start) -> None:
+    # Upstream answers a permanent pipeline error with INTERNAL: 500 over HTTP.
     receiver = start()
     receiver.consumers[Signal.TRACE].error = permanent("span names are not allowed")
     status, headers, body = post(f"{receiver.http}/v1/traces", traces_request().SerializeToString())
-    assert status == 400 and "retry-after" not in headers
+    assert status == 500 and "retry-after" not in headers
     assert status_of(body, "application/x-protobuf") == {
-        "code": 3,
+        "code": 13,
         "message": "span names are not allowed",
     }
     with grpc.insecure_channel(receiver.grpc_target) as channel:
         export = channel.unary_unary(TRACE_SERVICE)
         with pytest.raises(grpc.RpcError) as raised:
             export(traces_request().SerializeToString(), timeout=5)
-    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.code() == grpc.StatusCode.INTERNAL
+    assert raised.value.details() == "span names are not allowed"
     assert receiver.count("refused", "spans", "grpc") == 2
 
 
@@ -785,13 +787,15 @@ def test_grpc_unused_signal_is_unimplemented(start: Start) -> None:
     assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
-def test_grpc_malformed_request_is_invalid_argument(start: Start) -> None:
+def test_grpc_malformed_request_is_internal(start: Start) -> None:
+    # Go's gRPC server answers a request it cannot unmarshal with INTERNAL.
     receiver = start({"grpc": {"endpoint": "127.0.0.1:0"}})
     with grpc.insecure_channel(receiver.grpc_target) as channel:
         export = channel.unary_unary(TRACE_SERVICE)
         with pytest.raises(grpc.RpcError) as raised:
             export(b"\xff\xff\xff", timeout=5)
-    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.code() == grpc.StatusCode.INTERNAL
+    assert (raised.value.details() or "").startswith("grpc: error unmarshalling request: ")
     assert receiver.received(Signal.TRACE) == []
 
 

@@ -3,9 +3,9 @@ the service's event loop (uvloop included).
 
 Only the services of signals some pipeline uses are registered; any other
 answers ``UNIMPLEMENTED``, as upstream. Requests are decoded straight into
-the pipeline's message classes (``INVALID_ARGUMENT`` when they do not
-decode); a refusal ends the call with its status (``UNAVAILABLE`` for
-retryable ones, ``INVALID_ARGUMENT`` for permanent ones).
+the pipeline's message classes (``INTERNAL`` when they do not decode, as
+Go's gRPC server answers); a refusal ends the call with its status (``UNAVAILABLE`` for
+retryable ones, ``INTERNAL`` for permanent ones).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def _export_handler(
             request = pdata.parse(ingest.signal, wire)
         except DecodeError as problem:
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"not a protobuf export request: {problem}"
+                grpc.StatusCode.INTERNAL, f"grpc: error unmarshalling request: {problem}"
             )
         del wire
         refusal = await ingest.export(request)
@@ -137,7 +137,7 @@ def _export_handler(
         return EXPORT_RESPONSE
 
     # Decoded in the handler rather than by gRPC, so that a malformed request
-    # is INVALID_ARGUMENT (as a 400 over HTTP), not UNKNOWN with a logged traceback.
+    # is INTERNAL (upstream's answer), not UNKNOWN with a logged traceback.
     return grpc.unary_unary_rpc_method_handler(export)
 
 

@@ -46,7 +46,8 @@ class Ingest:
             self._refused.inc(items)
             if error.retryable:
                 return Refusal(Code.UNAVAILABLE, str(error), error.retry_after)
-            return Refusal(Code.INVALID_ARGUMENT, str(error))
+            # Upstream answers a permanent error INTERNAL (HTTP 500).
+            return Refusal(Code.INTERNAL, str(error))
         except Exception as error:
             # A failure that is not a refusal is retryable, as upstream treats
             # any error that is not marked permanent.
