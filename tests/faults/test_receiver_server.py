@@ -1,6 +1,6 @@
 """The transport fault battery against the collector's OTLP/HTTP receiver,
 which stands on Edge's HTTP server: the same limits, deadlines, body budget,
-readable 413s and half-close handling, through ``sluice-collector``'s own
+readable too-large answers and half-close handling, through ``sluice-collector``'s own
 config keys (``read_header_timeout``, ``read_timeout``,
 ``max_request_body_size``)."""
 
@@ -119,7 +119,9 @@ def test_stalled_bodies_do_not_block_other_senders(
 
 
 @pytest.mark.parametrize("framing", ["content-length", "chunked"])
-def test_413_reaches_a_sender_that_keeps_sending(start_receiver: Start, framing: str) -> None:
+def test_too_large_answer_reaches_a_sender_that_keeps_sending(
+    start_receiver: Start, framing: str
+) -> None:
     port = start_receiver(max_request_body_size=MiB)
     body = b"b" * 5_000_000
     if framing == "chunked":
@@ -132,7 +134,9 @@ def test_413_reaches_a_sender_that_keeps_sending(start_receiver: Start, framing:
     with connect(port) as sock:
         error = send_naively(sock, pieces(request))
         outcome = read_answer(sock, timeout=5)
-    assert error is None and outcome.status == 413, outcome
+    # Upstream's answer to a body past the limit: 400 with a Status.
+    assert error is None and outcome.status == 400, outcome
+    assert outcome.data.endswith(b"http: request body too large"), outcome
 
 
 def test_a_half_closed_sender_still_gets_its_answer(

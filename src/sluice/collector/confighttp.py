@@ -170,6 +170,13 @@ class ServerMiddleware:
             response.headers[:0] = self._extra
         return response
 
+    def with_response_headers(self, response: Response) -> Response:
+        """`response` with ``response_headers`` added: for answers the HTTP
+        layer writes itself on the component's behalf."""
+        if self._extra:
+            response.headers[:0] = self._extra
+        return response
+
     async def _answer(self, request: Request) -> Response:
         if self._authenticator is not None:
             try:

@@ -631,14 +631,29 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._fail(431, f"request header block larger than {self._limits.max_header_size} bytes")
 
     def _too_large(self) -> None:
-        self._fail(413, f"body larger than max_body_size ({self._limits.max_body_size} bytes)")
+        too_large = self._tracker.too_large
+        if too_large is None or self._parser is None or self._closing:
+            self._fail(413, f"body larger than max_body_size ({self._limits.max_body_size} bytes)")
+            return
+        method = self._parser.get_method().decode("latin-1")
+        path = self._url.decode("latin-1").partition("?")[0]
+        answer = too_large(method, path, self._lowered)
+        self._fail(answer.status, "", answer=answer)
 
-    def _fail(self, status: int, message: str, headers: Headers | None = None) -> None:
-        """Answer an unreadable or refused request and close (the stream
-        position is lost), after the answers owed to requests before it."""
+    def _fail(
+        self,
+        status: int,
+        message: str,
+        headers: Headers | None = None,
+        answer: Response | None = None,
+    ) -> None:
+        """Answer an unreadable or refused request (with `answer`, or a JSON
+        error of `status` and `message`) and close (the stream position is
+        lost), after the answers owed to requests before it."""
         if self._closing or self._transport is None:
             return
-        answer = json_error(status, message, headers)
+        if answer is None:
+            answer = json_error(status, message, headers)
         if self._tracker.refused is not None:
             self._tracker.refused(status)
         self._closing = True
@@ -703,11 +718,16 @@ class ConnectionTracker:
         read_size: int = 64 << 10,
         head_size: int = 8 << 10,
         refused: Callable[[int], None] | None = None,
+        too_large: Callable[[str, str, dict[bytes, bytes]], Response] | None = None,
     ) -> None:
         self.limits = limits or ServerLimits()
         self.refused = refused
         """Told the status of every request this layer answers itself (400,
         408, 413, 414, 431, 503), which no handler sees, so it can be counted."""
+        self.too_large = too_large
+        """The answer to a request whose body is past ``max_body_size``, from
+        its method, path and lowered headers (default: 413 JSON). The
+        connection is closed after it, as after any answer of this layer."""
         self.read_buffer = memoryview(bytearray(read_size))
         """Where every connection's reads land; parsed before the next read."""
         self.head_buffer = self.read_buffer[:head_size]

@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+from collections.abc import Callable
 
 from sluice.transport.http_server import (
     ConnectionTracker,
     Handler,
     HttpServerProtocol,
+    Response,
     ServerLimits,
 )
 
@@ -68,12 +70,14 @@ class HttpListener:
         endpoint: str,
         limits: ServerLimits | None = None,
         tls: ssl.SSLContext | None = None,
+        too_large: Callable[[str, str, dict[bytes, bytes]], Response] | None = None,
     ) -> HttpListener:
-        """Bind `endpoint` and serve `handler` (raises OSError or ValueError)."""
+        """Bind `endpoint` and serve `handler` (raises OSError or ValueError);
+        `too_large` answers bodies past the limit (see ConnectionTracker)."""
         host, port = parse_endpoint(endpoint)
         sock = bind(host, port)
         limits = limits or ServerLimits()
-        tracker = ConnectionTracker(limits)
+        tracker = ConnectionTracker(limits, too_large=too_large)
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
             lambda: HttpServerProtocol(handler, limits, tracker), sock=sock, ssl=tls, backlog=1024

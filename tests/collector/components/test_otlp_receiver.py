@@ -623,17 +623,45 @@ def test_unknown_path_and_unused_signal_are_404(start: Start) -> None:
         assert (status, body) == (404, b"404 page not found\n")
 
 
-def test_decompressed_body_past_the_limit_is_413(start: Start) -> None:
-    receiver = start({"http": {"endpoint": "127.0.0.1:0", "max_request_body_size": 4096}})
+def test_body_past_the_limit_is_400(start: Start) -> None:
+    # Upstream reads bodies through Go's MaxBytesReader and answers its
+    # error, as sent or decompressed, with 400 and a Status in the request's format.
+    receiver = start(
+        {
+            "http": {
+                "endpoint": "127.0.0.1:0",
+                "max_request_body_size": 4096,
+                "response_headers": {"X-Served-By": "otlp"},
+            }
+        }
+    )
+    too_large = {"code": 3, "message": "http: request body too large"}
     body = gzip.compress(traces_request(400).SerializeToString())
     assert len(body) < 4096
-    status, _, answer = post(
+    status, headers, answer = post(
         f"{receiver.http}/v1/traces", body, headers={"Content-Encoding": "gzip"}
     )
-    assert status == 413
-    assert "4096" in status_of(answer, "application/x-protobuf")["message"]
+    assert (status, headers["content-type"]) == (400, "application/x-protobuf")
+    assert status_of(answer, "application/x-protobuf") == too_large
     raw = traces_request(400).SerializeToString()
-    assert post(f"{receiver.http}/v1/traces", raw)[0] == 413
+    status, headers, answer = post(f"{receiver.http}/v1/traces", raw)
+    assert (status, headers["content-type"], headers["x-served-by"]) == (
+        400,
+        "application/x-protobuf",
+        "otlp",
+    )
+    assert status_of(answer, "application/x-protobuf") == too_large
+    status, headers, answer = post(
+        f"{receiver.http}/v1/traces", json.dumps(TRACES_JSON).encode() * 40, "application/json"
+    )
+    assert (status, headers["content-type"], json.loads(answer)) == (
+        400,
+        "application/json",
+        too_large,
+    )
+    # The checks made before the body is read still come first.
+    assert post(f"{receiver.http}/v1/other", raw)[0] == 404
+    assert post(f"{receiver.http}/v1/traces", raw, "text/plain")[0] == 415
     assert receiver.received(Signal.TRACE) == []
 
 

@@ -6,7 +6,7 @@ answers a refused credential with :func:`error_answer`: 401 with a Status
 holding the authenticator's reason): ``Content-Encoding`` (400), the path
 (404: only the signals some pipeline uses have one), the method (405), the
 media type (415), then the body is decompressed (within
-``max_request_body_size``: 413 past it), decoded once into the pipeline's
+``max_request_body_size``: 400 past it, as sent or decompressed), decoded once into the pipeline's
 message (400 with a ``google.rpc.Status`` when it is not an export request)
 and exported. The answer is an export response, or a Status, in the
 request's format.
@@ -41,6 +41,8 @@ _DECODERS = {"": "", "gzip": "gzip", "zstd": "zstd", "deflate": "deflate", "zlib
 """``compression_algorithms`` names this receiver decodes, as
 :mod:`sluice.telemetry.compression` names them (``snappy`` and ``lz4`` are
 accepted in the config and refused per request)."""
+BODY_TOO_LARGE = "http: request body too large"
+"""Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
 """Upstream's answer to an error it cannot encode (the request's media type is unknown)."""
 
@@ -59,32 +61,14 @@ class OtlpHttpHandler:
         self._encodings = frozenset(config.compression_algorithms)
 
     async def __call__(self, request: Request) -> Response:
-        media = _media_type(request.header(b"content-type"))
-        # Matched as written, as upstream does: `GZIP` and `identity` are not accepted.
-        encoding = (request.header(b"content-encoding") or b"").decode("latin-1").strip()
-        if encoding not in self._encodings or encoding not in _DECODERS:
-            return error_answer(request, 400, f"unsupported Content-Encoding: {encoding}")
-        path = request.path if "%" not in request.path else unquote(request.path)
-        ingest = self._routes.get(path)
-        if ingest is None:
-            return Response(404, b"404 page not found\n", content_type=_TEXT)
-        if request.method != "POST":
-            return Response(
-                405,
-                b"405 method not allowed, supported: [POST]",
-                [(b"Allow", b"POST")],
-                content_type=b"text/plain",
-            )
-        if media is None:
-            return Response(
-                415,
-                b"415 unsupported media type, supported: [application/json, application/x-protobuf]",
-                content_type=b"text/plain",
-            )
+        checked = self._check_head(request.method, request.path, request.headers)
+        if isinstance(checked, Response):
+            return checked
+        ingest, media, encoding = checked
         try:
             body = compression.decompress(_DECODERS[encoding], request.body, self._limit)
-        except compression.BodyTooLarge as problem:
-            return _error(media, 413, str(problem))
+        except compression.BodyTooLarge:
+            return _error(media, 400, BODY_TOO_LARGE)
         except compression.CorruptBody as problem:
             return _error(media, 400, f"{encoding} body does not decompress: {problem}")
         try:
@@ -97,6 +81,44 @@ class OtlpHttpHandler:
             return _refused(media, refusal)
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
 
+    def too_large(self, method: str, path: str, headers: Mapping[bytes, bytes]) -> Response:
+        """The answer to a request whose body, as sent, is past the limit:
+        what the checks before the body give, else upstream's 400."""
+        checked = self._check_head(method, path, headers)
+        if isinstance(checked, Response):
+            return checked
+        return _error(checked[1], 400, BODY_TOO_LARGE)
+
+    def _check_head(
+        self, method: str, path: str, headers: Mapping[bytes, bytes]
+    ) -> Response | tuple[Ingest, str, str]:
+        """The checks made before the body is read, in upstream's order: an
+        error answer, or the signal's ingest, the media type and the encoding."""
+        # Matched as written, as upstream does: `GZIP` and `identity` are not accepted.
+        encoding = (headers.get(b"content-encoding") or b"").decode("latin-1").strip()
+        if encoding not in self._encodings or encoding not in _DECODERS:
+            return error_answer(headers, 400, f"unsupported Content-Encoding: {encoding}")
+        if "%" in path:
+            path = unquote(path)
+        ingest = self._routes.get(path)
+        if ingest is None:
+            return Response(404, b"404 page not found\n", content_type=_TEXT)
+        if method != "POST":
+            return Response(
+                405,
+                b"405 method not allowed, supported: [POST]",
+                [(b"Allow", b"POST")],
+                content_type=b"text/plain",
+            )
+        media = _media_type(headers.get(b"content-type"))
+        if media is None:
+            return Response(
+                415,
+                b"415 unsupported media type, supported: [application/json, application/x-protobuf]",
+                content_type=b"text/plain",
+            )
+        return ingest, media, encoding
+
 
 def _media_type(content_type: bytes | None) -> str | None:
     """PROTOBUF or JSON (parameters ignored), None for anything else."""
@@ -106,12 +128,14 @@ def _media_type(content_type: bytes | None) -> str | None:
     return media if media in (PROTOBUF, JSON) else None
 
 
-def error_answer(request: Request, status: int, message: str) -> Response:
+def error_answer(request: Request | Mapping[bytes, bytes], status: int, message: str) -> Response:
     """An error answered before the media type is checked (a refused
-    credential, an unaccepted ``Content-Encoding``): a Status in the
-    request's format, JSON when it names none (upstream's error handler,
-    which the receiver also gives its confighttp server)."""
-    content_type = request.header(b"content-type")
+    credential, an unaccepted ``Content-Encoding``), from the request or its
+    lowered headers: a Status in the request's format, JSON when it names
+    none (upstream's error handler, which the receiver also gives its
+    confighttp server)."""
+    headers = request.headers if isinstance(request, Request) else request
+    content_type = headers.get(b"content-type")
     return _error(JSON if not content_type else _media_type(content_type), status, message)
 
 

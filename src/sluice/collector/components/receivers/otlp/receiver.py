@@ -21,6 +21,7 @@ from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import ServerMiddleware
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
+from sluice.transport.http_server import Response
 from sluice.transport.listener import HttpListener
 
 SHUTDOWN_GRACE = 5.0
@@ -72,12 +73,19 @@ class OtlpReceiver(Component):
             raise
 
     async def _start_http(self, config: HttpConfig, host: Host) -> None:
-        handler = ServerMiddleware.for_host(
-            config, OtlpHttpHandler(config, self._ingests("http")), host, self._log, error_answer
-        )
+        otlp = OtlpHttpHandler(config, self._ingests("http"))
+        handler = ServerMiddleware.for_host(config, otlp, host, self._log, error_answer)
+
+        def too_large(method: str, path: str, headers: dict[bytes, bytes]) -> Response:
+            # A body past the limit as sent is refused by the HTTP layer
+            # before the handler runs: answered as the handler would.
+            return handler.with_response_headers(otlp.too_large(method, path, headers))
+
         tls = config.tls.ssl_context() if config.tls is not None else None
         self._log.info("Starting HTTP server on %s", config.endpoint)
-        self._http = await HttpListener.start(handler, config.endpoint, config.server_limits(), tls)
+        self._http = await HttpListener.start(
+            handler, config.endpoint, config.server_limits(), tls, too_large
+        )
         self.http_port = self._http.port
         if tls is not None and config.tls is not None and config.tls.reload_interval > 0:
             self._reloading = asyncio.get_running_loop().create_task(
