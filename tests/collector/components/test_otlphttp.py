@@ -404,6 +404,38 @@ def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixt
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 3
 
 
+@pytest.mark.parametrize(
+    "content_type", ["application/x-protobuf", "application/json"], ids=["protobuf", "json"]
+)
+def test_an_unparsable_2xx_body_is_retried(sink: Upstream, content_type: str) -> None:
+    # Upstream returns "error parsing <kind> response" for such a body, an
+    # error that is not permanent: the batch is sent again.
+    sink.respond = iter_replies(Reply(200, b"\xff{", content_type=content_type), Reply(200))
+    sent = logs(2)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(sent)
+
+    used = run(config(sink), body)
+    requests = sink.wait_for(2)
+    assert len(requests) == 2
+    assert all(parsed_logs(r) == pdata.full_logs(sent) for r in requests)
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 2
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
+
+
+def test_a_2xx_body_of_another_content_type_is_not_read(sink: Upstream) -> None:
+    # Upstream reads the body only when Content-Type is exactly one of the two.
+    sink.respond = Reply(200, b"\xff{", content_type="application/json; charset=utf-8")
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(2))
+
+    used = run(config(sink, sending_queue=QueueSettings(enabled=False)), body)
+    assert len(sink.requests) == 1
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 2
+
+
 # -- the queue -----------------------------------------------------------------------
 
 

@@ -109,7 +109,7 @@ class OtlpHttpSender(Sender):
                 f"failed to make an HTTP request to {route.url}: {problem}", retryable=True
             ) from None
         if 200 <= answer.status <= 299:
-            response.log_partial_success(signal, answer, self.logger)
+            response.check_partial_success(signal, route.url, answer, self.logger)
             return
         raise response.failure(route.url, answer)
 

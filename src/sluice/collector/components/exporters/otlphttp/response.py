@@ -1,8 +1,9 @@
 """What an OTLP/HTTP server's answer means for the batch, as upstream reads it.
 
 - 2xx: delivered. A partial success in the body (records the server
-  rejected) is logged as a warning; a body that does not parse is only noted
-  (the batch was delivered: sending it again would duplicate it).
+  rejected) is logged as a warning. A body whose ``Content-Type`` is exactly
+  protobuf or JSON but that does not parse is a retryable error, as upstream
+  (other types are not read).
 - 429, 502, 503, 504: retryable. For 429 and 503, ``Retry-After`` (seconds or
   an HTTP date) sets the least wait before the next attempt.
 - Anything else: permanent. The error names the URL, the status and the
@@ -91,21 +92,25 @@ def _status_text(response: UpstreamResponse) -> str:
     return f", Body={body[:256].decode('utf-8', 'replace')!r}"
 
 
-def log_partial_success(signal: Signal, response: UpstreamResponse, logger: logging.Logger) -> None:
-    """Warn about records a 2xx answer says were rejected."""
+def check_partial_success(
+    signal: Signal, url: str, response: UpstreamResponse, logger: logging.Logger
+) -> None:
+    """Warn about records a 2xx answer says were rejected; raises a
+    retryable ExportError when the body does not parse. As upstream, the
+    ``Content-Type`` must be exactly one of the two (no parameters)."""
     body = response.body[:MAX_BODY_READ]
-    media = media_type(response)
-    if not body or media not in (PROTOBUF, JSON):
+    content_type = header(response, b"content-type")
+    if not body or content_type not in (PROTOBUF, JSON):
         return
     try:
-        if media == PROTOBUF:
+        if content_type == PROTOBUF:
             parsed = partial_success.RESPONSES[signal].FromString(body)
             message, rejected = partial_success.from_message(signal, parsed)
         else:
             message, rejected = partial_success.from_json(signal, json.loads(body))
     except (DecodeError, ValueError, TypeError, AttributeError) as unreadable:
-        logger.warning(
-            "Export response could not be read (the batch was delivered): %s", unreadable
-        )
-        return
+        kind = "protobuf" if content_type == PROTOBUF else "json"
+        raise ExportError(
+            f"error parsing {kind} response from {url}: {unreadable}", retryable=True
+        ) from None
     partial_success.warn(signal, message, rejected, logger)
