@@ -37,7 +37,10 @@ def test_backoff_stops_when_the_wait_would_pass_max_elapsed_time() -> None:
     assert backoff.next_delay(now=394.0) is None  # 294 + 7.5 > 300
     throttled = Backoff(settings, started=0.0, draw=lambda: 0.5)
     assert throttled.next_delay(now=0.0, at_least=60.0) == 60.0
-    assert throttled.next_delay(now=250.0, at_least=60.0) is None
+    # As upstream, the server's delay is applied after the elapsed-time
+    # check: 250 + 7.5 fits in 300, so the wait is 60 s even past it.
+    assert throttled.next_delay(now=250.0, at_least=60.0) == 60.0
+    assert throttled.next_delay(now=295.0, at_least=60.0) is None  # 295 + 10 > 300
 
 
 def attempts(*outcomes: ExportError | None) -> tuple[list[float], Attempt]:

@@ -304,6 +304,27 @@ def test_retry_after_sets_the_least_wait(sink: Upstream) -> None:
     assert 0.95 <= second.received_at - first.received_at < 1.5
 
 
+def test_retry_after_past_max_elapsed_time_is_still_waited_for(sink: Upstream) -> None:
+    # Upstream decides "no more retries left" on its backoff delay alone,
+    # then waits the longer Retry-After: the batch is sent again.
+    sink.respond = iter_replies(Reply(503, headers=[("Retry-After", "1")]), Reply(200))
+    retry = RetrySettings(
+        initial_interval=Duration(0.01),
+        max_interval=Duration(0.02),
+        max_elapsed_time=Duration(0.5),
+    )
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(2))
+
+    used = run(
+        config(sink, retry_on_failure=retry, sending_queue=QueueSettings(enabled=False)), body
+    )
+    assert len(sink.wait_for(2)) == 2
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 2
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
+
+
 def test_retry_after_as_seconds_or_http_date() -> None:
     assert retry_after("3") == 3.0
     assert retry_after("Wed, 21 Oct 2015 07:28:05 GMT", now=1445412480.0) == 5.0

@@ -36,7 +36,9 @@ class Backoff:
     """Upstream's exponential backoff: each delay is drawn uniformly within
     ``interval * (1 ± randomization_factor)``; the interval then grows by
     `multiplier`, up to `max_interval`. ``next_delay`` answers None once
-    waiting would take the sequence past `max_elapsed_time` (0: never)."""
+    the drawn delay would take the sequence past `max_elapsed_time` (0:
+    never); a server's requested delay (`at_least`) only lengthens the wait,
+    as upstream, which checks the elapsed time before applying it."""
 
     def __init__(self, settings: RetrySettings, started: float, draw: Callable[[], float]):
         self.settings = settings
@@ -49,10 +51,9 @@ class Backoff:
         spread = s.randomization_factor * self.interval
         delay = self.interval - spread + self._draw() * 2 * spread
         self.interval = min(self.interval * s.multiplier, float(s.max_interval))
-        delay = max(delay, at_least)
         if s.max_elapsed_time and (now - self.started) + delay > s.max_elapsed_time:
             return None
-        return delay
+        return max(delay, at_least)
 
 
 class RetryPolicy:
