@@ -233,6 +233,19 @@ def test_configured_headers_and_user_agent_are_sent(sink: Upstream) -> None:
     assert (request.header("User-Agent") or "").startswith("Sluice Collector/")
 
 
+def test_a_configured_header_replaces_the_exporters_own(sink: Upstream) -> None:
+    # Upstream sets configured headers over its own, names compared as Go
+    # canonicalizes them: one User-Agent and one Content-Type are sent.
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    headers = {"user-agent": "shipper/2.0", "content-type": "application/x-protobuf"}
+    run(config(sink, encoding="json", headers=headers), body)
+    (request,) = sink.wait_for(1)
+    assert request.all("User-Agent") == ["shipper/2.0"]
+    assert request.all("Content-Type") == ["application/x-protobuf"]
+
+
 class TokenAuth(Component):
     """A client authenticator extension: a fresh token per request."""
 

@@ -55,10 +55,26 @@ class OtlpHttpSender(Sender):
                 name = SIGNAL_NAMES[signal]
                 raise ValueError(f"either endpoint or {name}_endpoint must be specified")
         self.signals = signals
-        headers = {"Content-Type": body.content_type(config.encoding), "User-Agent": USER_AGENT}
+        # A configured header replaces the exporter's own of the same name
+        # (Go canonicalizes names: `user-agent` is `User-Agent`), as upstream;
+        # Content-Encoding stays the one that matches the body.
+        configured = {
+            name: value
+            for name, value in config.headers.items()
+            if name.lower() != "content-encoding"
+        }
+        named = {name.lower() for name in configured}
+        headers = {
+            name: value
+            for name, value in (
+                ("Content-Type", body.content_type(config.encoding)),
+                ("User-Agent", USER_AGENT),
+            )
+            if name.lower() not in named
+        }
         if body.is_compressed(config.compression):
             headers["Content-Encoding"] = config.compression
-        headers.update(config.headers)
+        headers.update(configured)
         self.headers = _header_block(headers)
         self.routes: dict[Signal, _Route] = {}
         self.authenticator: ClientAuthenticator | None = None
