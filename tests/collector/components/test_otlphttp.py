@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import platform
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
@@ -230,7 +231,12 @@ def test_configured_headers_and_user_agent_are_sent(sink: Upstream) -> None:
     (request,) = sink.wait_for(1)
     assert request.header("X-Scope-OrgID") == "tenant-1"
     assert request.header("Authorization") == "Bearer t"
-    assert (request.header("User-Agent") or "").startswith("Sluice Collector/")
+    user_agent = request.header("User-Agent") or ""
+    assert user_agent.startswith("Sluice Collector/")
+    # Upstream's "(<GOOS>/<GOARCH>)": Go's names, such as linux/amd64, not x86_64.
+    system, _, arch = user_agent.rpartition(" (")[2].rstrip(")").partition("/")
+    assert system == platform.system().lower()
+    assert arch in {"amd64", "arm64", "386", "arm", "ppc64le", "s390x", "riscv64"}, user_agent
 
 
 def test_a_configured_header_replaces_the_exporters_own(sink: Upstream) -> None:

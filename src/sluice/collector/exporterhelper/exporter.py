@@ -40,8 +40,21 @@ from sluice.collector.exporterhelper.retry import Attempt, ExportError, RetryPol
 from sluice.collector.telemetry import ITEMS
 from sluice.policy import Signal
 
-USER_AGENT = f"Sluice Collector/{__version__} ({platform.system().lower()}/{platform.machine()})"
-"""What exporters call themselves (upstream: ``<description>/<version> (<os>/<arch>)``)."""
+_GOARCH = {
+    "x86_64": "amd64",
+    "amd64": "amd64",
+    "aarch64": "arm64",
+    "arm64": "arm64",
+    "i386": "386",
+    "i686": "386",
+    "armv7l": "arm",
+    "armv6l": "arm",
+}
+"""Machine names as Go's ``runtime.GOARCH`` spells them (others as they are)."""
+_ARCH = _GOARCH.get(platform.machine().lower(), platform.machine().lower())
+USER_AGENT = f"Sluice Collector/{__version__} ({platform.system().lower()}/{_ARCH})"
+"""What exporters call themselves (upstream: ``<description>/<version> (<GOOS>/<GOARCH>)``,
+such as ``(linux/amd64)``)."""
 DEFAULT_SHUTDOWN_SECS = 10.0
 """How long shutdown waits for queued batches to be sent."""
 _REJECTION_LOG_EVERY = 1.0
