@@ -14,6 +14,7 @@ request's format.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -31,16 +32,26 @@ from sluice.collector.components.receivers.otlp.status import (
     status_body,
 )
 from sluice.policy import Signal
-from sluice.telemetry import compression, otlp_pbjson
+from sluice.telemetry import compression, otlp_pbjson, snappy
 from sluice.transport.http_server import Headers, Request, Response
 
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""
 _TEXT = b"text/plain; charset=utf-8"
-_DECODERS = {"": "", "gzip": "gzip", "zstd": "zstd", "deflate": "deflate", "zlib": "deflate"}
+_DECODERS = {
+    "": "",
+    "gzip": "gzip",
+    "zstd": "zstd",
+    "deflate": "deflate",
+    "zlib": "deflate",
+    "snappy": "snappy",
+}
 """``compression_algorithms`` names this receiver decodes, as
-:mod:`sluice.telemetry.compression` names them (``snappy`` and ``lz4`` are
-accepted in the config and refused per request)."""
+:mod:`sluice.telemetry.compression` names them (``snappy`` is framed Snappy,
+decoded by :mod:`sluice.telemetry.snappy`; ``lz4`` is accepted in the config and refused
+per request)."""
+_SNAPPY_INLINE = 64 * 1024
+"""Snappy bodies up to this size are decoded in the event loop."""
 BODY_TOO_LARGE = "http: request body too large"
 """Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
@@ -66,7 +77,7 @@ class OtlpHttpHandler:
             return checked
         ingest, media, encoding = checked
         try:
-            body = compression.decompress(_DECODERS[encoding], request.body, self._limit)
+            body = await self._decompress(encoding, request.body)
         except compression.BodyTooLarge:
             return _error(media, 400, BODY_TOO_LARGE)
         except compression.CorruptBody as problem:
@@ -80,6 +91,14 @@ class OtlpHttpHandler:
         if refusal is not None:
             return _refused(media, refusal)
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
+
+    async def _decompress(self, encoding: str, body: bytes) -> bytes:
+        if encoding != "snappy":
+            return compression.decompress(_DECODERS[encoding], body, self._limit)
+        if len(body) <= _SNAPPY_INLINE:
+            return snappy.decompress_framed(body, self._limit)
+        # Pure Python: on a worker thread, so other requests are served meanwhile.
+        return await asyncio.to_thread(snappy.decompress_framed, body, self._limit)
 
     def too_large(self, method: str, path: str, headers: Mapping[bytes, bytes]) -> Response:
         """The answer to a request whose body, as sent, is past the limit:
