@@ -76,7 +76,7 @@ from sluice.collector.configtls import TLSClientConfig, TLSServerConfig
 from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
-from sluice.telemetry import snappy
+from sluice.telemetry import lz4, snappy
 from sluice.telemetry.otlp_raw import LeanLogsRequest
 from tests.providers.test_tls import self_signed as providers_self_signed
 
@@ -586,6 +586,73 @@ def test_corrupt_snappy_is_400(start: Start, body: bytes) -> None:
     assert receiver.received(Signal.TRACE) == []
 
 
+def lz4_frame(first: bytes, second: bytes) -> bytes:
+    """An LZ4 frame with a content checksum: `first` as a compressed block of
+    literals, `second` as a stored block."""
+    descriptor = bytes([0x64, 0x40])  # version 1, independent blocks, content checksum; 64 KiB
+    header = descriptor + bytes([lz4.xxh32(descriptor) >> 8 & 0xFF])
+    extra, lengths = len(first) - 15, b""
+    while extra >= 255:
+        lengths += b"\xff"
+        extra -= 255
+    block = b"\xf0" + lengths + bytes([extra]) + first
+    content = first + second
+    return (
+        (0x184D2204).to_bytes(4, "little")
+        + header
+        + len(block).to_bytes(4, "little")
+        + block
+        + (len(second) | 1 << 31).to_bytes(4, "little")
+        + second
+        + bytes(4)  # end mark
+        + lz4.xxh32(content).to_bytes(4, "little")
+    )
+
+
+def test_lz4_bodies_are_decoded(start: Start) -> None:
+    # Upstream decodes Content-Encoding: lz4 as LZ4 frames.
+    assert [lz4.xxh32(text) for text in (b"", b"a", b"abc")] == [
+        0x02CC5D05,
+        0x550D7456,
+        0x32D153FF,
+    ]
+    assert lz4.xxh32(b"Nobody inspects the spammish repetition") == 0xE2293B2F
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    raw = traces_request(5).SerializeToString()
+    skippable = (0x184D2A51).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"pad"
+    body = skippable + lz4_frame(raw[:300], raw[300:])
+    status, _, _ = post(f"{receiver.http}/v1/traces", body, headers={"Content-Encoding": "lz4"})
+    assert status == 200
+    assert len(span_names(receiver.received(Signal.TRACE))) == 5
+    # A match, overlapping: "abc", then 9 bytes from 3 back, then "d".
+    out = bytearray()
+    lz4.decode_block(b"\x35abc\x03\x00\x10d", out, 100)
+    assert out == b"abcabcabcabcd"
+
+
+VALID_LZ4 = lz4_frame(b" " * 20, b"{}")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not lz4 at all",
+        # Each would otherwise decode to a valid empty request.
+        VALID_LZ4[:-1] + bytes([VALID_LZ4[-1] ^ 0xFF]),  # content checksum mismatch
+        VALID_LZ4[:6] + bytes([VALID_LZ4[6] ^ 0xFF]) + VALID_LZ4[7:],  # header checksum
+        VALID_LZ4[:-8],  # no end mark
+    ],
+    ids=["not-lz4", "content-checksum", "header-checksum", "no-end-mark"],
+)
+def test_corrupt_lz4_is_400(start: Start, body: bytes) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, _, answer = post(
+        f"{receiver.http}/v1/traces", body, "application/json", headers={"Content-Encoding": "lz4"}
+    )
+    assert status == 400 and json.loads(answer)["code"] == 3
+    assert receiver.received(Signal.TRACE) == []
+
+
 def status_of(body: bytes, content_type: str) -> dict[str, Any]:
     """A google.rpc.Status body as {code, message}."""
     if content_type == "application/json":
@@ -646,7 +713,7 @@ def test_unsupported_encoding(start: Start) -> None:
     )
     # Upstream's literal answer when the error cannot be written in the request's format.
     status, headers, body = post(
-        f"{receiver.http}/v1/traces", b"x", "text/plain", headers={"Content-Encoding": "lz4"}
+        f"{receiver.http}/v1/traces", b"x", "text/plain", headers={"Content-Encoding": "br"}
     )
     assert (status, headers["content-type"]) == (500, "application/json")
     assert json.loads(body) == {"code": 13, "message": "failed to marshal error message"}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -32,7 +32,7 @@ from sluice.collector.components.receivers.otlp.status import (
     status_body,
 )
 from sluice.policy import Signal
-from sluice.telemetry import compression, otlp_pbjson, snappy
+from sluice.telemetry import compression, lz4, otlp_pbjson, snappy
 from sluice.transport.http_server import Headers, Request, Response
 
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
@@ -45,13 +45,17 @@ _DECODERS = {
     "deflate": "deflate",
     "zlib": "deflate",
     "snappy": "snappy",
+    "lz4": "lz4",
 }
 """``compression_algorithms`` names this receiver decodes, as
-:mod:`sluice.telemetry.compression` names them (``snappy`` is framed Snappy,
-decoded by :mod:`sluice.telemetry.snappy`; ``lz4`` is accepted in the config and refused
-per request)."""
-_SNAPPY_INLINE = 64 * 1024
-"""Snappy bodies up to this size are decoded in the event loop."""
+:mod:`sluice.telemetry.compression` names them, or as ``_PURE_PYTHON`` does."""
+_PURE_PYTHON: dict[str, Callable[[bytes, int], bytes]] = {
+    "snappy": snappy.decompress_framed,
+    "lz4": lz4.decompress_frames,
+}
+"""Codecs with no library installed, decoded in Python (framed Snappy, LZ4 frames)."""
+_INLINE = 64 * 1024
+"""Bodies of those codecs up to this size are decoded in the event loop."""
 BODY_TOO_LARGE = "http: request body too large"
 """Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
@@ -93,12 +97,13 @@ class OtlpHttpHandler:
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
 
     async def _decompress(self, encoding: str, body: bytes) -> bytes:
-        if encoding != "snappy":
+        decode = _PURE_PYTHON.get(encoding)
+        if decode is None:
             return compression.decompress(_DECODERS[encoding], body, self._limit)
-        if len(body) <= _SNAPPY_INLINE:
-            return snappy.decompress_framed(body, self._limit)
+        if len(body) <= _INLINE:
+            return decode(body, self._limit)
         # Pure Python: on a worker thread, so other requests are served meanwhile.
-        return await asyncio.to_thread(snappy.decompress_framed, body, self._limit)
+        return await asyncio.to_thread(decode, body, self._limit)
 
     def too_large(self, method: str, path: str, headers: Mapping[bytes, bytes]) -> Response:
         """The answer to a request whose body, as sent, is past the limit:
