@@ -149,7 +149,8 @@ class SignalExporter(Consumer):
         elif not self.queue.offer(batch):
             self.enqueue_failed.inc(items)
             self._report_rejection(items)
-            raise refused(f"sending queue of exporter {self.exporter_id} is full")
+            # Upstream's ErrQueueIsFull, which the receiver hands to the sender as it is.
+            raise refused("sending queue is full")
         if batch.outcome is not None:
             await batch.outcome
 
