@@ -69,7 +69,8 @@ class RpcStatus:
     message: str
     detail_types: tuple[str, ...]
     retry_delay: float | None
-    """RetryInfo's delay in seconds, when the status carries one."""
+    """RetryInfo's delay in seconds when the status carries a RetryInfo (0
+    when it names none), else None."""
 
 
 def parse_status(wire: bytes) -> RpcStatus | None:
@@ -87,8 +88,9 @@ def parse_status(wire: bytes) -> RpcStatus | None:
                 info.ParseFromString(detail.value)
             except DecodeError:
                 continue
-            if info.HasField("retry_delay"):
-                delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+            # A RetryInfo naming no delay still says "retry" (upstream's
+            # exporter then waits its own backoff): 0.
+            delay = max(0.0, info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
     types = tuple(detail.type_url for detail in status.details)
     return RpcStatus(status.code, status.message, types, delay)
 

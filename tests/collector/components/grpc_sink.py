@@ -39,6 +39,8 @@ class Answer:
     code: grpc.StatusCode | None = None
     details: str = ""
     retry_delay: float | None = None
+    status_details: bytes | None = None
+    """A ``grpc-status-details-bin`` trailer as it is (instead of one made from `retry_delay`)."""
     response: bytes = b""
     delay: float = 0.0
 
@@ -89,8 +91,10 @@ class GrpcSink:
                 time.sleep(answer.delay)
             if answer.code is None:
                 return answer.response
-            if answer.retry_delay is not None:
+            status = answer.status_details
+            if status is None and answer.retry_delay is not None:
                 status = encode_status(answer.code.value[0], answer.details, answer.retry_delay)
+            if status is not None:
                 context.set_trailing_metadata((("grpc-status-details-bin", status),))
             context.abort(answer.code, answer.details)
             raise AssertionError("abort returns only by raising")

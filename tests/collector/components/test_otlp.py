@@ -30,6 +30,7 @@ from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
+from sluice.collector.rpc_status import RETRY_INFO_TYPE, StatusMessage
 from sluice.policy import Signal
 from tests.collector.components.batches import TESTDATA, batch, counter, load_config, logs, settings
 from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
@@ -181,6 +182,24 @@ def test_retry_info_sets_the_least_wait(sink: GrpcSink) -> None:
     first, second = sink.wait_for(2)
     assert 0.38 <= second.received_at - first.received_at < 1.0
     assert counter(used, SENT, exporter="otlp") == 2
+
+
+def test_resource_exhausted_with_a_retry_info_of_no_delay_is_retried(sink: GrpcSink) -> None:
+    # Upstream retries RESOURCE_EXHAUSTED whenever a RetryInfo is attached,
+    # with its own backoff when the RetryInfo names no delay.
+    status = StatusMessage(code=8, message="quota")
+    status.details.add(type_url=RETRY_INFO_TYPE, value=b"")
+    sink.respond = answers(
+        Answer(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, "quota", status_details=status.SerializeToString()
+        ),
+        Answer(),
+    )
+    used = run(config(sink), consume_logs())
+    calls = sink.wait_for(2)
+    assert len(calls) == 2 and calls[0].body == calls[1].body
+    assert counter(used, SENT, exporter="otlp") == 2
+    assert counter(used, FAILED, exporter="otlp") == 0
 
 
 def test_resource_exhausted_without_retry_info_is_permanent(

@@ -3,8 +3,9 @@ signal's service on one ``grpc.aio`` channel, the request serialized once.
 
 An error status is retryable as upstream decides: ``CANCELLED``,
 ``DEADLINE_EXCEEDED``, ``ABORTED``, ``OUT_OF_RANGE``, ``UNAVAILABLE``,
-``DATA_LOSS``, and ``RESOURCE_EXHAUSTED`` only when the server says when to
-come back (a ``RetryInfo`` detail, whose delay is then the least wait).
+``DATA_LOSS``, and ``RESOURCE_EXHAUSTED`` only when the status carries a
+``RetryInfo`` detail (even one naming no delay); a RetryInfo's delay is the
+least wait.
 Every other status is permanent.
 
 grpc is imported when the exporter starts, not at module load (it costs
