@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from sluice.telemetry.compression import BodyTooLarge, CorruptBody
+from sluice.telemetry.lz77 import copy_back
 
 _MAGIC: Final = 0x184D2204
 _SKIPPABLE_MAGIC: Final = 0x184D2A50
@@ -111,11 +112,7 @@ def decode_block(block: bytes, out: bytearray, room: int) -> None:
             raise CorruptBody("lz4: invalid source or destination buffer too short")
         if len(out) - start + count > room:
             raise BodyTooLarge("")
-        begin = len(out) - offset
-        while count > 0:  # an overlapping match repeats the bytes it just wrote
-            piece = out[begin : begin + min(count, offset)]
-            out += piece
-            count -= len(piece)
+        copy_back(out, offset, count)
         if position == size:
             break  # ending on a match breaks the format's rule, but Go's decoder takes it
     if len(out) - start > room:

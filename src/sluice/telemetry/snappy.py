@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from sluice.telemetry.compression import BodyTooLarge, CorruptBody
+from sluice.telemetry.lz77 import copy_back
 
 _STREAM_ID: Final = b"sNaPpY"
 _MAX_CHUNK: Final = 65536
@@ -95,11 +96,7 @@ def decode_block(block: bytes) -> bytes:
         position += 1 + width
         if offset <= 0 or offset > len(out) or len(out) + count > length:
             raise CorruptBody("snappy: corrupt input")
-        start = len(out) - offset
-        while count > 0:  # an overlapping copy repeats the bytes it just wrote
-            piece = out[start : start + min(count, offset)]
-            out += piece
-            count -= len(piece)
+        copy_back(out, offset, count)
     if len(out) != length:
         raise CorruptBody("snappy: corrupt input")
     return bytes(out)
