@@ -81,12 +81,22 @@ class ConsumerError(Exception):
     """Data a consumer did not take. Retryable errors make the receiver
     answer so that the sender retries (HTTP 503 with ``Retry-After``, gRPC
     ``UNAVAILABLE``); permanent ones are final (HTTP 500, gRPC ``INTERNAL``,
-    as upstream)."""
+    as upstream). An error that stands for a server's answer (an exporter
+    sending without a queue) has that answer's ``google.rpc.Code`` as `code`,
+    which the receiver answers with instead, as upstream passes a status on."""
 
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        code: int | None = None,
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.code = code
 
 
 def refused(message: str, retry_after: float = 1.0) -> ConsumerError:

@@ -57,6 +57,7 @@ class Fanout(Consumer):
                 "; ".join(str(e) for e in errors),
                 retryable=any(e.retryable for e in errors),
                 retry_after=max((e.retry_after or 0.0 for e in errors), default=None) or None,
+                code=next((e.code for e in errors if e.code is not None), None),
             )
 
 

@@ -17,6 +17,15 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
+_CODE_BY_HTTP = {400: 3, 401: 16, 403: 7, 404: 12, 429: 8, 502: 14, 503: 14, 504: 14}
+
+
+def code_for_http(status: int) -> int:
+    """The ``google.rpc.Code`` upstream gives an HTTP status (its
+    ``NewStatusFromMsgAndHTTPCode``): 400 INVALID_ARGUMENT, 401
+    UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 UNIMPLEMENTED, 429
+    RESOURCE_EXHAUSTED, 502/503/504 UNAVAILABLE, anything else UNKNOWN (2)."""
+    return _CODE_BY_HTTP.get(status, 2)
 
 
 def _message_classes() -> dict[str, Any]:

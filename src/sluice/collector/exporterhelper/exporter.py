@@ -132,7 +132,10 @@ class SignalExporter(Consumer):
             failure = await self._deliver([data], items, queued=False)
             if failure is not None:
                 raise ConsumerError(
-                    str(failure), retryable=failure.retryable, retry_after=failure.retry_after
+                    str(failure),
+                    retryable=failure.retryable,
+                    retry_after=failure.retry_after,
+                    code=failure.code,
                 )
             return
         batch = QueuedBatch(data, items, self._weigh(data, items))
@@ -265,7 +268,10 @@ def _settle(batch: QueuedBatch, failure: ExportError | None) -> None:
     else:
         batch.outcome.set_exception(
             ConsumerError(
-                str(failure), retryable=failure.retryable, retry_after=failure.retry_after
+                str(failure),
+                retryable=failure.retryable,
+                retry_after=failure.retry_after,
+                code=failure.code,
             )
         )
 

@@ -24,12 +24,21 @@ Attempt = Callable[[], Awaitable[None]]
 class ExportError(Exception):
     """A failed attempt. `retryable` failures may succeed later (the server
     was unavailable, throttled, timed out); others never will (the server
-    refused the data). `retry_after` is the server's requested delay (s)."""
+    refused the data). `retry_after` is the server's requested delay (s);
+    `code` the ``google.rpc.Code`` the server's answer stands for, if any."""
 
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        code: int | None = None,
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.code = code
 
 
 class Backoff:
@@ -127,5 +136,8 @@ class RetryPolicy:
 
 def _final(reason: str, error: ExportError) -> ExportError:
     return ExportError(
-        f"{reason}: {error}", retryable=error.retryable, retry_after=error.retry_after
+        f"{reason}: {error}",
+        retryable=error.retryable,
+        retry_after=error.retry_after,
+        code=error.code,
     )

@@ -42,6 +42,31 @@ RETRYABLE_CODES = frozenset(
     ("CANCELLED", "DEADLINE_EXCEEDED", "ABORTED", "OUT_OF_RANGE", "UNAVAILABLE", "DATA_LOSS")
 )
 _STATUS_DETAILS = "grpc-status-details-bin"
+_CODES = {
+    name: number
+    for number, name in enumerate(
+        (
+            "OK",
+            "CANCELLED",
+            "UNKNOWN",
+            "INVALID_ARGUMENT",
+            "DEADLINE_EXCEEDED",
+            "NOT_FOUND",
+            "ALREADY_EXISTS",
+            "PERMISSION_DENIED",
+            "RESOURCE_EXHAUSTED",
+            "FAILED_PRECONDITION",
+            "ABORTED",
+            "OUT_OF_RANGE",
+            "UNIMPLEMENTED",
+            "INTERNAL",
+            "UNAVAILABLE",
+            "DATA_LOSS",
+            "UNAUTHENTICATED",
+        )
+    )
+}
+"""``google.rpc.Code`` numbers by name (grpc is not imported at module load)."""
 
 
 def channel_options(config: OtlpGrpcConfig) -> list[tuple[str, Any]]:
@@ -62,7 +87,8 @@ def channel_options(config: OtlpGrpcConfig) -> list[tuple[str, Any]]:
 
 
 def classify(code: str, details: str, trailers: Any) -> ExportError:
-    """The ExportError for a failed call (`code` is the status code's name)."""
+    """The ExportError for a failed call (`code` is the status code's name),
+    carrying that code."""
     retry_delay = None
     for key, value in trailers or ():
         if key == _STATUS_DETAILS and isinstance(value, bytes):
@@ -73,7 +99,9 @@ def classify(code: str, details: str, trailers: Any) -> ExportError:
     retryable = code in RETRYABLE_CODES or (
         code == "RESOURCE_EXHAUSTED" and retry_delay is not None
     )
-    return ExportError(message, retryable=retryable, retry_after=retry_delay or None)
+    return ExportError(
+        message, retryable=retryable, retry_after=retry_delay or None, code=_CODES.get(code)
+    )
 
 
 class OtlpGrpcSender(Sender):

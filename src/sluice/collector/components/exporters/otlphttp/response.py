@@ -21,7 +21,7 @@ from google.protobuf.message import DecodeError
 
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
 from sluice.collector.exporterhelper import ExportError, partial_success
-from sluice.collector.rpc_status import parse_status
+from sluice.collector.rpc_status import code_for_http, parse_status
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamResponse
 
@@ -64,12 +64,13 @@ def failure(url: str, response: UpstreamResponse) -> ExportError:
     status = response.status
     message = f"error exporting items, request to {url} responded with HTTP Status Code {status}"
     message += _status_text(response)
+    code = code_for_http(status)
     if status not in RETRYABLE_STATUSES:
-        return ExportError(message, retryable=False)
+        return ExportError(message, retryable=False, code=code)
     delay = None
     if status in THROTTLING_STATUSES:
         delay = retry_after(header(response, b"retry-after"))
-    return ExportError(message, retryable=True, retry_after=delay)
+    return ExportError(message, retryable=True, retry_after=delay, code=code)
 
 
 def _status_text(response: UpstreamResponse) -> str:

@@ -44,6 +44,9 @@ class Ingest:
             await self._consumer.consume(request)
         except ConsumerError as error:
             self._refused.inc(items)
+            if error.code is not None and error.code != Code.OK:
+                # A server's answer passed on (upstream hands on a status error as it is).
+                return Refusal(Code(error.code), str(error), error.retry_after)
             if error.retryable:
                 return Refusal(Code.UNAVAILABLE, str(error), error.retry_after)
             # Upstream answers a permanent error INTERNAL (HTTP 500).

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from sluice.collector import rpc_status
 from sluice.collector.rpc_status import encode_status
 
 PROTOBUF = "application/x-protobuf"
@@ -54,16 +55,6 @@ _HTTP_BY_CODE = {
     Code.PERMISSION_DENIED: 403,
     Code.UNIMPLEMENTED: 404,
 }
-_CODE_BY_HTTP = {
-    400: Code.INVALID_ARGUMENT,
-    401: Code.UNAUTHENTICATED,
-    403: Code.PERMISSION_DENIED,
-    404: Code.UNIMPLEMENTED,
-    429: Code.RESOURCE_EXHAUSTED,
-    502: Code.UNAVAILABLE,
-    503: Code.UNAVAILABLE,
-    504: Code.UNAVAILABLE,
-}
 
 
 @dataclass(frozen=True)
@@ -86,7 +77,7 @@ class Refusal:
 
 def code_for_http(status: int) -> Code:
     """The status code an HTTP-level error is reported with (upstream's table)."""
-    return _CODE_BY_HTTP.get(status, Code.UNKNOWN)
+    return Code(rpc_status.code_for_http(status))
 
 
 def status_body(media: str, code: Code, message: str) -> bytes:
