@@ -573,6 +573,7 @@ def test_snappy_bodies_are_decoded(start: Start) -> None:
         SNAPPY_STREAM + b"\x00\x05\x00\x00\x00\x00\x00\x00\x05",  # block shorter than declared
         SNAPPY_STREAM + b"\x02\x00\x00\x00",  # reserved unskippable chunk
     ],
+    ids=["no-stream-identifier", "checksum", "short-block", "reserved-chunk"],
 )
 def test_corrupt_snappy_is_400(start: Start, body: bytes) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
