@@ -14,7 +14,6 @@ request's format.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,7 +31,7 @@ from sluice.collector.components.receivers.otlp.status import (
     status_body,
 )
 from sluice.policy import Signal
-from sluice.telemetry import compression, lz4, otlp_pbjson, snappy
+from sluice.telemetry import compression, framed, otlp_pbjson
 from sluice.transport.http_server import Headers, Request, Response
 
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
@@ -48,14 +47,12 @@ _DECODERS = {
     "lz4": "lz4",
 }
 """``compression_algorithms`` names this receiver decodes, as
-:mod:`sluice.telemetry.compression` names them, or as ``_PURE_PYTHON`` does."""
-_PURE_PYTHON: dict[str, Callable[[bytes, int], bytes]] = {
-    "snappy": snappy.decompress_framed,
-    "lz4": lz4.decompress_frames,
+:mod:`sluice.telemetry.compression` names them, or as ``_FRAMED`` does."""
+_FRAMED: dict[str, Callable[[bytes, int], bytes]] = {
+    "snappy": framed.decompress_snappy,
+    "lz4": framed.decompress_lz4,
 }
-"""Codecs with no library installed, decoded in Python (framed Snappy, LZ4 frames)."""
-_INLINE = 64 * 1024
-"""Bodies of those codecs up to this size are decoded in the event loop."""
+"""Codecs of the collector's receiver only (Edge forwards them as they came)."""
 BODY_TOO_LARGE = "http: request body too large"
 """Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
@@ -81,7 +78,7 @@ class OtlpHttpHandler:
             return checked
         ingest, media, encoding = checked
         try:
-            body = await self._decompress(encoding, request.body)
+            body = self._decompress(encoding, request.body)
         except compression.BodyTooLarge:
             return _error(media, 400, BODY_TOO_LARGE)
         except compression.CorruptBody as problem:
@@ -96,14 +93,11 @@ class OtlpHttpHandler:
             return _refused(media, refusal)
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
 
-    async def _decompress(self, encoding: str, body: bytes) -> bytes:
-        decode = _PURE_PYTHON.get(encoding)
+    def _decompress(self, encoding: str, body: bytes) -> bytes:
+        decode = _FRAMED.get(encoding)
         if decode is None:
             return compression.decompress(_DECODERS[encoding], body, self._limit)
-        if len(body) <= _INLINE:
-            return decode(body, self._limit)
-        # Pure Python: on a worker thread, so other requests are served meanwhile.
-        return await asyncio.to_thread(decode, body, self._limit)
+        return decode(body, self._limit)
 
     def too_large(self, method: str, path: str, headers: Mapping[bytes, bytes]) -> Response:
         """The answer to a request whose body, as sent, is past the limit:
