@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import cramjam
 import zstandard
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
@@ -570,6 +571,8 @@ def decompress(encoding: str, data: bytes) -> bytes:
         return zlib.decompress(data)
     if encoding == "zstd":
         return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    if encoding in ("snappy", "lz4"):
+        return bytes(getattr(cramjam, encoding).decompress(data))
     return data
 
 

@@ -17,9 +17,8 @@ from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.exporterhelper.config import header_problems
 from sluice.policy import Signal
 
-COMPRESSIONS = ("gzip", "zstd", "deflate", "zlib", "none", "")
-"""What Sluice can compress request bodies with ("" and none: not at all)."""
-_UPSTREAM_ONLY_COMPRESSIONS = ("snappy", "lz4")
+COMPRESSIONS = ("gzip", "zstd", "deflate", "zlib", "snappy", "lz4", "none", "")
+"""What request bodies can be compressed with ("" and none: not at all), as upstream."""
 _TIMEOUT = Duration(30.0)
 _NO_DURATION = Duration(0.0)
 
@@ -76,15 +75,7 @@ class OtlpHttpConfig(ComponentConfig):
             url = getattr(self, key)
             if url and not _is_http_url(url):
                 yield key, f"{key} must be a valid URL (http:// or https://, with a host)"
-        if self.compression in _UPSTREAM_ONLY_COMPRESSIONS:
-            yield (
-                "compression",
-                (
-                    f"compression {self.compression!r} is not supported by Sluice "
-                    f"(supported: gzip, zstd, deflate, zlib, none)"
-                ),
-            )
-        elif self.compression not in COMPRESSIONS:
+        if self.compression not in COMPRESSIONS:
             yield "compression", f'unsupported compression type "{self.compression}"'
         yield from header_problems(self.headers)
         if self.proxy_url:
