@@ -31,7 +31,8 @@ class BodyTooLarge(ValueError):
     """The body inflates past the size limit."""
 
 
-def _too_large(limit: int) -> BodyTooLarge:
+def too_large(limit: int) -> BodyTooLarge:
+    """The error of a body that inflates past `limit` bytes."""
     return BodyTooLarge(f"decompressed body exceeds {limit} bytes")
 
 
@@ -42,7 +43,7 @@ def _feed(decompressor: zlib._Decompress, data: Any, room: int, limit: int) -> b
     except zlib.error as problem:
         raise CorruptBody(str(problem)) from None
     if len(out) > room or decompressor.unconsumed_tail:
-        raise _too_large(limit)
+        raise too_large(limit)
     return out
 
 
@@ -138,7 +139,7 @@ def _unzstd_frame(frame: bytes, limit: int) -> bytes:
     except zstandard.ZstdError as problem:
         raise CorruptBody(str(problem)) from None
     if declared > limit:
-        raise _too_large(limit)
+        raise too_large(limit)
     try:
         return bytes(_ZSTD.decompress(frame, max_output_size=limit))
     except zstandard.ZstdError as problem:
@@ -149,7 +150,7 @@ def _unzstd_frame(frame: bytes, limit: int) -> bytes:
         except zstandard.ZstdError:
             produced = 0
         if produced > limit:
-            raise _too_large(limit) from None
+            raise too_large(limit) from None
         raise CorruptBody(str(problem)) from None
 
 
@@ -168,7 +169,7 @@ def _unzstd(data: bytes, limit: int) -> bytes:
             try:
                 inflated = _unzstd_frame(frame, room)
             except BodyTooLarge:
-                raise _too_large(limit) from None
+                raise too_large(limit) from None
             room -= len(inflated)
             out.append(inflated)
         start = end

@@ -15,7 +15,7 @@ from typing import Final
 
 import cramjam
 
-from sluice.telemetry.compression import BodyTooLarge, CorruptBody
+from sluice.telemetry.compression import CorruptBody, too_large
 
 _FIRST_ROOM: Final = 64 * 1024
 _OUT_OF_ROOM: Final = "failed to write whole buffer"
@@ -36,11 +36,11 @@ def _bounded(decode_into: Into, data: bytes, limit: int) -> bytes:
             if _OUT_OF_ROOM not in str(problem):
                 raise CorruptBody(str(problem)) from None
             if room > limit:
-                raise BodyTooLarge(f"decompressed body exceeds {limit} bytes") from None
+                raise too_large(limit) from None
             room = min(room * 2, limit + 1)
             continue
         if written > limit:
-            raise BodyTooLarge(f"decompressed body exceeds {limit} bytes")
+            raise too_large(limit)
         return bytes(out[:written])
 
 
