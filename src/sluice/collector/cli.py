@@ -23,7 +23,7 @@ from sluice.collector.confmap.decode import Problems
 from sluice.collector.default_config import default_yaml
 from sluice.collector.distribution import SLUICE_COLLECTOR, Distribution
 from sluice.collector.factories import Factories
-from sluice.logs import configure_logging, env_level
+from sluice.logs import env_level
 from sluice.transport import loop
 
 NO_CONFIG = "at least one config flag must be provided"
@@ -179,13 +179,12 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
             print(f"{program}: warning: {line}", file=sys.stderr)
         print("config is valid")
         return 0
-    logs = config.telemetry.logs
-    configure_logging(logs.level.lower(), logs.encoding)
+    from sluice.collector.service import log_as, run
+
+    log_as(config)
     for line in warnings:
         logging.getLogger("sluice.collector").warning(line)
     heap.limit_arenas()
-    from sluice.collector.service import run
-
     build_info = BuildInfo(program, distribution.description, distribution.version)
     return loop.run(
         run(config, build_info=build_info, reload=lambda: load(args.config, args.set, factories))

@@ -185,6 +185,11 @@ class Service:
             self.metrics_server = None
 
 
+def log_as(config: Config) -> None:
+    """Log as `config`'s ``service::telemetry::logs`` says (level, encoding)."""
+    configure_logging(config.telemetry.logs.level.lower(), config.telemetry.logs.encoding)
+
+
 Reload = Callable[[], tuple[Config | None, list[str]]]
 """Reads the config again from its sources: the config, or its problems."""
 
@@ -235,13 +240,13 @@ async def run(
         if loaded is None:
             log.info("Shutdown complete.")
             return 0
-        configure_logging(loaded.telemetry.logs.level.lower(), loaded.telemetry.logs.encoding)
+        log_as(loaded)
         service = await _started(loaded, build_info)
         if service is not None:
             config = loaded
             continue
         log.error("the reloaded config cannot start; starting the previous config again")
-        configure_logging(config.telemetry.logs.level.lower(), config.telemetry.logs.encoding)
+        log_as(config)
         service = await _started(config, build_info)
     return 1
 
