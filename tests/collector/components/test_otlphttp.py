@@ -296,19 +296,25 @@ def iter_replies(*replies: Reply) -> Callable[[Recorded], Reply]:
     return respond
 
 
-def test_503_then_200_is_retried_and_delivered_once(sink: Upstream) -> None:
-    sink.respond = iter_replies(Reply(503), Reply(503), Reply(200))
-    sent = logs(4)
+def sent_until_delivered(sink: Upstream, records: int, attempts: int) -> None:
+    """Export `records` log records, which the sink's replies make take
+    `attempts` sends of the same body before the batch counts as delivered."""
+    sent = logs(records)
 
     async def body(exporter: Exporter, _: Settings) -> None:
         await exporter.consumer(Signal.LOG).consume(sent)
 
     used = run(config(sink), body)
-    requests = sink.wait_for(3)
-    assert len(requests) == 3
+    requests = sink.wait_for(attempts)
+    assert len(requests) == attempts
     assert all(parsed_logs(r) == pdata.full_logs(sent) for r in requests)
-    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 4
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == records
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
+
+
+def test_503_then_200_is_retried_and_delivered_once(sink: Upstream) -> None:
+    sink.respond = iter_replies(Reply(503), Reply(503), Reply(200))
+    sent_until_delivered(sink, records=4, attempts=3)
 
 
 def test_retry_after_sets_the_least_wait(sink: Upstream) -> None:
@@ -450,17 +456,7 @@ def test_an_unparsable_2xx_body_is_retried(sink: Upstream, content_type: str) ->
     # Upstream returns "error parsing <kind> response" for such a body, an
     # error that is not permanent: the batch is sent again.
     sink.respond = iter_replies(Reply(200, b"\xff{", content_type=content_type), Reply(200))
-    sent = logs(2)
-
-    async def body(exporter: Exporter, _: Settings) -> None:
-        await exporter.consumer(Signal.LOG).consume(sent)
-
-    used = run(config(sink), body)
-    requests = sink.wait_for(2)
-    assert len(requests) == 2
-    assert all(parsed_logs(r) == pdata.full_logs(sent) for r in requests)
-    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 2
-    assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
+    sent_until_delivered(sink, records=2, attempts=2)
 
 
 def test_a_2xx_body_of_another_content_type_is_not_read(sink: Upstream) -> None:
