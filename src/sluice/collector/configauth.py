@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from sluice.collector.client import AuthData
 from sluice.collector.component import Component, ComponentID, Host, Problem
 
 
@@ -31,8 +32,10 @@ class ServerAuthenticator(Protocol):
     """Checks a request's headers (HTTP headers or gRPC metadata, names in
     lower case, first value of each)."""
 
-    async def authenticate(self, headers: Mapping[str, str]) -> None:
-        """Return to accept; raise :class:`AuthenticationError` to refuse."""
+    async def authenticate(self, headers: Mapping[str, str]) -> AuthData | None:
+        """Return to accept, with what the credentials say of the client
+        (upstream's ``client.AuthData``, which ``from_context: auth.<name>``
+        reads), if anything; raise :class:`AuthenticationError` to refuse."""
         ...
 
 

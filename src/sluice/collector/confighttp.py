@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl
 
+from sluice.collector.client import NO_METADATA, Info, Metadata, metadata_of, serving
 from sluice.collector.component import Host, Problem, section_problems
 from sluice.collector.configauth import (
     AuthConfig,
@@ -115,7 +116,9 @@ class ServerMiddleware:
     request, in upstream's order: a CORS preflight is answered at once,
     then the authenticator decides (a refusal is logged at debug and
     answered 401 with its reason by `error_answer`), then the handler
-    answers; CORS and ``response_headers`` go on every answer."""
+    answers, with the client's :class:`~sluice.collector.client.Info` (its
+    address, its headers with ``include_metadata``, what the authenticator
+    found) current; CORS and ``response_headers`` go on every answer."""
 
     def __init__(
         self,
@@ -132,6 +135,7 @@ class ServerMiddleware:
         )
         self._authenticator = authenticator
         self._request_params = tuple(config.auth.request_params) if config.auth else ()
+        self._include_metadata = config.include_metadata
         self._extra: Headers = [
             (name.encode("latin-1"), value.encode("latin-1"))
             for name, value in config.response_headers.items()
@@ -178,13 +182,16 @@ class ServerMiddleware:
         return response
 
     async def _answer(self, request: Request) -> Response:
+        auth = None
         if self._authenticator is not None:
             try:
-                await self._authenticator.authenticate(self._auth_headers(request))
+                auth = await self._authenticator.authenticate(self._auth_headers(request))
             except AuthenticationError as refused:
                 self._log.debug("request refused by the authenticator: %s", refused)
                 return self._error_answer(request, 401, str(refused))
-        return await self._handler(request)
+        metadata = request_metadata(request) if self._include_metadata else NO_METADATA
+        with serving(Info(request.peer, metadata, auth)):
+            return await self._handler(request)
 
     def _auth_headers(self, request: Request) -> dict[str, str]:
         headers = {
@@ -196,3 +203,11 @@ class ServerMiddleware:
                 if name in self._request_params:
                     headers[name.lower()] = value
         return headers
+
+
+def request_metadata(request: Request) -> Metadata:
+    """Every header line of `request` (upstream's ``include_metadata``: Go's
+    header map, in which ``Host`` is the request's host)."""
+    return metadata_of(
+        (name.decode("latin-1"), value.decode("utf-8", "replace")) for name, value in request.lines
+    )

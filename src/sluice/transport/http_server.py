@@ -165,6 +165,10 @@ class Request:
     keep_alive: bool = True
     reserved: int = 0
     """Body bytes counted against the memory budget (given back when answered)."""
+    lines: Headers = field(default_factory=list)
+    """Every header line as sent (name as written), for what needs repeated ones."""
+    peer: str = ""
+    """The client's IP address (empty for a Unix socket)."""
 
     def header(self, lowered_name: bytes) -> bytes | None:
         return self.headers.get(lowered_name)
@@ -298,12 +302,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         """Accepted beyond max_connections with none idle: only probes are served."""
         self._eof = False
         """The client half-closed after complete requests: answer them, then close."""
+        self._peer = ""
+        """The client's IP address."""
 
     # -- asyncio.Protocol --------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
         self._over_cap = not self._tracker.opened(self)
+        peer = transport.get_extra_info("peername")
+        self._peer = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         # Nothing sent yet: idle and awaiting headers at once, whichever is shorter.
         limits = self._limits
         self.deadline = self._loop.time() + min(limits.header_timeout, limits.idle_timeout)
@@ -477,6 +485,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._body[0] if len(self._body) == 1 else b"".join(self._body),
             self._parser.should_keep_alive(),
             self._held,
+            self._headers,
+            self._peer,
         )
         self._body = []
         self._held = 0

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sluice.collector import pdata
+from sluice.collector import client, pdata
 from sluice.collector.components.processors.attributes import FACTORY
 from sluice.collector.components.processors.attributes.config import AttributesConfig
 from sluice.collector.internal.attraction import ActionConfig
@@ -293,6 +293,44 @@ def test_actions_edit_item_attributes_as_upstream(
     assert item_attributes(signal, data) == [expected]
     # The resource, which held the same attributes, is not the processor's.
     assert len(getattr(data, pdata.RESOURCES[signal])[0].resource.attributes) == len(given)
+
+
+FROM_CLIENT = (
+    {"key": "tenant", "from_context": "metadata.X-Tenant", "action": "insert"},
+    {"key": "zones", "from_context": "metadata.zone", "action": "insert"},
+    {"key": "legacy", "from_context": "x-tenant", "action": "insert"},
+    {"key": "user", "from_context": "auth.username", "action": "upsert"},
+    {"key": "groups", "from_context": "auth.groups", "action": "insert"},
+    {"key": "peer", "from_context": "client.address", "action": "insert"},
+    {"key": "region", "from_context": "metadata.region", "action": "insert", "default_value": "eu"},
+    {"key": "absent", "from_context": "auth.nothing", "action": "insert"},
+    {"key": "kept", "from_context": "metadata.x-tenant", "action": "update"},
+)
+
+
+@pytest.mark.parametrize("signal", SIGNALS, ids=["logs", "metrics", "traces"])
+def test_from_context_reads_the_client_of_each_request(signal: Signal) -> None:
+    sent = client.Info(
+        "192.0.2.7",
+        client.metadata_of([("x-tenant", "acme"), ("Zone", "a"), ("zone", "b")]),
+        {"username": "alice", "groups": ("ops", "dev")},
+    )
+    with client.serving(sent):
+        data = run(actions(*FROM_CLIENT), signal, one_item(signal, [("user", "x")]))
+    assert item_attributes(signal, data) == [
+        [
+            ("user", "Str(alice)"),
+            ("tenant", "Str(acme)"),
+            ("zones", "Str(a;b)"),  # every value, joined
+            ("legacy", "Str(acme)"),  # a key without prefix is a metadata name
+            ("groups", "Str(ops;dev)"),
+            ("peer", "Str(192.0.2.7)"),
+            ("region", "Str(eu)"),
+        ]
+    ]
+    # Another request, another client: nothing carried over from the first.
+    data = run(actions(*FROM_CLIENT), signal, one_item(signal, [("kept", "x")]))
+    assert item_attributes(signal, data) == [[("kept", "Str(x)"), ("region", "Str(eu)")]]
 
 
 def test_log_records_no_action_changed_keep_their_bytes() -> None:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from sluice.collector import pdata
+from sluice.collector import client, pdata
 from sluice.collector.component import ConsumerError, Host, refused
 from sluice.collector.components.processors.batch import FACTORY
 from sluice.collector.components.processors.batch.config import BatchConfig
@@ -353,3 +353,141 @@ def test_shutdown_sends_what_is_pending() -> None:
 
     asyncio.run(scenario())
     assert sink.items(Signal.LOG) == [3]
+
+
+# -- metadata_keys -------------------------------------------------------------
+
+
+class _SeesClient(Sink):
+    """Records, with each request, the client it was sent as."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clients: list[client.Info] = []
+
+    async def consume(self, data: Any) -> None:
+        self.clients.append(client.current())
+        await super().consume(data)
+
+
+def sender(**metadata: str | tuple[str, ...]) -> client.Info:
+    pairs = [
+        (name, value)
+        for name, values in metadata.items()
+        for value in ((values,) if isinstance(values, str) else values)
+    ]
+    return client.Info("192.0.2.7", client.metadata_of(pairs), {"username": "alice"})
+
+
+def test_metadata_keys_batch_each_combination_of_values_apart() -> None:
+    sink = _SeesClient()
+
+    async def scenario() -> None:
+        processor = await started(
+            batcher(sink, send_batch_size=100, timeout=0.05, metadata_keys=["X-Tenant", "Zone"])
+        )
+        for info, count in (
+            (sender(**{"x-tenant": "a", "zone": "eu", "other": "1"}), 3),
+            (sender(**{"X-TENANT": "b", "zone": "eu"}), 2),
+            (sender(**{"x-tenant": "a", "Zone": "eu", "other": "2"}), 4),  # joins the first
+            (sender(**{"x-tenant": ("a", "c"), "zone": "eu"}), 1),  # both values: apart
+            (sender(zone="eu"), 5),  # no tenant is a combination too
+        ):
+            with client.serving(info):
+                await processor.consume(numbered_logs(count))
+        assert sink.received == []  # each batch waits for its own timeout
+        await processor.shutdown()
+
+    asyncio.run(scenario())
+    batches = sorted(
+        (sorted(info.metadata.items()), items)
+        for info, items in zip(sink.clients, sink.items(Signal.LOG), strict=True)
+    )
+    # Sent as clients holding only the keys batched by, lower-cased: no
+    # address, no auth, no other header, as upstream's export context.
+    assert batches == [
+        ([("x-tenant", ()), ("zone", ("eu",))], 5),
+        ([("x-tenant", ("a",)), ("zone", ("eu",))], 7),
+        ([("x-tenant", ("a", "c")), ("zone", ("eu",))], 1),
+        ([("x-tenant", ("b",)), ("zone", ("eu",))], 2),
+    ]
+    assert {(info.address, info.auth) for info in sink.clients} == {("", None)}
+
+
+def test_past_the_cardinality_limit_a_new_combination_is_refused_for_good() -> None:
+    sink = _SeesClient()
+
+    async def scenario() -> list[str]:
+        processor = await started(
+            batcher(
+                sink,
+                send_batch_size=100,
+                timeout=5,
+                metadata_keys=["tenant"],
+                metadata_cardinality_limit=2,
+            )
+        )
+        outcomes = []
+        for tenant in ("a", "b", "c", "a"):
+            with client.serving(sender(tenant=tenant)):
+                try:
+                    await processor.consume(numbered_logs(1))
+                    outcomes.append("accepted")
+                except ConsumerError as refusal:
+                    assert not refusal.retryable
+                    outcomes.append(str(refusal))
+        await processor.shutdown()
+        return outcomes
+
+    assert asyncio.run(scenario()) == [
+        "accepted",
+        "accepted",
+        "too many batcher metadata-value combinations",
+        "accepted",
+    ]
+    assert sorted(info.get("tenant") for info in sink.clients) == [("a",), ("b",)]
+    assert sorted(sink.items(Signal.LOG)) == [1, 2]
+
+
+def test_without_metadata_keys_batches_are_sent_with_no_client() -> None:
+    sink = _SeesClient()
+
+    async def scenario() -> None:
+        processor = await started(batcher(sink, send_batch_size=2, timeout=5))
+        with client.serving(sender(tenant="a")):
+            await processor.consume(numbered_logs(1))
+        with client.serving(sender(tenant="b")):
+            await processor.consume(numbered_logs(1))  # fills the batch: it leaves
+        await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert sink.items(Signal.LOG) == [2]
+    assert sink.clients == [client.NOBODY]
+
+
+def test_a_held_combination_refuses_its_own_data_only() -> None:
+    class _RefusesTenantA(_SeesClient):
+        async def consume(self, data: Any) -> None:
+            if client.current().get("tenant") == ("a",):
+                raise refused("tenant a's backend is down", retry_after=30)
+            await super().consume(data)
+
+    sink = _RefusesTenantA()
+
+    async def scenario() -> list[str]:
+        processor = await started(
+            batcher(sink, send_batch_size=1, timeout=5, metadata_keys=["tenant"])
+        )
+        outcomes = []
+        for tenant in ("a", "a", "b"):
+            with client.serving(sender(tenant=tenant)):
+                try:
+                    await processor.consume(numbered_logs(1))
+                    outcomes.append(f"{tenant} accepted")
+                except ConsumerError as refusal:
+                    outcomes.append(f"{tenant} refused: {refusal.retryable}")
+            await asyncio.sleep(0.01)
+        return outcomes
+
+    assert asyncio.run(scenario()) == ["a accepted", "a refused: True", "b accepted"]
+    assert [info.get("tenant") for info in sink.clients] == [("b",)]

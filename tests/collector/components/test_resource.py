@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from sluice.collector import client
 from sluice.collector.components.processors.resource import FACTORY
 from sluice.collector.components.processors.resource.config import ResourceConfig
 from sluice.policy import Signal
@@ -95,6 +96,24 @@ def test_default_values_fill_in_for_missing_sources() -> None:
             ("service.namespace", "Str(shop)"),
             ("cloud.region", "Str(us-east-1)"),
         ]
+    ]
+
+
+def test_from_context_reads_the_requests_client() -> None:
+    config = decoded(
+        ResourceConfig,
+        {
+            "attributes": [
+                {"key": "tenant", "from_context": "metadata.x-tenant", "action": "upsert"},
+                {"key": "user", "from_context": "auth.username", "action": "insert"},
+            ]
+        },
+    )
+    sent = client.Info("", client.metadata_of([("X-Tenant", "acme")]), {"username": "bob"})
+    with client.serving(sent):
+        data = run(config, Signal.LOG, one_item(Signal.LOG, [("tenant", "old")]))
+    assert resource_attributes(Signal.LOG, data) == [
+        [("tenant", "Str(acme)"), ("user", "Str(bob)")]
     ]
 
 

@@ -3,6 +3,6 @@
 processor, validated with upstream's wording and compiled once."""
 
 from sluice.collector.internal.attraction.config import ActionConfig, action_problems
-from sluice.collector.internal.attraction.engine import AttrProc, warn_about_context
+from sluice.collector.internal.attraction.engine import AttrProc
 
-__all__ = ["ActionConfig", "AttrProc", "action_problems", "warn_about_context"]
+__all__ = ["ActionConfig", "AttrProc", "action_problems"]

@@ -7,13 +7,13 @@ patterns are RE2, compiled once.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from sluice.collector import client
 from sluice.collector.internal.attraction.config import ActionConfig, group_names
 from sluice.collector.internal.attraction.values import any_value, convert_value, hash_value
 from sluice.collector.internal.attrmap import AttributeMap
@@ -36,7 +36,7 @@ def _constant(raw: Any) -> AnyValue | None:
 
 class _Set(_Action):
     """insert, update and upsert: the value from the config, another attribute
-    or (never, in Sluice) the request context, else ``default_value``."""
+    or the client (see :meth:`AttrProc.read_client`), else ``default_value``."""
 
     def __init__(self, config: ActionConfig):
         super().__init__(config)
@@ -45,13 +45,16 @@ class _Set(_Action):
         self.updates = kind in ("update", "upsert")
         self.default = _constant(config.default_value)
         self.from_attribute = ""
+        self.from_context = config.from_context if config.value is None else ""
         self.constant = self.default
         if config.value is not None:
             self.constant = _constant(config.value)
         elif config.from_attribute:
             self.from_attribute = config.from_attribute
-        # from_context: pipeline data carries no client context, so the key
-        # is never found and only the default applies.
+
+    def read_client(self, info: client.Info) -> None:
+        found = info.context_value(self.from_context)
+        self.constant = self.default if found is None else AnyValue(string_value=found)
 
     def apply(self, attrs: AttributeMap) -> bool:
         source = attrs.index(self.from_attribute) if self.from_attribute else -1
@@ -161,8 +164,18 @@ class AttrProc:
         """Finds, in a serialized message, one of the keys an attribute list
         must hold for any action to change it (a key is in the bytes as
         written); None when an action can act without them."""
-        self.context_keys = [a.from_context for a in actions if a.from_context]
-        """The ``from_context`` keys: never found (see :func:`warn_about_context`)."""
+        self.from_client = [
+            action for action in self.actions if isinstance(action, _Set) and action.from_context
+        ]
+        """The actions whose value comes from the client."""
+
+    def read_client(self) -> None:
+        """Take the ``from_context`` values from the current client: called
+        once per request, before its items are processed."""
+        if self.from_client:
+            info = client.current()
+            for action in self.from_client:
+                action.read_client(info)
 
     def apply(self, attrs: AttributeMap) -> bool:
         """Apply every action to one attribute list; True if it changed."""
@@ -184,16 +197,3 @@ def _needed_keys(actions: Sequence[ActionConfig]) -> tuple[bytes, ...]:
             return ()
         needed.append(action.key.encode())
     return tuple(dict.fromkeys(needed))
-
-
-def warn_about_context(actions: AttrProc, logger: logging.Logger) -> None:
-    """Say, once at start, that ``from_context`` finds nothing: Sluice's
-    pipeline data carries no client metadata or authentication (upstream's
-    ``client.Info``), so such an action behaves as upstream's does when the
-    key is absent: it sets its ``default_value``, if any, else does nothing."""
-    for key in actions.context_keys:
-        logger.warning(
-            "from_context %r: pipeline data carries no client metadata or auth in Sluice; "
-            "the action sets its default_value, if any, and otherwise does nothing",
-            key,
-        )

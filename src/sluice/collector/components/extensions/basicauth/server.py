@@ -3,11 +3,11 @@
 
 bcrypt and the crypt hashes cost milliseconds to ~100 ms by design, so a
 verified credential is remembered: the SHA-256 of the header value it came
-in is kept in a bounded LRU set (never the header itself), and a request
-bearing it again costs one hash and one lookup. Slow checks run in a worker
-thread, one per distinct credential however many requests wait on it; a
-wrong password is never remembered, so each guess pays the full price. The
-entries are read once, at start, as upstream does.
+in is kept in a bounded LRU map with its username (never the header
+itself), and a request bearing it again costs one hash and one lookup. Slow
+checks run in a worker thread, one per distinct credential however many
+requests wait on it; a wrong password is never remembered, so each guess
+pays the full price. The entries are read once, at start, as upstream does.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
+from sluice.collector.client import AuthData
 from sluice.collector.component import Component, Host
 from sluice.collector.components.extensions.basicauth.config import (
     INVALID_FORMAT,
@@ -41,7 +42,7 @@ class BasicAuthServer(Component):
         self._settings = settings
         self._logger = logger
         self._entries: dict[str, Entry] = {}
-        self._verified: OrderedDict[bytes, None] = OrderedDict()
+        self._verified: OrderedDict[bytes, str] = OrderedDict()
         self._remembered = remembered
         self._checking: dict[bytes, asyncio.Future[bool]] = {}
 
@@ -62,21 +63,27 @@ class BasicAuthServer(Component):
             self._logger.warning("%s", bad)
         self._entries = entries
 
-    async def authenticate(self, headers: Mapping[str, str]) -> None:
+    async def authenticate(self, headers: Mapping[str, str]) -> AuthData:
+        """The client's ``username``, and ``raw``: the base64 credentials as
+        sent (upstream's auth attributes)."""
         header = headers.get("authorization")
         if not header:
             raise AuthenticationError("no basic auth provided")
         key = hashlib.sha256(header.encode("utf-8", "surrogateescape")).digest()
-        if key in self._verified:
+        username = self._verified.get(key)
+        if username is not None:
             self._verified.move_to_end(key)
-            return
+            return {"username": username, "raw": header[len(_PREFIX) :]}
         username, password = _credentials(header)
         entry = self._entries.get(username)
         if entry is None or not await self._check(key, entry, password):
             raise AuthenticationError("invalid credentials")
-        self._verified[key] = None
+        # Attribute values must be valid UTF-8; the lookup above kept the bytes.
+        username = username.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        self._verified[key] = username
         if len(self._verified) > self._remembered:
             self._verified.popitem(last=False)
+        return {"username": username, "raw": header[len(_PREFIX) :]}
 
     async def _check(self, key: bytes, entry: Entry, password: bytes) -> bool:
         if not entry.slow:

@@ -12,7 +12,7 @@ from sluice.collector.component import Consumer, Host, Processor
 from sluice.collector.components.processors.attributes.logs import process_logs
 from sluice.collector.components.processors.attributes.metrics import process_metrics
 from sluice.collector.components.processors.attributes.traces import process_traces
-from sluice.collector.internal.attraction import AttrProc, warn_about_context
+from sluice.collector.internal.attraction import AttrProc
 from sluice.collector.internal.filtermatch import Selection
 from sluice.policy import Signal
 
@@ -43,7 +43,6 @@ class AttributesProcessor(Processor):
         self.walk = WALKS[signal]
 
     async def start(self, host: Host) -> None:
-        warn_about_context(self.actions, self.logger)
         for unused in self.selection.unused:
             self.logger.warning(
                 "include/exclude: %s selects nothing, as upstream; an include that tests "
@@ -52,6 +51,7 @@ class AttributesProcessor(Processor):
             )
 
     async def consume(self, data: Any) -> None:
+        self.actions.read_client()
         unreadable = self.walk(data, self.actions, self.selection)
         if unreadable:
             self.logger.warning(

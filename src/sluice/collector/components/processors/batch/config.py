@@ -21,9 +21,10 @@ class BatchConfig(ComponentConfig):
     send_batch_max_size: int = 0
     """Upper bound of a sent batch; larger ones are split (0: no bound)."""
     metadata_keys: list[str] = field(default_factory=list)
-    """Accepted for compatibility: pipeline data carries no client metadata,
-    so everything goes to one batch."""
+    """Client metadata keys (case-insensitive) whose values split data into
+    separate batches."""
     metadata_cardinality_limit: int = 1000
+    """Most combinations of those values batched at once (0: no limit)."""
 
     def validate(self) -> Iterator[Problem]:
         for key in ("send_batch_size", "send_batch_max_size", "metadata_cardinality_limit"):

@@ -6,12 +6,22 @@ returns; the batch leaves when it holds ``send_batch_size`` items, or
 ``timeout`` after it got its first item, cut into requests of at most
 ``send_batch_max_size`` items; shutdown sends what is pending.
 
+With ``metadata_keys``, as upstream: every distinct combination of those
+keys' values in the client's metadata (:mod:`sluice.collector.client`,
+which the receivers fill with ``include_metadata``) has a batch of its own,
+up to ``metadata_cardinality_limit`` combinations (beyond it a new
+combination is refused with a permanent error); a batch is sent with only
+those keys as its client's metadata, so a later ``from_context:
+metadata.<key>`` still finds them. Without them, batches are sent with no
+client at all.
+
 Unlike upstream, which logs and drops a batch the next consumer refuses, a
 batch refused with a retryable error (a full exporter queue, a memory
 limiter) is held and offered again after the refusal's ``retry_after``; while
 any batch is held, ``consume`` refuses new requests with a retryable error,
 so the pressure reaches the senders (HTTP 503, gRPC ``UNAVAILABLE``) instead
-of the collector growing or losing data. Only a permanent refusal, or a held
+of the collector growing or losing data (each combination of metadata
+values holds and refuses on its own). Only a permanent refusal, or a held
 batch still refused when the collector stops, is given up on: logged with
 its item count.
 """
@@ -21,15 +31,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Coroutine
+from types import MappingProxyType
 from typing import Any
 
-from sluice.collector import pdata
-from sluice.collector.component import Consumer, ConsumerError, Processor, refused
+from sluice.collector import client, pdata
+from sluice.collector.component import Consumer, ConsumerError, Processor, permanent, refused
 from sluice.collector.components.processors.batch.config import BatchConfig
 from sluice.policy import Signal
 
 RETRY_SECS = 1.0
 """How soon a held batch is offered again when its refusal names no delay."""
+
+
+TOO_MANY_BATCHERS = "too many batcher metadata-value combinations"
+"""Upstream's (permanent) refusal beyond ``metadata_cardinality_limit``."""
+
+ShardKey = tuple[tuple[str, ...], ...]
+"""The values of each metadata key, in the keys' sorted order."""
 
 
 class BatchProcessor(Processor):
@@ -46,6 +65,46 @@ class BatchProcessor(Processor):
         self.timed = self.timeout > 0 and self.size > 0
         """Whether items wait for a batch to fill (else every request leaves at once)."""
         self.logger = logger
+        self.keys = sorted({key.lower() for key in config.metadata_keys})
+        """The metadata keys data is batched by, lower-cased and sorted as upstream."""
+        self.limit = config.metadata_cardinality_limit
+        self.shards: dict[ShardKey, _Shard] = {}
+        self.single = None if self.keys else _Shard(self, client.NOBODY)
+
+    async def consume(self, data: Any) -> None:
+        items = pdata.item_count(self.signal, data)
+        if not items:
+            return
+        shard = self.single or self._shard()
+        shard.add(data, items)
+
+    def _shard(self) -> _Shard:
+        """The batch of the current client's values of the metadata keys."""
+        info = client.current()
+        key = tuple(info.get(name) for name in self.keys)
+        shard = self.shards.get(key)
+        if shard is None:
+            if self.limit and len(self.shards) >= self.limit:
+                raise permanent(TOO_MANY_BATCHERS)
+            metadata = MappingProxyType(dict(zip(self.keys, key, strict=True)))
+            shard = self.shards[key] = _Shard(self, client.Info(metadata=metadata))
+        return shard
+
+    async def shutdown(self) -> None:
+        """Send what is pending, wait for every send in flight, and offer held
+        batches once more (what is still refused is logged as dropped)."""
+        self.timed = False  # anything consumed from now on leaves at once
+        shards = [self.single] if self.single else list(self.shards.values())
+        await asyncio.gather(*(shard.shutdown() for shard in shards))
+
+
+class _Shard:
+    """The pending batch of one combination of metadata values, and what the
+    next consumer refused of it; its sends run with `info` as the client."""
+
+    def __init__(self, processor: BatchProcessor, info: client.Info):
+        self.processor = processor
+        self.client = info
         self.pending: Any = None
         self.pending_items = 0
         self.timer: asyncio.TimerHandle | None = None
@@ -55,10 +114,8 @@ class BatchProcessor(Processor):
         self.refusal: ConsumerError | None = None
         self.retrying: asyncio.Task[None] | None = None
 
-    async def consume(self, data: Any) -> None:
-        items = pdata.item_count(self.signal, data)
-        if not items:
-            return
+    def add(self, data: Any, items: int) -> None:
+        processor = self.processor
         if self.held:
             refusal = self.refusal
             raise refused(
@@ -69,15 +126,15 @@ class BatchProcessor(Processor):
         if self.pending is None:
             self.pending = data  # ours now: the caller never touches it again
         else:
-            pdata.merge(self.signal, self.pending, data)
+            pdata.merge(processor.signal, self.pending, data)
         self.pending_items += items
-        if not self.timed:
+        if not processor.timed:
             self._flush(everything=True)
-        elif self.pending_items >= self.size:
+        elif self.pending_items >= processor.size:
             self._flush(everything=False)
             self._stop_timer()  # a remainder waits a whole timeout, as upstream
-        if self.pending is not None and self.timer is None and self.timed:
-            self.timer = asyncio.get_running_loop().call_later(self.timeout, self._on_timeout)
+        if self.pending is not None and self.timer is None and processor.timed:
+            self.timer = asyncio.get_running_loop().call_later(processor.timeout, self._on_timeout)
 
     def _on_timeout(self) -> None:
         self.timer = None
@@ -93,35 +150,40 @@ class BatchProcessor(Processor):
         """Send the pending batch in requests of at most ``send_batch_max_size``
         items; unless `everything`, a last request smaller than
         ``send_batch_size`` stays pending."""
-        parts = pdata.split(self.signal, self.pending, self.max_size)
-        last_items = self.pending_items - self.max_size * (len(parts) - 1)
-        if not everything and last_items < self.size:
+        max_size = self.processor.max_size
+        parts = pdata.split(self.processor.signal, self.pending, max_size)
+        last_items = self.pending_items - max_size * (len(parts) - 1)
+        if not everything and last_items < self.processor.size:
             self.pending, self.pending_items = parts.pop(), last_items
         else:
             self.pending, self.pending_items = None, 0
         for index, part in enumerate(parts):
-            items = (
-                last_items if index == len(parts) - 1 and self.pending is None else self.max_size
-            )
-            task = asyncio.ensure_future(self._send(part, items))
+            items = last_items if index == len(parts) - 1 and self.pending is None else max_size
+            task = self._start(self._send(part, items))
             self.sends.add(task)
             task.add_done_callback(self.sends.discard)
 
+    def _start(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """A task running `work` with this batch's client, not the one whose
+        request happened to complete the batch."""
+        with client.serving(self.client):
+            return asyncio.ensure_future(work)
+
     async def _send(self, part: Any, items: int) -> None:
         try:
-            await self.next.consume(part)
+            await self.processor.next.consume(part)
         except ConsumerError as refusal:
             if refusal.retryable:
                 self._hold(part, items, refusal)
             else:
                 self._give_up(items, str(refusal))
         except Exception as failure:
-            self.logger.exception("the next component failed on a batch")
+            self.processor.logger.exception("the next component failed on a batch")
             self._give_up(items, str(failure) or type(failure).__name__)
 
     def _hold(self, part: Any, items: int, refusal: ConsumerError) -> None:
         if not self.held:
-            self.logger.warning(
+            self.processor.logger.warning(
                 "a batch of %d items was refused (%s); holding it and refusing new data "
                 "until it is accepted",
                 items,
@@ -130,7 +192,7 @@ class BatchProcessor(Processor):
         self.held.append((part, items))
         self.refusal = refusal
         if self.retrying is None:
-            self.retrying = asyncio.ensure_future(self._offer_held())
+            self.retrying = self._start(self._offer_held())
 
     async def _offer_held(self) -> None:
         """Offer held batches again, oldest first, each after its refusal's delay."""
@@ -140,7 +202,7 @@ class BatchProcessor(Processor):
                 delay = refusal.retry_after if refusal and refusal.retry_after else RETRY_SECS
                 await asyncio.sleep(delay)
                 await self._offer_once()
-            self.logger.info("the next component accepts data again")
+            self.processor.logger.info("the next component accepts data again")
         finally:
             self.retrying = None
 
@@ -148,34 +210,32 @@ class BatchProcessor(Processor):
         while self.held:
             part, items = self.held[0]
             try:
-                await self.next.consume(part)
+                await self.processor.next.consume(part)
             except ConsumerError as refusal:
                 if refusal.retryable:
                     self.refusal = refusal
                     return
                 self._give_up(items, str(refusal))
             except Exception as failure:
-                self.logger.exception("the next component failed on a batch")
+                self.processor.logger.exception("the next component failed on a batch")
                 self._give_up(items, str(failure) or type(failure).__name__)
             self.held.popleft()
 
     def _give_up(self, items: int, reason: str) -> None:
-        self.logger.error(
+        self.processor.logger.error(
             "dropping a batch of %d items the next component refused: %s", items, reason
         )
 
     async def shutdown(self) -> None:
-        """Send what is pending, wait for every send in flight, and offer held
-        batches once more (what is still refused is logged as dropped)."""
         self._stop_timer()
-        self.timed = False  # anything consumed from now on leaves at once
         if self.pending is not None:
             self._flush(everything=True)
         if self.sends:
             await asyncio.gather(*self.sends, return_exceptions=True)
         if self.retrying is not None:
             self.retrying.cancel()
-        await self._offer_once()
+        with client.serving(self.client):
+            await self._offer_once()
         while self.held:
             _, items = self.held.popleft()
             self._give_up(items, f"still refused at shutdown ({self.refusal})")

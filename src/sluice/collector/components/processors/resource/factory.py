@@ -24,4 +24,4 @@ class ResourceProcessorFactory(ProcessorFactory[ResourceConfig]):
         from sluice.collector.components.processors.resource.processor import ResourceProcessor
         from sluice.collector.internal.attraction import AttrProc
 
-        return ResourceProcessor(signal, next_, AttrProc(config.attributes), settings.logger)
+        return ResourceProcessor(signal, next_, AttrProc(config.attributes))

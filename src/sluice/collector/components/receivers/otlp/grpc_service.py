@@ -19,6 +19,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from sluice.collector import pdata
+from sluice.collector.client import NO_METADATA, Info, Metadata, metadata_of, serving
 from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
@@ -57,7 +58,8 @@ class OtlpGrpcServer:
         server.add_generic_rpc_handlers(
             tuple(
                 grpc.method_handlers_generic_handler(
-                    SERVICES[signal], {"Export": _export_handler(ingest, authenticator)}
+                    SERVICES[signal],
+                    {"Export": _export_handler(ingest, authenticator, config.include_metadata)},
                 )
                 for signal, ingest in ingests.items()
             )
@@ -114,14 +116,15 @@ def _address(config: GrpcConfig) -> str:
 
 
 def _export_handler(
-    ingest: Ingest, authenticator: ServerAuthenticator | None
+    ingest: Ingest, authenticator: ServerAuthenticator | None, include_metadata: bool
 ) -> grpc.RpcMethodHandler:
     async def export(wire: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        auth = None
         if authenticator is not None:
             metadata = context.invocation_metadata() or ()
             headers = {key: value for key, value in metadata if isinstance(value, str)}
             try:
-                await authenticator.authenticate(headers)
+                auth = await authenticator.authenticate(headers)
             except AuthenticationError as refused:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
         try:
@@ -131,7 +134,13 @@ def _export_handler(
                 grpc.StatusCode.INTERNAL, f"grpc: error unmarshalling request: {problem}"
             )
         del wire
-        refusal = await ingest.export(request)
+        client = Info(
+            peer_address(context.peer()),
+            call_metadata(context) if include_metadata else NO_METADATA,
+            auth,
+        )
+        with serving(client):
+            refusal = await ingest.export(request)
         if refusal is not None:
             await context.abort(_STATUS[int(refusal.code)], refusal.message)
         return EXPORT_RESPONSE
@@ -139,6 +148,30 @@ def _export_handler(
     # Decoded in the handler rather than by gRPC, so that a malformed request
     # is INTERNAL (upstream's answer), not UNKNOWN with a logged traceback.
     return grpc.unary_unary_rpc_method_handler(export)
+
+
+def peer_address(peer: str) -> str:
+    """The IP address of a gRPC peer (``ipv4:10.0.0.1:4317``,
+    ``ipv6:[::1]:4317``); empty for a Unix socket."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
+        return rest.rpartition(":")[0]
+    if kind == "ipv6":
+        return rest.rpartition(":")[0].strip("[]")
+    return ""
+
+
+def call_metadata(context: grpc.aio.ServicerContext) -> Metadata:
+    """A call's metadata (upstream's ``include_metadata``), with ``host``
+    from the call's authority when the client sent none."""
+    pairs = [
+        (key, value if isinstance(value, str) else value.decode("utf-8", "replace"))
+        for key, value in context.invocation_metadata() or ()
+    ]
+    if not any(key == "host" for key, _ in pairs):
+        authority = [value for key, value in pairs if key == ":authority"]
+        pairs += [("host", value) for value in authority]
+    return metadata_of(pairs)
 
 
 def _credentials(tls: TLSServerConfig, log: logging.Logger) -> grpc.ServerCredentials:
