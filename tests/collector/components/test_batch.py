@@ -18,6 +18,7 @@ from sluice.collector.component import ConsumerError, Host, refused
 from sluice.collector.components.processors.batch import FACTORY
 from sluice.collector.components.processors.batch.config import BatchConfig
 from sluice.collector.confmap.decode import Duration, Problems, decode
+from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from tests.collector.components.pipeline_data import (
     Sink,
@@ -491,3 +492,40 @@ def test_a_held_combination_refuses_its_own_data_only() -> None:
 
     assert asyncio.run(scenario()) == ["a accepted", "a refused: True", "b accepted"]
     assert [info.get("tenant") for info in sink.clients] == [("b",)]
+
+
+def test_its_own_metrics_count_sends_by_trigger_sizes_and_combinations() -> None:
+    telemetry, shared = ServiceTelemetry(), {}  # what the service gives its components
+    config = BatchConfig(send_batch_size=4, timeout=Duration(0.05), metadata_keys=["tenant"])
+    sinks = {Signal.LOG: Sink(), Signal.TRACE: Sink()}
+    processors = [
+        FACTORY.create(settings("batch", shared, telemetry), config, signal, sink)
+        for signal, sink in sinks.items()  # one id in two pipelines
+    ]
+
+    def value(name: str, **labels: str) -> float | None:
+        return telemetry.registry.get_sample_value(name, {"processor": "batch", **labels})
+
+    async def scenario() -> None:
+        logs, spans = [await started(p) for p in processors]
+        with client.serving(sender(tenant="a")):
+            await logs.consume(numbered_logs(9))  # leaves at once
+        with client.serving(sender(tenant="b")):
+            await logs.consume(numbered_logs(2))
+            await spans.consume(traces(*(f"s{i}" for i in range(30))))
+        assert value("otelcol_processor_batch_metadata_cardinality") == 3
+        await asyncio.sleep(0.2)  # the timeouts send the rest
+        await logs.shutdown()
+        await spans.shutdown()
+
+    asyncio.run(scenario())
+    assert sorted(sinks[Signal.LOG].items(Signal.LOG)) == [2, 9]
+    assert sinks[Signal.TRACE].items(Signal.TRACE) == [30]
+    # 9 logs and 30 spans reached send_batch_size; 2 logs waited for the timeout.
+    assert value("otelcol_processor_batch_batch_size_trigger_send_total") == 2
+    assert value("otelcol_processor_batch_timeout_trigger_send_total") == 1
+    assert value("otelcol_processor_batch_batch_send_size_count") == 3
+    assert value("otelcol_processor_batch_batch_send_size_sum") == 41
+    assert value("otelcol_processor_batch_batch_send_size_bucket", le="10.0") == 2
+    assert value("otelcol_processor_batch_batch_send_size_bucket", le="25.0") == 2
+    assert value("otelcol_processor_batch_batch_send_size_bucket", le="50.0") == 3

@@ -20,5 +20,7 @@ class BatchProcessorFactory(ProcessorFactory[BatchConfig]):
         self, settings: Settings, config: BatchConfig, signal: Signal, next_: Consumer
     ) -> Processor:
         from sluice.collector.components.processors.batch.processor import BatchProcessor
+        from sluice.collector.components.processors.batch.telemetry import BatchTelemetry
 
-        return BatchProcessor(signal, next_, config, settings.logger)
+        telemetry = BatchTelemetry.of(settings)
+        return BatchProcessor(signal, next_, config, settings.logger, telemetry, str(settings.id))

@@ -38,6 +38,7 @@ from typing import Any
 from sluice.collector import client, pdata
 from sluice.collector.component import Consumer, ConsumerError, Processor, permanent, refused
 from sluice.collector.components.processors.batch.config import BatchConfig
+from sluice.collector.components.processors.batch.telemetry import BatchTelemetry
 from sluice.policy import Signal
 
 RETRY_SECS = 1.0
@@ -55,7 +56,13 @@ class BatchProcessor(Processor):
     mutates_data = True
 
     def __init__(
-        self, signal: Signal, next_: Consumer, config: BatchConfig, logger: logging.Logger
+        self,
+        signal: Signal,
+        next_: Consumer,
+        config: BatchConfig,
+        logger: logging.Logger,
+        telemetry: BatchTelemetry,
+        processor_id: str,
     ):
         self.signal = signal
         self.next = next_
@@ -70,6 +77,10 @@ class BatchProcessor(Processor):
         self.limit = config.metadata_cardinality_limit
         self.shards: dict[ShardKey, _Shard] = {}
         self.single = None if self.keys else _Shard(self, client.NOBODY)
+        self.series = telemetry.instance(processor_id, self._combinations)
+
+    def _combinations(self) -> int:
+        return 1 if self.single else len(self.shards)
 
     async def consume(self, data: Any) -> None:
         items = pdata.item_count(self.signal, data)
@@ -129,9 +140,9 @@ class _Shard:
             pdata.merge(processor.signal, self.pending, data)
         self.pending_items += items
         if not processor.timed:
-            self._flush(everything=True)
+            self._flush(everything=True, by_timeout=False)
         elif self.pending_items >= processor.size:
-            self._flush(everything=False)
+            self._flush(everything=False, by_timeout=False)
             self._stop_timer()  # a remainder waits a whole timeout, as upstream
         if self.pending is not None and self.timer is None and processor.timed:
             self.timer = asyncio.get_running_loop().call_later(processor.timeout, self._on_timeout)
@@ -139,17 +150,19 @@ class _Shard:
     def _on_timeout(self) -> None:
         self.timer = None
         if self.pending is not None:
-            self._flush(everything=True)
+            self._flush(everything=True, by_timeout=True)
 
     def _stop_timer(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
 
-    def _flush(self, everything: bool) -> None:
+    def _flush(self, everything: bool, by_timeout: bool) -> None:
         """Send the pending batch in requests of at most ``send_batch_max_size``
         items; unless `everything`, a last request smaller than
-        ``send_batch_size`` stays pending."""
+        ``send_batch_size`` stays pending. Each request counts as a send for
+        the size trigger or (`by_timeout`, and at shutdown) the timeout, as
+        upstream's."""
         max_size = self.processor.max_size
         parts = pdata.split(self.processor.signal, self.pending, max_size)
         last_items = self.pending_items - max_size * (len(parts) - 1)
@@ -159,6 +172,7 @@ class _Shard:
             self.pending, self.pending_items = None, 0
         for index, part in enumerate(parts):
             items = last_items if index == len(parts) - 1 and self.pending is None else max_size
+            self.processor.series.sent(items, by_timeout)
             task = self._start(self._send(part, items))
             self.sends.add(task)
             task.add_done_callback(self.sends.discard)
@@ -229,7 +243,7 @@ class _Shard:
     async def shutdown(self) -> None:
         self._stop_timer()
         if self.pending is not None:
-            self._flush(everything=True)
+            self._flush(everything=True, by_timeout=True)
         if self.sends:
             await asyncio.gather(*self.sends, return_exceptions=True)
         if self.retrying is not None:
