@@ -160,9 +160,9 @@ class _Shard:
     def _flush(self, everything: bool, by_timeout: bool) -> None:
         """Send the pending batch in requests of at most ``send_batch_max_size``
         items; unless `everything`, a last request smaller than
-        ``send_batch_size`` stays pending. Each request counts as a send for
-        the size trigger or (`by_timeout`, and at shutdown) the timeout, as
-        upstream's."""
+        ``send_batch_size`` stays pending. Each request the next consumer
+        takes counts as a send for the size trigger or (`by_timeout`, and at
+        shutdown) the timeout, as upstream's."""
         max_size = self.processor.max_size
         parts = pdata.split(self.processor.signal, self.pending, max_size)
         last_items = self.pending_items - max_size * (len(parts) - 1)
@@ -172,8 +172,7 @@ class _Shard:
             self.pending, self.pending_items = None, 0
         for index, part in enumerate(parts):
             items = last_items if index == len(parts) - 1 and self.pending is None else max_size
-            self.processor.series.sent(items, by_timeout)
-            task = self._start(self._send(part, items))
+            task = self._start(self._send(part, items, by_timeout))
             self.sends.add(task)
             task.add_done_callback(self.sends.discard)
 
@@ -183,9 +182,10 @@ class _Shard:
         with client.serving(self.client):
             return asyncio.ensure_future(work)
 
-    async def _send(self, part: Any, items: int) -> None:
+    async def _send(self, part: Any, items: int, by_timeout: bool) -> None:
         try:
             await self.processor.next.consume(part)
+            self.processor.series.sent(items, by_timeout)
         except ConsumerError as refusal:
             if refusal.retryable:
                 self._hold(part, items, refusal)
