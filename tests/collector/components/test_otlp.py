@@ -133,8 +133,7 @@ def test_invalid_values_are_each_named() -> None:
     _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlpexporter/config_invalid.yaml", "otlp")
     assert problems == [
         "endpoint: address localhost: missing port in address",
-        "compression: compression 'zstd' is not supported by Sluice's gRPC exporter "
-        "(supported: gzip, none)",
+        'compression: unsupported compression type "deflate"',
         "balancer_name: invalid balancer_name: least_request",
         "tls::insecure_skip_verify: not supported by Sluice's gRPC exporter (grpcio always "
         "verifies the server); give the server's CA in ca_file",
@@ -163,6 +162,19 @@ def test_every_signal_is_sent_to_its_service(sink: GrpcSink, compression: str) -
     assert by_signal["traces"].metadata["user-agent"].startswith("Sluice Collector/")
     assert counter(used, SENT, exporter="otlp") == 3
     assert counter(used, "otelcol_exporter_sent_spans_total", exporter="otlp") == 3
+
+
+@pytest.mark.parametrize("compression", ["zstd", "snappy"])
+def test_zstd_and_snappy_are_sent_as_gzip_with_a_warning(
+    sink: GrpcSink, compression: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # grpcio's server, like its client, has no zstd or snappy: what arrives was gzip.
+    used = run(config(sink, compression=compression), consume_logs(1))
+    [call] = sink.wait_for(1)
+    assert call.body == logs(1).SerializeToString()
+    assert counter(used, SENT, exporter="otlp") == 1
+    assert f"compression {compression} is not available" in caplog.text
+    assert "sending gzip" in caplog.text
 
 
 def test_unavailable_then_ok_is_delivered(sink: GrpcSink) -> None:

@@ -14,8 +14,10 @@ from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.exporterhelper.config import header_problems
 
-COMPRESSIONS = ("gzip", "none", "")
-_UPSTREAM_ONLY_COMPRESSIONS = ("zstd", "snappy")
+COMPRESSIONS = ("gzip", "none", "", "zstd", "snappy")
+"""configgrpc's compression types."""
+SENT_AS_GZIP = ("zstd", "snappy")
+"""Types grpcio cannot send (it has gzip and deflate only): gzip goes instead."""
 BALANCERS = ("round_robin", "pick_first")
 _DNS_PREFIX = re.compile(r"^dns://[/]?")
 _TEN_SECONDS = Duration(10.0)
@@ -85,15 +87,7 @@ class OtlpGrpcConfig(ComponentConfig):
                 yield "endpoint", f"address {target}: too many colons in address"
             elif not port.isdigit():
                 yield "endpoint", f'invalid port "{port}"'
-        if self.compression in _UPSTREAM_ONLY_COMPRESSIONS:
-            yield (
-                "compression",
-                (
-                    f"compression {self.compression!r} is not supported by Sluice's gRPC exporter "
-                    "(supported: gzip, none)"
-                ),
-            )
-        elif self.compression not in COMPRESSIONS:
+        if self.compression not in COMPRESSIONS:
             yield "compression", f'unsupported compression type "{self.compression}"'
         if self.balancer_name and self.balancer_name not in BALANCERS:
             yield "balancer_name", f"invalid balancer_name: {self.balancer_name}"

@@ -18,7 +18,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from sluice.collector.component import Host
-from sluice.collector.components.exporters.otlp.config import OtlpGrpcConfig
+from sluice.collector.components.exporters.otlp.config import SENT_AS_GZIP, OtlpGrpcConfig
 from sluice.collector.configauth import (
     TRANSPORT_SECURITY_REQUIRED,
     ClientAuthenticator,
@@ -126,11 +126,15 @@ class OtlpGrpcSender(Sender):
             and not self.config.uses_tls
         ):
             raise ValueError(TRANSPORT_SECURITY_REQUIRED)
-        compression = (
-            grpc.Compression.Gzip
-            if self.config.compression == "gzip"
-            else grpc.Compression.NoCompression
-        )
+        compression = grpc.Compression.NoCompression
+        if self.config.compression in SENT_AS_GZIP:
+            self.logger.warning(
+                "compression %s is not available to Sluice's gRPC client (grpcio has gzip "
+                "and deflate only); sending gzip, which every OTLP gRPC server accepts",
+                self.config.compression,
+            )
+        if self.config.compression in ("gzip", *SENT_AS_GZIP):
+            compression = grpc.Compression.Gzip
         options = channel_options(self.config)
         if self.config.uses_tls:
             self.channel = grpc.aio.secure_channel(
