@@ -76,10 +76,9 @@ Same command line as sluice-collector; `{manifest.name} components` lists what i
 
 import sys
 
-from sluice.collector.cli import main
-from sluice.collector.distribution import Distribution
+from sluice.entry import collector
 
-DISTRIBUTION = Distribution(
+DISTRIBUTION = dict(
     command={manifest.name!r},
     description={description!r},
     version={manifest.version!r},
@@ -88,9 +87,10 @@ DISTRIBUTION = Distribution(
 {packages}    ),
     default_config={has_default!r},
 )
+"""The fields of its Distribution."""
 
 if __name__ == "__main__":
-    sys.exit(main(distribution=DISTRIBUTION))
+    sys.exit(collector(**DISTRIBUTION))
 '''
 
 
