@@ -14,11 +14,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from sluice.policy import Signal
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from sluice.collector.config import Config
     from sluice.collector.graph import Graph
     from sluice.collector.telemetry import ServiceTelemetry
@@ -191,6 +193,9 @@ class Host:
             listener(instance, status, error)
 
 
+S = TypeVar("S")
+
+
 @dataclass
 class Settings:
     """What a factory gets besides the config."""
@@ -207,6 +212,15 @@ class Settings:
     @property
     def logger(self) -> logging.Logger:
         return logging.getLogger(f"sluice.collector.{self.kind.singular}.{self.id}")
+
+    def service_wide(self, key: str, make: Callable[[CollectorRegistry], S]) -> S:
+        """The object components of one type share in the service (under
+        `key` in `shared`), made from the service's metric registry by the
+        first of them to ask."""
+        found = self.shared.get(key)
+        if found is None:
+            found = self.shared[key] = make(self.telemetry.registry)
+        return cast(S, found)
 
 
 Problem = tuple[str, str]

@@ -53,11 +53,7 @@ class BatchTelemetry:
 
     @classmethod
     def of(cls, settings: Settings) -> BatchTelemetry:
-        found = settings.shared.get(cls.SHARED_KEY)
-        if found is None:
-            found = settings.shared[cls.SHARED_KEY] = cls(settings.telemetry.registry)
-        assert isinstance(found, BatchTelemetry)
-        return found
+        return settings.service_wide(cls.SHARED_KEY, cls)
 
     def instance(self, processor_id: str, combinations: Callable[[], int]) -> BatchSeries:
         """The series of one processor instance; `combinations` is read at

@@ -72,11 +72,7 @@ class FilteredCounters:
 
     @classmethod
     def of(cls, settings: Settings) -> FilteredCounters:
-        counters = settings.shared.get(cls.SHARED_KEY)
-        if counters is None:
-            counters = settings.shared[cls.SHARED_KEY] = cls(settings.telemetry.registry)
-        assert isinstance(counters, FilteredCounters)
-        return counters
+        return settings.service_wide(cls.SHARED_KEY, cls)
 
 
 class FilterProcessor(Processor):

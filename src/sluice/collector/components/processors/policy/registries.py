@@ -87,11 +87,7 @@ class PolicyRegistries:
     @classmethod
     def of(cls, settings: Settings) -> PolicyRegistries:
         """The service's instance, made on first use."""
-        registries = settings.shared.get(cls.SHARED_KEY)
-        if registries is None:
-            registries = settings.shared[cls.SHARED_KEY] = cls(settings.telemetry.registry)
-        assert isinstance(registries, PolicyRegistries)
-        return registries
+        return settings.service_wide(cls.SHARED_KEY, cls)
 
     def counter(self, processor_id: str, signal: Signal) -> OutcomeTally:
         """The tally one processor adds its batches' outcomes to."""
