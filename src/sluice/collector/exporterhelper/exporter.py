@@ -27,7 +27,6 @@ from sluice.collector import pdata
 from sluice.collector.component import (
     SIGNAL_NAMES,
     Consumer,
-    ConsumerError,
     Exporter,
     Host,
     Settings,
@@ -131,12 +130,7 @@ class SignalExporter(Consumer):
         if self.queue is None:
             failure = await self._deliver([data], items, queued=False)
             if failure is not None:
-                raise ConsumerError(
-                    str(failure),
-                    retryable=failure.retryable,
-                    retry_after=failure.retry_after,
-                    code=failure.code,
-                )
+                raise failure
             return
         batch = QueuedBatch(data, items, self._weigh(data, items))
         if batch.size > self.queue.capacity:
@@ -266,14 +260,7 @@ def _settle(batch: QueuedBatch, failure: ExportError | None) -> None:
     if failure is None:
         batch.outcome.set_result(None)
     else:
-        batch.outcome.set_exception(
-            ConsumerError(
-                str(failure),
-                retryable=failure.retryable,
-                retry_after=failure.retry_after,
-                code=failure.code,
-            )
-        )
+        batch.outcome.set_exception(failure)
 
 
 class QueuedRetryExporter(Exporter):

@@ -15,30 +15,20 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 
+from sluice.collector.component import ConsumerError
 from sluice.collector.exporterhelper.config import RetrySettings
 
 Attempt = Callable[[], Awaitable[None]]
 """One try at sending a prepared batch."""
 
 
-class ExportError(Exception):
+class ExportError(ConsumerError):
     """A failed attempt. `retryable` failures may succeed later (the server
     was unavailable, throttled, timed out); others never will (the server
     refused the data). `retry_after` is the server's requested delay (s);
-    `code` the ``google.rpc.Code`` the server's answer stands for, if any."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retryable: bool,
-        retry_after: float | None = None,
-        code: int | None = None,
-    ):
-        super().__init__(message)
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.code = code
+    `code` the ``google.rpc.Code`` the server's answer stands for, if any.
+    The one that ends a batch is, as it is, the exporter's refusal of it to
+    whoever waits on the outcome."""
 
 
 class Backoff:
