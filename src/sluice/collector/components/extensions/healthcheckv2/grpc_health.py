@@ -38,8 +38,11 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
     health_rule,
     status_code,
 )
-from sluice.collector.components.receivers.otlp.grpc_service import server_options
-from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
+from sluice.collector.components.receivers.otlp.grpc_service import (
+    authenticate_call,
+    server_options,
+)
+from sluice.collector.configauth import ServerAuthenticator
 from sluice.transport.listener import parse_endpoint
 
 SERVICE = "grpc.health.v1.Health"
@@ -148,18 +151,8 @@ class GrpcHealthServer:
         healthy = health_rule(self.component_health, time.time_ns())(event)
         return SERVING if status_code(event.status) == 200 and healthy else NOT_SERVING
 
-    async def _authenticate(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if self.authenticator is None:
-            return
-        metadata = context.invocation_metadata() or ()
-        headers = {key: value for key, value in metadata if isinstance(value, str)}
-        try:
-            await self.authenticator.authenticate(headers)
-        except AuthenticationError as refused:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
-
     async def check(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        await self._authenticate(context)
+        await authenticate_call(self.authenticator, context)
         status = self.aggregator.find(request.service)
         if status is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, "Service not found.")
@@ -169,7 +162,7 @@ class GrpcHealthServer:
     async def watch(
         self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
-        await self._authenticate(context)
+        await authenticate_call(self.authenticator, context)
         changed = asyncio.Event()
         self.aggregator.watchers.append(changed.set)
         settings = self.component_health

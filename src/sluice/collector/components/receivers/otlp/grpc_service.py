@@ -19,7 +19,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from sluice.collector import pdata
-from sluice.collector.client import NO_METADATA, Info, Metadata, metadata_of, serving
+from sluice.collector.client import NO_METADATA, AuthData, Info, Metadata, metadata_of, serving
 from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
@@ -119,14 +119,7 @@ def _export_handler(
     ingest: Ingest, authenticator: ServerAuthenticator | None, include_metadata: bool
 ) -> grpc.RpcMethodHandler:
     async def export(wire: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        auth = None
-        if authenticator is not None:
-            metadata = context.invocation_metadata() or ()
-            headers = {key: value for key, value in metadata if isinstance(value, str)}
-            try:
-                auth = await authenticator.authenticate(headers)
-            except AuthenticationError as refused:
-                await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
+        auth = await authenticate_call(authenticator, context)
         try:
             request = pdata.parse(ingest.signal, wire)
         except DecodeError as problem:
@@ -150,6 +143,22 @@ def _export_handler(
     return grpc.unary_unary_rpc_method_handler(export)
 
 
+async def authenticate_call(
+    authenticator: ServerAuthenticator | None, context: grpc.aio.ServicerContext[Any, Any]
+) -> AuthData | None:
+    """What `authenticator` finds in a call's (text) metadata; a refusal
+    ends the call ``UNAUTHENTICATED`` with the reason."""
+    if authenticator is None:
+        return None
+    metadata = context.invocation_metadata() or ()
+    headers = {key: value for key, value in metadata if isinstance(value, str)}
+    try:
+        return await authenticator.authenticate(headers)
+    except AuthenticationError as refused:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(refused))
+        raise  # not reached: abort raises, though grpc's types do not say so
+
+
 def peer_address(peer: str) -> str:
     """The IP address of a gRPC peer (``ipv4:10.0.0.1:4317``,
     ``ipv6:[::1]:4317``); empty for a Unix socket."""
@@ -162,16 +171,13 @@ def peer_address(peer: str) -> str:
 
 
 def call_metadata(context: grpc.aio.ServicerContext) -> Metadata:
-    """A call's metadata (upstream's ``include_metadata``), with ``host``
-    from the call's authority when the client sent none."""
-    pairs = [
+    """A call's metadata (upstream's ``include_metadata``). Upstream adds
+    ``host`` from the call's ``:authority``, which grpcio does not give a
+    server: there is none here unless the client sent one."""
+    return metadata_of(
         (key, value if isinstance(value, str) else value.decode("utf-8", "replace"))
         for key, value in context.invocation_metadata() or ()
-    ]
-    if not any(key == "host" for key, _ in pairs):
-        authority = [value for key, value in pairs if key == ":authority"]
-        pairs += [("host", value) for value in authority]
-    return metadata_of(pairs)
+    )
 
 
 def _credentials(tls: TLSServerConfig, log: logging.Logger) -> grpc.ServerCredentials:
