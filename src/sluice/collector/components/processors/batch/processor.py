@@ -76,18 +76,16 @@ class BatchProcessor(Processor):
         """The metadata keys data is batched by, lower-cased and sorted as upstream."""
         self.limit = config.metadata_cardinality_limit
         self.shards: dict[ShardKey, _Shard] = {}
-        self.single = None if self.keys else _Shard(self, client.NOBODY)
-        self.series = telemetry.instance(processor_id, self._combinations)
-
-    def _combinations(self) -> int:
-        return 1 if self.single else len(self.shards)
+        """Without metadata keys, the one batch (key ``()``), sent with no client."""
+        if not self.keys:
+            self.shards[()] = _Shard(self, client.NOBODY)
+        self.series = telemetry.instance(processor_id, lambda: len(self.shards))
 
     async def consume(self, data: Any) -> None:
         items = pdata.item_count(self.signal, data)
         if not items:
             return
-        shard = self.single or self._shard()
-        shard.add(data, items)
+        self._shard().add(data, items)
 
     def _shard(self) -> _Shard:
         """The batch of the current client's values of the metadata keys."""
@@ -105,8 +103,7 @@ class BatchProcessor(Processor):
         """Send what is pending, wait for every send in flight, and offer held
         batches once more (what is still refused is logged as dropped)."""
         self.timed = False  # anything consumed from now on leaves at once
-        shards = [self.single] if self.single else list(self.shards.values())
-        await asyncio.gather(*(shard.shutdown() for shard in shards))
+        await asyncio.gather(*(shard.shutdown() for shard in list(self.shards.values())))
 
 
 class _Shard:
