@@ -421,6 +421,92 @@ def test_without_the_queue_a_permanent_failure_reaches_the_caller(sink: Upstream
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 1
 
 
+@pytest.mark.parametrize("status", [307, 308])
+def test_307_and_308_resend_the_post_where_they_point(sink: Upstream, status: int) -> None:
+    elsewhere = Upstream()
+    try:
+        moved = f"{elsewhere.url}/moved/v1/logs?tenant=a"
+        sink.respond = Reply(status, headers=[("Location", moved)])
+        sent = logs(3)
+        host = Host()
+        host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+
+        async def body(exporter: Exporter, _: Settings) -> None:
+            await exporter.consumer(Signal.LOG).consume(sent)
+
+        cfg = config(sink, headers={"X-Tenant": "a"}, auth=AuthConfig("bearertokenauth"))
+        used = run(cfg, body, host=host)
+        (first,) = sink.wait_for(1)
+        (second,) = elsewhere.wait_for(1)
+    finally:
+        elsewhere.stop()
+    assert second.method == "POST"
+    assert second.target == "/moved/v1/logs?tenant=a"
+    assert second.body == first.body
+    assert parsed_logs(second) == pdata.full_logs(sent)
+    for name in ("Content-Type", "Content-Encoding", "X-Tenant"):
+        assert second.header(name) == first.header(name) is not None
+    assert second.header("Authorization") == "Bearer token-1"
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 3
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
+
+
+def test_a_relative_location_is_resolved_against_the_url_that_answered(sink: Upstream) -> None:
+    sink.respond = iter_replies(
+        Reply(308, headers=[("Location", "v2/logs")]),
+        Reply(307, headers=[("Location", "../moved")]),
+        Reply(200),
+    )
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    used = run(config(sink), body)
+    assert [r.target for r in sink.wait_for(3)] == ["/v1/logs", "/v1/v2/logs", "/v1/moved"]
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
+def test_a_redirect_loop_is_a_retryable_failure_after_10_redirects(sink: Upstream) -> None:
+    sink.respond = Reply(307, headers=[("Location", "/v1/logs")])
+    retry = RetrySettings(enabled=False)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as refused:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert refused.value.retryable
+        assert "stopped after 10 redirects" in str(refused.value)
+
+    run(config(sink, retry_on_failure=retry, sending_queue=QueueSettings(enabled=False)), body)
+    assert len(sink.wait_for(11)) == 11
+    time.sleep(0.05)
+    assert len(sink.received()) == 11
+
+
+@pytest.mark.parametrize(
+    ("status", "location", "why"),
+    [
+        (301, "/elsewhere", "Location=/elsewhere (only 307 and 308 redirects are followed)"),
+        (303, "/elsewhere", "Location=/elsewhere (only 307 and 308 redirects are followed)"),
+        (307, "ftp://example/x", "Location=ftp://example/x (not an http or https URL)"),
+        (308, "", "HTTP Status Code 308"),
+    ],
+)
+def test_a_redirect_that_is_not_followed_is_permanent(
+    sink: Upstream, status: int, location: str, why: str
+) -> None:
+    sink.respond = Reply(status, headers=[("Location", location)] if location else [])
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as rejected:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert not rejected.value.retryable
+        assert why in str(rejected.value)
+
+    used = run(config(sink, sending_queue=QueueSettings(enabled=False)), body)
+    assert len(sink.received()) == 1
+    assert counter(used, LOG_FAILED, exporter="otlphttp") == 1
+
+
 def test_a_timeout_is_a_retryable_failure(sink: Upstream) -> None:
     sink.respond = iter_replies(Reply(200, delay=0.5), Reply(200))
 

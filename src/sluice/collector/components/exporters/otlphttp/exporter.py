@@ -6,13 +6,22 @@ connection closed before a byte of the answer arrived (an idle close that
 crossed the request), once, on a fresh connection. Any other failure is an
 error here, and only the retry policy sends the batch again, after its
 backoff.
+
+A 307 or 308 answer is followed as Go's client follows it: the same POST,
+body and headers (the configured ones and the authenticator's, which Go's
+round trippers add to every hop) to the ``Location``, relative to the URL
+that answered, at most 10 times in a row. Go turns a POST answered with 301,
+302 or 303 into a GET without the body, which no OTLP server accepts (or, if
+it answers 2xx, loses the batch unnoticed): those are permanent errors here,
+naming the ``Location``.
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from sluice.collector.component import SIGNAL_NAMES, Host
 from sluice.collector.components.exporters.otlphttp import body, response
@@ -21,7 +30,15 @@ from sluice.collector.configauth import ClientAuthenticator, client_authenticato
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.policy import Signal
-from sluice.transport.http_client import UpstreamError, UpstreamPool
+from sluice.transport.http_client import UpstreamError, UpstreamPool, UpstreamResponse
+
+MAX_REDIRECTS = 10
+"""Redirects followed in a row, as Go's default client."""
+MAX_POOLS = 16
+"""Origins with open pools; past it, the redirect targets' pools are closed."""
+_FOLLOWED = frozenset((307, 308))
+"""Redirects that keep the method and the body."""
+_REDIRECTS = frozenset((301, 302, 303, 307, 308))
 
 _MANAGED_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding", b"connection"))
 """Headers the client writes itself; configured values for them are ignored."""
@@ -44,6 +61,11 @@ class _Route:
         self.pool = pool
         self.path = parts.path or "/"
         self.query = parts.query
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return (parts.scheme, parts.hostname or "", parts.port)
 
 
 class OtlpHttpSender(Sender):
@@ -77,27 +99,35 @@ class OtlpHttpSender(Sender):
         headers.update(configured)
         self.headers = _header_block(headers)
         self.routes: dict[Signal, _Route] = {}
+        self.pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
+        """One pool per origin: the signals' URLs and the redirects' targets."""
+        self.tls: ssl.SSLContext | None = None
         self.authenticator: ClientAuthenticator | None = None
 
     async def start(self, host: Host) -> None:
         self.authenticator = client_authenticator(self.config.auth, host, "HTTP")
         # `insecure` does not apply to HTTP: the URL's scheme says whether TLS
         # is used, as upstream. Raises TLSError (a ValueError).
-        tls = self.config.tls.https_context()
-        pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
+        self.tls = self.config.tls.https_context()
         for signal in self.signals:
             url = self.config.signal_url(signal)
+            self.routes[signal] = _Route(url, self._pool(url))
+
+    def _pool(self, url: str) -> UpstreamPool:
+        """The pool of `url`'s origin (raises ValueError for a URL that is
+        not http(s) with a host)."""
+        origin = _origin(url)
+        pool = self.pools.get(origin)
+        if pool is None:
             parts = urlsplit(url)
-            origin = (parts.scheme, parts.hostname or "", parts.port)
-            if origin not in pools:
-                pools[origin] = UpstreamPool(
-                    f"{parts.scheme}://{parts.netloc}",
-                    self.config.timeout or 365 * 86400.0,
-                    max_idle=self.config.max_idle_conns_per_host or 64,
-                    tls=tls,
-                    server_name=self.config.tls.server_name_override,
-                )
-            self.routes[signal] = _Route(url, pools[origin])
+            pool = self.pools[origin] = UpstreamPool(
+                f"{parts.scheme}://{parts.netloc}",
+                self.config.timeout or 365 * 86400.0,
+                max_idle=self.config.max_idle_conns_per_host or 64,
+                tls=self.tls,
+                server_name=self.config.tls.server_name_override,
+            )
+        return pool
 
     async def prepare(self, signal: Signal, data: Any) -> Attempt:
         try:
@@ -118,17 +148,51 @@ class OtlpHttpSender(Sender):
         headers = self.headers
         if self.authenticator is not None:
             headers += _header_block(dict(self.authenticator.request_headers()))
+        for hop in range(MAX_REDIRECTS + 1):
+            try:
+                answer = await route.pool.request("POST", route.path, route.query, headers, payload)
+            except UpstreamError as problem:
+                raise ExportError(
+                    f"failed to make an HTTP request to {route.url}: {problem}", retryable=True
+                ) from None
+            if 200 <= answer.status <= 299:
+                response.check_partial_success(signal, route.url, answer, self.logger)
+                return
+            if answer.status not in _REDIRECTS:
+                raise response.failure(route.url, answer)
+            if hop == MAX_REDIRECTS:
+                raise ExportError(
+                    f"failed to make an HTTP request to {route.url}: stopped after "
+                    f"{MAX_REDIRECTS} redirects",
+                    retryable=True,
+                )
+            route = self._redirected(route, answer)
+        raise AssertionError("unreachable: the last hop returns or raises")
+
+    def _redirected(self, route: _Route, answer: UpstreamResponse) -> _Route:
+        """Where a 307 or 308 `answer` sends the batch; raises the
+        ExportError of a redirect that is not followed."""
+        location = response.header(answer, b"location")
+        if not location:
+            raise response.failure(route.url, answer)
+        if answer.status not in _FOLLOWED:
+            note = f"Location={location} (only 307 and 308 redirects are followed)"
+            raise response.failure(route.url, answer, note)
+        url = urljoin(route.url, location)
+        if _origin(url) not in self.pools and len(self.pools) >= MAX_POOLS:
+            self._forget_redirect_pools()
         try:
-            answer = await route.pool.request("POST", route.path, route.query, headers, payload)
-        except UpstreamError as problem:
-            raise ExportError(
-                f"failed to make an HTTP request to {route.url}: {problem}", retryable=True
-            ) from None
-        if 200 <= answer.status <= 299:
-            response.check_partial_success(signal, route.url, answer, self.logger)
-            return
-        raise response.failure(route.url, answer)
+            return _Route(url, self._pool(url))
+        except ValueError:
+            note = f"Location={location} (not an http or https URL)"
+            raise response.failure(route.url, answer, note) from None
+
+    def _forget_redirect_pools(self) -> None:
+        """Close the pools that only redirects use."""
+        kept = {_origin(route.url) for route in self.routes.values()}
+        for origin in [o for o in self.pools if o not in kept]:
+            self.pools.pop(origin).close()
 
     async def close(self) -> None:
-        for pool in {id(route.pool): route.pool for route in self.routes.values()}.values():
+        for pool in self.pools.values():
             pool.close()

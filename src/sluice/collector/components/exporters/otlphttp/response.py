@@ -6,6 +6,8 @@
   (other types are not read).
 - 429, 502, 503, 504: retryable. For 429 and 503, ``Retry-After`` (seconds or
   an HTTP date) sets the least wait before the next attempt.
+- 307 and 308 are followed by the sender; a 301, 302 or 303 names its
+  ``Location``.
 - Anything else: permanent. The error names the URL, the status and the
   ``google.rpc.Status`` message of the body when there is one.
 """
@@ -59,10 +61,12 @@ def retry_after(value: str, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def failure(url: str, response: UpstreamResponse) -> ExportError:
-    """The ExportError for a non-2xx answer."""
+def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError:
+    """The ExportError for a non-2xx answer (`note`: why a redirect was not followed)."""
     status = response.status
     message = f"error exporting items, request to {url} responded with HTTP Status Code {status}"
+    if note:
+        message += f", {note}"
     message += _status_text(response)
     code = code_for_http(status)
     if status not in RETRYABLE_STATUSES:
