@@ -3,7 +3,8 @@ collector's YAML, Edge's JSON, policy provider entries and the command line,
 following the OpenTelemetry Collector's confmap.
 
 - ``${env:NAME}`` and ``${NAME}`` read the environment; ``${env:NAME:-default}``
-  (or the shell's ``${NAME:-default}``) falls back to `default` when NAME is
+  (or the shell's ``${NAME:-default}``; ``${env:-NAME}`` is an invalid
+  name, not a variable called ``env``) falls back to `default` when NAME is
   unset (a variable set to the empty string is the empty string, as upstream).
 - ``${file:PATH}`` is the file's content (a mounted secret, a YAML snippet),
   ``${https://...}`` (or ``http``) the body of a GET answered 200, and
@@ -59,7 +60,7 @@ class Expanded:
 def lookup(reference: str) -> str:
     """The value of what is inside ``${...}``; raises :class:`Unresolved`."""
     scheme, sep, rest = reference.partition(":")
-    if not sep or (rest.startswith("-") and _NAME.match(scheme)):
+    if not sep or (rest.startswith("-") and _NAME.match(scheme) and scheme != "env"):
         scheme, rest = "env", reference  # ${NAME} and the shell's ${NAME:-default}
     if "$" in rest:
         raise Unresolved(f"the uri \"{scheme}:{rest}\" contains unsupported characters ('$')")

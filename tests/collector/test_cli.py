@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import http.server
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from sluice.collector import cli
+from sluice.collector.component import ComponentID
 from sluice.collector.factories import Factories
 from tests.collector.helpers import free_port, run_cli
 
@@ -345,3 +347,137 @@ def test_configs_and_sections_may_come_over_http(tmp_path: Path, served: str) ->
         f'--config {served}/missing.yaml: failed to load resource from uri "{served}/missing.yaml". '
         "status code: 404"
     ]
+
+
+def _loaded(text: str) -> tuple[Any, list[str]]:
+    """The config from a file holding `text`, or its problems without the file's name."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory, "collector.yaml")
+        path.write_text(text)
+        config, problems = cli.load([str(path)], [], Factories.load())
+    return config, [p.removeprefix(f"{path}: ") for p in problems]
+
+
+def _problem(text: str) -> str:
+    config, problems = _loaded(text)
+    assert config is None and problems
+    return problems[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "parsed"),
+    [
+        ("  debug   /   valid_name  ", "debug/valid_name"),
+        ("debug/a/b", "debug/a/b"),
+        ("debug/tenant-1.eu_west:x", "debug/tenant-1.eu_west:x"),
+        ("debug/ünïcode", "debug/ünïcode"),
+    ],
+)
+def test_component_ids_are_trimmed_and_names_may_hold_a_slash(key: str, parsed: str) -> None:
+    """As upstream's ``component.ID``: the id splits at its first ``/``, each
+    part is trimmed, and the pipeline's reference parses alike."""
+    text = _config().replace("exporters: [debug]", f"exporters: ['{key}']")
+    config, problems = _loaded(text.replace("exporters:\n  debug:\n", f"exporters:\n  '{key}':\n"))
+    assert problems == [] and config is not None
+    [exporter] = config.pipelines[ComponentID("logs")].exporters
+    assert str(exporter) == parsed
+
+
+LONG = "ü" * 520
+"""520 characters, 1,040 bytes: upstream counts bytes."""
+
+
+@pytest.mark.parametrize(
+    ("key", "problem"),
+    [
+        ("debug/a+b", 'in "a+b" id: invalid character(s) in name "a+b"'),
+        ("debug/a<b>", 'in "a<b>" id: invalid character(s) in name "a<b>"'),
+        ("debug/a\u200bb", 'in "a\u200bb" id: invalid character(s) in name "a\u200bb"'),
+        ("debug/\U0001f600", 'in "\U0001f600" id: invalid character(s) in name "\U0001f600"'),
+        ("debug/a b", 'in "a b" id: invalid character(s) in name "a b"'),
+        ("de bug/a", 'in "de bug/a" id: invalid character(s) in type "de bug"'),
+        (
+            "debug/" + LONG,
+            f'in "{LONG}" id: name "{LONG}" is longer than 1024 characters (1040 characters)',
+        ),
+        ("debug/ ", 'in "debug/ " id: the part after / should not be empty'),
+        (" /a", 'in " /a" id: the part before / should not be empty'),
+    ],
+)
+def test_component_names_refuse_separators_controls_and_symbols(key: str, problem: str) -> None:
+    text = _config().replace("exporters:\n  debug:\n", f'exporters:\n  "{key}":\n')
+    assert _problem(text) == f"exporters::{key}: {problem}"
+
+
+def test_ids_equal_once_trimmed_are_a_duplicate_not_a_silent_overwrite() -> None:
+    text = _config().replace("exporters:\n  debug:\n", "  ' batch ': {}\nexporters:\n  debug:\n")
+    assert _problem(text).endswith('processors: duplicate name " batch " after unmarshaling batch')
+    text = _config() + "    ' logs':\n      receivers: [otlp]\n      exporters: [debug]\n"
+    assert _problem(text).endswith(
+        'service::pipelines: duplicate name " logs" after unmarshaling logs'
+    )
+
+
+def test_a_receiver_exporter_or_extension_listed_twice_is_one() -> None:
+    """Upstream's graph keys them by id: data is received and sent once, and
+    an extension is started once."""
+    text = _config().replace("exporters: [debug]", "exporters: [debug, ' debug']")
+    text = text.replace("receivers: [otlp]", "receivers: [otlp, otlp]")
+    text = text.replace(
+        "service:\n", "extensions:\n  zpages:\nservice:\n  extensions: [zpages, zpages]\n"
+    )
+    config, problems = _loaded(text)
+    assert problems == [] and config is not None
+    pipeline = config.pipelines[ComponentID("logs")]
+    assert (pipeline.receivers, pipeline.exporters) == (
+        (ComponentID("otlp"),),
+        (ComponentID("debug"),),
+    )
+    assert config.extensions == (ComponentID("zpages"),)
+
+
+def _metrics(section: str) -> tuple[Any, list[str]]:
+    return _loaded(_config().replace("    metrics:\n      level: none\n", section))
+
+
+def test_metrics_readers_as_upstream_reads_them() -> None:
+    config, problems = _metrics("    metrics:\n      level: normal\n")
+    assert problems == [] and config.metrics_endpoint == "0.0.0.0:8888"
+    config, problems = _metrics("    metrics:\n      readers: []\n")
+    assert problems == [] and config.metrics_endpoint is None, "no readers: no metrics served"
+    reader = "      readers:\n        - pull:\n            exporter:\n              prometheus:\n"
+    config, problems = _metrics(
+        f"    metrics:\n{reader}                host: 127.0.0.1\n                port: 9999\n"
+        "                without_units: true\n"
+    )
+    assert problems == [] and config.metrics_endpoint == "127.0.0.1:9999"
+    _, problems = _metrics(f"    metrics:\n{reader}                bogus: 1\n")
+    assert problems[0].endswith(
+        "service::telemetry::metrics::readers[0]::pull::exporter::prometheus: "
+        "has invalid keys: bogus"
+    )
+    _, problems = _metrics("    metrics:\n      level: none\n      address: nowhere\n")
+    assert "failing to parse metrics address 'nowhere'" in problems[0]
+
+
+def test_log_levels_in_any_case_and_empty_is_info() -> None:
+    for written, level in (("Info", "info"), ("WaRn", "warn"), ("''", "info"), ("DEBUG", "debug")):
+        config, problems = _telemetry("none", written)
+        assert problems == [] and config.telemetry.logs.level == level
+    assert _telemetry("none", "loud")[1][0].endswith(
+        'service::telemetry::logs::level: unrecognized level: "loud"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("section", "problem"),
+    [
+        ("    logs:\n      sampling: {foo: 1}\n", "logs::sampling: has invalid keys: foo"),
+        ("    logs:\n      sampling: {tick: soon}\n", 'invalid duration "soon"'),
+        ("    traces: {foo: 1}\n", "service::telemetry::traces: has invalid keys: foo"),
+        ("    resource: {a: {b: 1}}\n", "service::telemetry::resource::a: expected type"),
+    ],
+)
+def test_telemetry_sections_refuse_unknown_keys_and_wrong_types(section: str, problem: str) -> None:
+    text = _config().replace("  telemetry:\n", "  telemetry:\n" + section)
+    assert problem in _problem(text)

@@ -54,6 +54,16 @@ def test_unreadable_sources_name_themselves(uri: str, message: str) -> None:
         sources.Loaded([uri], [])
 
 
+def test_an_env_source_takes_its_default_only_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``${env:NAME:-default}`` and upstream's env provider: a variable set
+    to the empty string is an empty config, not the default."""
+    uri = "env:SLUICE_TEST_SOURCE:-{exporters: {debug: {verbosity: detailed}}}"
+    monkeypatch.delenv("SLUICE_TEST_SOURCE", raising=False)
+    assert sources.Loaded([uri], []).raw == {"exporters": {"debug": {"verbosity": "detailed"}}}
+    monkeypatch.setenv("SLUICE_TEST_SOURCE", "")
+    assert sources.Loaded(["yaml:a: 1", uri], []).raw == {"a": 1}
+
+
 def test_set_needs_an_equal_sign() -> None:
     with pytest.raises(sources.SourceError, match="missing equal sign"):
         sources.Loaded([], ["processors.batch.timeout"])
@@ -196,6 +206,7 @@ def test_references_nest_and_escape_as_upstream(
         ("${env:LOOP}", "too many recursive expansions"),
         ("${env:A:-pa$word}", """the uri "env:A:-pa$word" contains unsupported characters ('$')"""),
         ("${env:}", 'environment variable "" has invalid name'),
+        ("${env:-A}", 'environment variable "-A" has invalid name'),
     ],
 )
 def test_expansion_errors_name_the_key(

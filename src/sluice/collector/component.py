@@ -11,6 +11,7 @@ import enum
 import logging
 import re
 import time
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -49,7 +50,6 @@ SIGNAL_NAMES: Mapping[Signal, str] = {
 SIGNALS_BY_NAME: Mapping[str, Signal] = {name: s for s, name in SIGNAL_NAMES.items()}
 
 _TYPE = re.compile(r"^[a-zA-Z][0-9a-zA-Z_]{0,62}$")
-_NAME = re.compile(r"^[^\s/]{1,1024}$")
 
 
 @dataclass(frozen=True, order=True)
@@ -64,19 +64,37 @@ class ComponentID:
 
     @classmethod
     def parse(cls, text: str) -> ComponentID:
-        """Raises ValueError with upstream's wording for a malformed id."""
-        type_, sep, name = text.strip().partition("/")
+        """Raises ValueError with upstream's wording for a malformed id. As
+        upstream: the id splits at its first ``/`` (a name may hold more),
+        each part is trimmed, and the name is checked before the type."""
+        type_, sep, name = text.partition("/")
+        type_ = type_.strip()
+        if not type_:
+            if not sep:
+                raise ValueError("id must not be empty")
+            raise ValueError(f'in "{text}" id: the part before / should not be empty')
+        if sep:
+            name = name.strip()
+            if not name:
+                raise ValueError(f'in "{text}" id: the part after / should not be empty')
+            problem = name_problem(name)
+            if problem:
+                raise ValueError(f'in "{name}" id: {problem}')
         if not _TYPE.match(type_):
-            raise ValueError(
-                f'invalid character(s) in type "{type_}"'
-                if type_
-                else f'in "{text}" id: the part before / should not be empty'
-            )
-        if sep and not name:
-            raise ValueError(f'in "{text}" id: the part after / should not be empty')
-        if name and not _NAME.match(name):
-            raise ValueError(f'invalid character(s) in name "{name}"')
+            raise ValueError(f'in "{text}" id: invalid character(s) in type "{type_}"')
         return cls(type_, name)
+
+
+def name_problem(name: str) -> str:
+    """What is wrong with a component or pipeline name, "" when nothing: at
+    most 1,024 bytes, and no separators, control or format characters or
+    symbols (Unicode categories Z, C and S), as upstream's ``[^\\pZ\\pC\\pS]+``."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > 1024:
+        return f'name "{name}" is longer than 1024 characters ({size} characters)'
+    if any(unicodedata.category(c)[0] in "ZCS" for c in name):
+        return f'invalid character(s) in name "{name}"'
+    return ""
 
 
 class ConsumerError(Exception):

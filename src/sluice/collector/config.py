@@ -16,7 +16,14 @@ from sluice.collector.component import (
     Factory,
     Kind,
 )
-from sluice.collector.confmap.decode import ComponentName, Problems, decode, join, shallow
+from sluice.collector.confmap.decode import (
+    ComponentName,
+    Duration,
+    Problems,
+    decode,
+    join,
+    shallow,
+)
 from sluice.collector.factories import Factories
 from sluice.confexpand import Expanded
 from sluice.policy import Signal
@@ -35,30 +42,27 @@ class ConfigInvalid(Exception):
         """The key path of each problem ("" when it is about the whole config)."""
 
 
+LOG_LEVELS = ("debug", "info", "warn", "error", "dpanic", "panic", "fatal")
+"""zap's levels; ``dpanic``, ``panic`` and ``fatal`` log errors only."""
+
+
+@dataclass
+class LogsSampling:
+    enabled: bool = True
+    tick: Duration = Duration(10.0)
+    initial: int = 10
+    thereafter: int = 100
+
+
 @dataclass
 class LogsTelemetry:
-    level: Literal[
-        "debug",
-        "info",
-        "warn",
-        "error",
-        "dpanic",
-        "panic",
-        "fatal",
-        "DEBUG",
-        "INFO",
-        "WARN",
-        "ERROR",
-        "DPANIC",
-        "PANIC",
-        "FATAL",
-    ] = "info"
-    """zap's levels; ``dpanic``, ``panic`` and ``fatal`` log errors only."""
+    level: str = "info"
+    """One of :data:`LOG_LEVELS` in any case ("" is info), as zap reads it."""
     encoding: Literal["console", "json"] = "console"
     development: bool = False
     disable_caller: bool = False
     disable_stacktrace: bool = False
-    sampling: Any = None
+    sampling: LogsSampling | None = None
     output_paths: list[str] = field(default_factory=lambda: ["stderr"])
     error_output_paths: list[str] = field(default_factory=lambda: ["stderr"])
     initial_fields: dict[str, Any] = field(default_factory=dict)
@@ -71,23 +75,52 @@ class MetricsTelemetry:
     """``none``, ``basic``, ``normal`` or ``detailed``, in any case (as upstream)."""
     address: str = ""
     """v0.115's ``host:port`` form of the Prometheus endpoint."""
-    readers: list[Any] = field(default_factory=list)
+    readers: list[Any] | None = None
+    """None: not configured (the default endpoint); ``[]``: no metrics served."""
+
+
+@dataclass
+class TracesTelemetry:
+    level: str = "basic"
+    propagators: list[str] = field(default_factory=list)
+    processors: list[Any] = field(default_factory=list)
 
 
 @dataclass
 class TelemetryConfig:
     logs: LogsTelemetry = field(default_factory=LogsTelemetry)
     metrics: MetricsTelemetry = field(default_factory=MetricsTelemetry)
-    traces: Any = None
-    resource: dict[str, Any] = field(default_factory=dict)
+    traces: TracesTelemetry = field(default_factory=TracesTelemetry)
+    resource: dict[str, str | None] = field(default_factory=dict)
 
 
 DEFAULT_METRICS_ENDPOINT = "0.0.0.0:8888"
 METRICS_LEVELS = ("none", "basic", "normal", "detailed")
 
 
+PROMETHEUS_KEYS = frozenset(
+    (
+        "host",
+        "port",
+        "without_units",
+        "without_type_suffix",
+        "without_scope_info",
+        "with_resource_constant_labels",
+    )
+)
+"""The keys of a pull reader's ``prometheus`` exporter (only host and port are used)."""
+
+
 def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
-    """Where the Prometheus endpoint listens (None: disabled)."""
+    """Where the Prometheus endpoint listens (None: disabled). As upstream, a
+    configured ``address`` is checked at any level, and ``readers: []``
+    serves no metrics."""
+    if metrics.address:
+        try:
+            parse_endpoint(metrics.address)
+        except ValueError as bad:
+            problems.add(path, f"failing to parse metrics address {metrics.address!r}: {bad}")
+            return None
     if metrics.level.lower() not in METRICS_LEVELS:
         problems.add(f"{path}::level", f'unknown metrics level "{metrics.level}"')
         return None
@@ -95,17 +128,46 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
         return None
     if metrics.address:
         return metrics.address
-    for i, reader in enumerate(metrics.readers):
-        where = f"{path}::readers[{i}]"
-        pull = reader.get("pull") if isinstance(reader, Mapping) else None
-        exporter = pull.get("exporter") if isinstance(pull, Mapping) else None
-        prometheus = exporter.get("prometheus") if isinstance(exporter, Mapping) else None
-        if not isinstance(prometheus, Mapping):
-            problems.add(where, "only pull readers with a prometheus exporter are supported")
-            continue
-        host, port = prometheus.get("host", "localhost"), prometheus.get("port", 8888)
-        return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
-    return DEFAULT_METRICS_ENDPOINT
+    if metrics.readers is None:
+        return DEFAULT_METRICS_ENDPOINT
+    endpoints = [
+        _pull_endpoint(r, f"{path}::readers[{i}]", problems) for i, r in enumerate(metrics.readers)
+    ]
+    return next((e for e in endpoints if e), None)
+
+
+def _pull_endpoint(reader: Any, where: str, problems: Problems) -> str | None:
+    """The ``host:port`` of a pull reader with a Prometheus exporter."""
+    pull = reader.get("pull") if isinstance(reader, Mapping) else None
+    exporter = pull.get("exporter") if isinstance(pull, Mapping) else None
+    prometheus = exporter.get("prometheus") if isinstance(exporter, Mapping) else None
+    if not (
+        isinstance(pull, Mapping)
+        and isinstance(exporter, Mapping)
+        and isinstance(prometheus, Mapping)
+    ):
+        problems.add(where, "only pull readers with a prometheus exporter are supported")
+        return None
+    for keys, allowed, at in (
+        (reader, ("pull",), where),
+        (pull, ("exporter",), f"{where}::pull"),
+        (exporter, ("prometheus",), f"{where}::pull::exporter"),
+        (prometheus, PROMETHEUS_KEYS, f"{where}::pull::exporter::prometheus"),
+    ):
+        unknown = sorted(str(k) for k in keys if k not in allowed)
+        if unknown:
+            problems.add(at, f"has invalid keys: {', '.join(unknown)}")
+            return None
+    host, port = prometheus.get("host", "localhost"), prometheus.get("port", 8888)
+    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+
+
+def _logs_level(logs: LogsTelemetry, path: str, problems: Problems) -> None:
+    """Check the level and keep it lower-cased, as zap reads it."""
+    level = logs.level.lower() or "info"
+    if level not in LOG_LEVELS:
+        problems.add(f"{path}::level", f'unrecognized level: "{logs.level}"')
+    logs.level = level
 
 
 @dataclass
@@ -159,6 +221,9 @@ def _section(
         except ValueError as bad:
             problems.add(path, str(bad))
             continue
+        if cid in found:
+            problems.add(kind.value, f'duplicate name "{key}" after unmarshaling {cid}')
+            continue
         factory = factories.get(kind, cid.type)
         if factory is None:
             valid = " ".join(factories.types(kind))
@@ -204,6 +269,7 @@ def load(raw: Any, factories: Factories) -> Config:
     if bad_keys:
         problems.add("service", f"has invalid keys: {', '.join(bad_keys)}")
     telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
+    _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
     if endpoint is not None:
         try:
@@ -219,6 +285,7 @@ def load(raw: Any, factories: Factories) -> Config:
         "service::extensions",
         problems,
     )
+    extensions = list(dict.fromkeys(extensions))  # started once each, as upstream
     for cid in extensions:
         if cid not in components[Kind.EXTENSION]:
             problems.add(
@@ -254,17 +321,22 @@ def _pipelines(
         except ValueError as bad:
             problems.add(path, str(bad))
             continue
+        if pid in pipelines:
+            problems.add("service::pipelines", f'duplicate name "{key}" after unmarshaling {pid}')
+            continue
         signal = SIGNALS_BY_NAME.get(pid.type)
         if signal is None:
             problems.add("", f'{prefix}: pipeline "{pid}": unknown signal "{pid.type}"')
             continue
         spec = decode(PipelineConfig, value, path, problems)
-        receivers = _ids(spec.receivers, f"{path}::receivers", problems)
+        # A receiver or exporter listed twice is one consumer (upstream's graph
+        # keys them by id): the data is received and sent once.
+        receivers = list(dict.fromkeys(_ids(spec.receivers, f"{path}::receivers", problems)))
         processors = _ids(spec.processors, f"{path}::processors", problems)
-        exporters = _ids(spec.exporters, f"{path}::exporters", problems)
-        if not receivers:
+        exporters = list(dict.fromkeys(_ids(spec.exporters, f"{path}::exporters", problems)))
+        if not spec.receivers:
             problems.add("", f'{prefix}: pipeline "{pid}": must have at least one receiver')
-        if not exporters:
+        if not spec.exporters:
             problems.add("", f'{prefix}: pipeline "{pid}": must have at least one exporter')
         seen: set[ComponentID] = set()
         for cid in processors:

@@ -21,7 +21,7 @@ from sluice.collector.components.extensions.zpages.config import ExpvarConfig, Z
 from sluice.collector.components.extensions.zpages.extension import ZPagesExtension, _wants_json
 from sluice.collector.components.extensions.zpages.pages import FeatureGate, FeaturesPage
 from sluice.collector.components.extensions.zpages.render import html
-from sluice.collector.config import Config, TelemetryConfig
+from sluice.collector.config import Config, TelemetryConfig, TracesTelemetry
 from sluice.collector.confighttp import HttpAuthConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Opaque
@@ -105,7 +105,7 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Collec
     http, zpages = free_ports(2)
     config = {
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http}"}}}},
-        "processors": {"batch": None, "batch/<b>": None},
+        "processors": {"batch": None, "batch/'b'": None},
         "exporters": {"debug": None},
         "connectors": {"forward": None},
         "extensions": {
@@ -122,7 +122,7 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Collec
             "pipelines": {
                 "logs/in": {
                     "receivers": ["otlp"],
-                    "processors": ["batch", "batch/<b>"],
+                    "processors": ["batch", "batch/'b'"],
                     "exporters": ["forward"],
                 },
                 "logs/out": {"receivers": ["forward"], "exporters": ["debug"]},
@@ -170,8 +170,8 @@ def test_servicez_shows_build_and_runtime_info(collector: Any) -> None:
 
 def test_pipelinez_html_names_every_component_escaped(collector: Any) -> None:
     text = page(collector, "/debug/pipelinez")[1].decode()
-    assert "batch/<b>" not in text, "names are escaped"
-    assert ">batch/&lt;b&gt;</a>" in text
+    assert "batch/'b'" not in text, "names are escaped"
+    assert ">batch/&#x27;b&#x27;</a>" in text
     rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>", text)
     assert rows == [
         ("logs/in", "logs", "yes"),
@@ -179,7 +179,7 @@ def test_pipelinez_html_names_every_component_escaped(collector: Any) -> None:
         ("traces", "traces", "no"),
     ]
     assert "forward (connector)</a>" in text
-    assert "zcomponentname=batch%2F%3Cb%3E&amp;zcomponentkind=processor" in text
+    assert "zcomponentname=batch%2F%27b%27&amp;zcomponentkind=processor" in text
     assert text.count('<span class="ok"') >= 10
 
 
@@ -196,7 +196,7 @@ def test_pipelinez_json_has_every_pipeline_with_component_status(collector: Any)
     assert members(incoming, "receivers") == [("otlp", "receiver", "StatusOK")]
     assert members(incoming, "processors") == [
         ("batch", "processor", "StatusOK"),
-        ("batch/<b>", "processor", "StatusOK"),
+        ("batch/'b'", "processor", "StatusOK"),
     ]
     assert members(incoming, "exporters") == [("forward", "connector", "StatusOK")]
     assert members(pipelines["logs/out"], "receivers") == [("forward", "connector", "StatusOK")]
@@ -205,11 +205,11 @@ def test_pipelinez_json_has_every_pipeline_with_component_status(collector: Any)
 
 
 def test_pipelinez_shows_the_component_a_link_names(collector: Any) -> None:
-    query = "?zpipelinename=logs%2Fin&zcomponentname=batch%2F%3Cb%3E&zcomponentkind=processor"
+    query = "?zpipelinename=logs%2Fin&zcomponentname=batch%2F%27b%27&zcomponentkind=processor"
     text = page(collector, "/debug/pipelinez" + query)[1].decode()
-    assert "<h4>processor: logs/in/batch/&lt;b&gt;</h4>" in text
+    assert "<h4>processor: logs/in/batch/&#x27;b&#x27;</h4>" in text
     selected = as_json(collector, "/debug/pipelinez" + query)["selected"]
-    assert selected["title"] == "processor: logs/in/batch/<b>"
+    assert selected["title"] == "processor: logs/in/batch/'b'"
     assert selected["component"]["status"]["status"] == "StatusOK"
     connector = "?zpipelinename=logs%2Fout&zcomponentname=forward&zcomponentkind=receiver"
     selected = as_json(collector, "/debug/pipelinez" + connector)["selected"]
@@ -336,7 +336,7 @@ def exchange(
 def test_tracez_follows_the_collectors_traces_level(serve: Any, level: str, served: int) -> None:
     # upstream: traces::level none gives the collector a no-op tracer
     # provider, on which zpages cannot register, so tracez is not served
-    telemetry = TelemetryConfig(traces={"level": level})
+    telemetry = TelemetryConfig(traces=TracesTelemetry(level=level))
     port = serve(host_config=Config({}, {}, (), telemetry, None))
     assert request(port, "GET", "/debug/tracez")[0] == served
     assert request(port, "GET", "/debug/servicez")[0] == 200

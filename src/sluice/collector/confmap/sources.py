@@ -11,7 +11,6 @@ applied after every ``--config``.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,11 +75,13 @@ def read(uri: str) -> Any:
             raise SourceError(f"{path}: not UTF-8 text") from None
         where = str(path)
     elif scheme == "env":
+        # As ${env:...}: the default only when the variable is unset.
         name = rest.partition(":-")[0]
-        if name not in os.environ and ":-" not in rest:
-            raise SourceError(f"--config env:{name}: environment variable {name} is not set")
-        text = os.environ.get(name) or rest.partition(":-")[2]
         where = f"--config env:{name}"
+        try:
+            text = confexpand.lookup(uri)
+        except confexpand.Unresolved as problem:
+            raise SourceError(f"{where}: {problem}") from None
     elif scheme == "yaml":
         text, where = rest, f"--config {uri}"
     elif scheme in ("http", "https"):

@@ -233,8 +233,6 @@ def features_page() -> FeaturesPage:
 def traces_page(host: Host) -> TracesPage | None:
     """tracez's summary; None when ``service::telemetry::traces::level`` is
     ``none`` (upstream's collector then has no tracer to sample, and no page)."""
-    traces = host.config.telemetry.traces if host.config is not None else None
-    level = traces.get("level") if isinstance(traces, dict) else None
-    if isinstance(level, str) and level.lower() == "none":
+    if host.config is not None and host.config.telemetry.traces.level.lower() == "none":
         return None
     return TracesPage(list(LATENCY_BUCKETS), [])
