@@ -42,10 +42,12 @@ class Info:
         """What upstream's attribute actions read for ``from_context: key``:
         ``client.address``, ``metadata.<name>``, ``auth.<attribute>``, or
         (any other key) the metadata name itself; several values are
-        joined with ``;``. None when there is nothing."""
+        joined with ``;``. None when there is nothing; ``client.address``
+        is always there, as upstream (the empty string when unknown, as after
+        a ``batch`` processor)."""
         values: Iterable[str]
         if key == "client.address":
-            return self.address or None
+            return self.address
         if key.startswith("metadata."):
             values = self.get(key[len("metadata.") :])
         elif key.startswith("auth."):

@@ -232,10 +232,11 @@ ACTION_CASES: list[
     ),
     (
         "hash-every-type",
-        [{"key": k, "action": "hash"} for k in ("s", "i", "d", "t", "m", "missing")],
-        [("s", "a@b.c"), ("i", 1), ("d", 1.5), ("t", True), ("m", {"k": "v"})],
+        [{"key": k, "action": "hash"} for k in ("s", "e", "i", "d", "t", "m", "missing")],
+        [("s", "a@b.c"), ("e", ""), ("i", 1), ("d", 1.5), ("t", True), ("m", {"k": "v"})],
         [
             ("s", sha256(b"a@b.c")),
+            ("e", "Str()"),  # upstream hashes only bytes there are
             ("i", sha256(struct.pack("<q", 1))),
             ("d", sha256(struct.pack("<d", 1.5))),
             ("t", sha256(b"\x01")),

@@ -79,7 +79,8 @@ def _fill(value: AnyValue, raw: Any) -> None:
 def hash_value(value: AnyValue) -> None:
     """Replace `value` with the hex SHA-256 of its Go byte form (UTF-8 text,
     one byte for a bool, little-endian int64 or float64 bits); any other type
-    (empty, bytes, map, slice) becomes the empty string, as upstream."""
+    (empty, bytes, map, slice) becomes the empty string, as upstream. So
+    does the empty string: upstream hashes only bytes there are."""
     kind = value.WhichOneof("value")
     if kind == "string_value":
         data = value.string_value.encode()
@@ -92,7 +93,7 @@ def hash_value(value: AnyValue) -> None:
     else:
         value.string_value = ""
         return
-    value.string_value = hashlib.sha256(data).hexdigest()
+    value.string_value = hashlib.sha256(data).hexdigest() if data else ""
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")

@@ -85,7 +85,7 @@ _STRICT_SPAN_KINDS = sorted(SPAN_KINDS[1:])
 
 
 def _for_spans(mp: MatchProperties) -> str | None:
-    for name in ("log_bodies", "log_severity_texts", "metric_names"):
+    for name in ("log_bodies", "log_severity_texts"):
         if getattr(mp, name):
             return f"{name} should not be specified for trace spans"
     if mp.log_severity_number is not None:
@@ -111,8 +111,8 @@ def _for_spans(mp: MatchProperties) -> str | None:
 
 
 def _for_logs(mp: MatchProperties) -> str | None:
-    if mp.span_names or mp.services or mp.span_kinds or mp.metric_names:
-        return "services, span_names, span_kinds and metric_names are not valid for log records"
+    if mp.span_names or mp.services or mp.span_kinds:
+        return "services, span_names, and span_kinds are not valid for log records"
     if not (
         mp.attributes
         or mp.libraries
@@ -129,25 +129,12 @@ def _for_logs(mp: MatchProperties) -> str | None:
 
 
 def _for_metrics(mp: MatchProperties) -> str | None:
-    if (
-        mp.log_bodies
-        or mp.log_severity_texts
-        or mp.span_names
-        or mp.services
-        or mp.span_kinds
-        or mp.attributes
-        or mp.libraries
-        or mp.log_severity_number is not None
-    ):
-        return (
-            '"span_names", "span_kinds", "log_bodies", "log_severity_texts", '
-            '"log_severity_number", "services", "attributes" and "libraries" are not valid '
-            "for metrics"
-        )
-    if not mp.metric_names and not mp.resources:
-        return 'at least one of "metric_names" or "resources" field must be specified'
+    """v0.115 checks nothing for metrics: what they do not use selects
+    nothing (see :class:`~sluice.collector.internal.filtermatch.selection.Selection`'s
+    ``unused``). Later versions refuse such properties; every config they
+    accept loads here too."""
     return None
 
 
 SIGNAL_RULES = {Signal.TRACE: _for_spans, Signal.LOG: _for_logs, Signal.METRIC: _for_metrics}
-"""Upstream's ``ValidateForSpans`` / ``ValidateForLogs`` / ``ValidateForMetrics``."""
+"""Upstream v0.115's ``ValidateForSpans`` / ``ValidateForLogs``, and no check for metrics."""

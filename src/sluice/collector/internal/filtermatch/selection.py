@@ -132,6 +132,20 @@ def _strings(prefix: str, items: list[str], mp: MatchProperties) -> StringSet:
     return _built(prefix, partial(StringSet, items, mp.match_type, mp.regexp))
 
 
+_NOT_FOR_METRICS = (
+    "services",
+    "span_names",
+    "span_kinds",
+    "log_bodies",
+    "log_severity_texts",
+    "log_severity_number",
+    "attributes",
+    "resources",
+    "libraries",
+)
+"""Properties a metrics pipeline accepts (as upstream v0.115) but does not use."""
+
+
 def _metric_tests(mp: MatchProperties) -> list[ItemTest]:
     # Upstream's metric matcher: match_type expr wants ``expressions``, which
     # these properties cannot hold, so it has none; so has one without names.
@@ -272,8 +286,11 @@ class Selection:
         """What is set but, as upstream, selects nothing (metrics only)."""
         if signal is Signal.METRIC:
             given = [mp for mp in (include, exclude) if mp is not None]
-            if any(mp.resources for mp in given):
-                self.unused.append("resources (metrics are selected by metric_names only)")
+            ignored = [name for name in _NOT_FOR_METRICS if any(getattr(mp, name) for mp in given)]
+            if ignored:
+                self.unused.append(
+                    f"{', '.join(ignored)} (metrics are selected by metric_names only)"
+                )
             if any(mp.match_type == "expr" for mp in given):
                 self.unused.append("match_type expr (it needs expressions, which are not set)")
         reads = any(p is not None and p.reads_attributes for p in (self.include, self.exclude))
