@@ -89,15 +89,24 @@ def test_minimal_config_takes_upstreams_defaults() -> None:
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_minimal.yaml", "otlp"
     )
     assert problems == []
-    assert (config.compression, config.timeout, config.balancer_name) == (
-        "gzip",
-        5.0,
-        "round_robin",
-    )
-    assert config.keepalive is not None and config.keepalive.time == 10.0
+    # v0.115's exporter: no keepalive, gRPC's default balancer (pick_first).
+    assert (config.compression, config.timeout, config.balancer_name) == ("gzip", 5.0, "")
+    assert config.keepalive is None
     assert config.uses_tls  # insecure is false by default
     assert config.sending_queue == QueueSettings()
     assert config.retry_on_failure == RetrySettings()
+
+
+@pytest.mark.parametrize("written", ["keepalive:", "keepalive: {}"])
+def test_a_keepalive_section_even_empty_pings_with_the_defaults(
+    tmp_path: Path, written: str
+) -> None:
+    path = tmp_path / "otlp.yaml"
+    path.write_text(f"exporters:\n  otlp:\n    endpoint: localhost:4317\n    {written}\n")
+    config, problems = load_config(OtlpGrpcConfig, path, "otlp")
+    assert problems == []
+    assert config.keepalive is not None
+    assert (config.keepalive.time, config.keepalive.timeout) == (10.0, 10.0)
 
 
 def test_full_config_decodes_every_key() -> None:

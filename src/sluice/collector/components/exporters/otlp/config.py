@@ -51,8 +51,11 @@ class OtlpGrpcConfig(ComponentConfig):
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)
-    keepalive: KeepaliveSettings | None = field(default_factory=KeepaliveSettings)
-    balancer_name: str = "round_robin"
+    keepalive: KeepaliveSettings | None = None
+    """None: no pings, as v0.115's exporter (``keepalive:`` present, even
+    empty, pings with the defaults)."""
+    balancer_name: str = ""
+    """"": gRPC's own default, ``pick_first``, as v0.115's exporter."""
     authority: str = ""
     wait_for_ready: bool = False
     read_buffer_size: int = 0
