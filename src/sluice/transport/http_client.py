@@ -230,9 +230,11 @@ class UpstreamPool:
         max_response_size: int = DEFAULT_MAX_RESPONSE,
         tls: ssl.SSLContext | None = None,
         server_name: str = "",
+        host_header: str = "",
     ):
         """`tls` replaces the default client context of ``https`` URLs;
-        `server_name` replaces the URL's host in SNI and certificate checks."""
+        `server_name` replaces the URL's host in SNI and certificate checks;
+        `host_header` replaces the ``Host`` the URL gives."""
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"upstream URL must be http(s)://host[:port][/path], got {base_url!r}")
@@ -242,7 +244,9 @@ class UpstreamPool:
         self.ssl = (tls or ssl.create_default_context()) if parts.scheme == "https" else None
         self.server_name = server_name or self.host
         default_port = self.port == (443 if self.ssl else 80)
-        self.host_header = (self.host if default_port else f"{self.host}:{self.port}").encode()
+        self.host_header = (
+            host_header or (self.host if default_port else f"{self.host}:{self.port}")
+        ).encode("latin-1")
         self.timeout = timeout
         self.max_idle = max_idle
         self.max_response_size = max_response_size

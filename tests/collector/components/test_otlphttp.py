@@ -251,6 +251,22 @@ def test_a_configured_header_replaces_the_exporters_own(sink: Upstream) -> None:
     assert request.all("Content-Type") == ["application/x-protobuf"]
 
 
+@pytest.mark.parametrize(("name", "replaced"), [("Host", True), ("host", False)])
+def test_a_host_header_written_host_replaces_the_requests_host(
+    sink: Upstream, name: str, replaced: bool
+) -> None:
+    """Upstream sets the request's Host from a header configured as exactly
+    "Host" (a map key); any other spelling is a header Go does not send."""
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(config(sink, headers={name: "ingest.example.com"}), body)
+    (request,) = sink.wait_for(1)
+    expected = "ingest.example.com" if replaced else sink.url.removeprefix("http://")
+    assert request.all("Host") == [expected]
+
+
 class TokenAuth(Component):
     """A client authenticator extension: a fresh token per request."""
 
@@ -532,6 +548,35 @@ def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixt
     with caplog.at_level(logging.WARNING):
         used = run(config(sink), body)
     assert "Partial success response: message='too old' dropped_log_records=2" in caplog.text
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 3
+
+
+@pytest.mark.parametrize(
+    ("answer", "warning"),
+    [
+        (b'{"partialSuccess":{"rejectedLogRecords":"2","errorMessage":"too old"}}', True),
+        (b'{"partial_success":{"rejected_log_records":2,"error_message":"too old"}}', True),
+        (b'{"partialSuccess":{"rejectedLogRecords":2,"errorMessage":"too old"}} trailing', True),
+        (b"null", False),
+        (b"{}", False),
+    ],
+    ids=["json-names", "proto-names", "trailing-bytes", "null", "empty"],
+)
+def test_a_json_partial_success_is_read_as_upstream_reads_it(
+    sink: Upstream, caplog: pytest.LogCaptureFixture, answer: bytes, warning: bool
+) -> None:
+    """Either spelling of the keys; a null document is an empty answer, and
+    bytes after the document are ignored: none of them is sent again."""
+    sink.respond = Reply(200, answer, content_type="application/json")
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(3))
+
+    with caplog.at_level(logging.WARNING):
+        used = run(config(sink), body)
+    logged = "Partial success response: message='too old' dropped_log_records=2" in caplog.text
+    assert logged == warning
+    assert len(sink.requests) == 1
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 3
 
 

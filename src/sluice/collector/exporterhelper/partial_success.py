@@ -35,10 +35,23 @@ def from_message(signal: Signal, response: Any) -> tuple[str, int]:
 
 
 def from_json(signal: Signal, document: Any) -> tuple[str, int]:
-    """(error message, rejected count) of an OTLP JSON response (ValueError
-    or TypeError when it does not have that shape)."""
-    partial = document.get("partialSuccess") or {}
-    return str(partial.get("errorMessage", "")), int(partial.get(_FIELDS[signal][1], 0))
+    """(error message, rejected count) of an OTLP JSON response (ValueError,
+    TypeError or AttributeError when it does not have that shape). As
+    upstream's reader: ``null`` is an empty response, and keys may be
+    written as in JSON (``partialSuccess``) or as in the proto
+    (``partial_success``)."""
+    if document is None:
+        return "", 0
+    partial = _field(document, "partialSuccess", "partial_success") or {}
+    message = _field(partial, "errorMessage", "error_message") or ""
+    _, key, _ = _FIELDS[signal]
+    rejected = _field(partial, key, _FIELDS[signal][0]) or 0
+    return str(message), int(rejected)
+
+
+def _field(document: Any, json_name: str, proto_name: str) -> Any:
+    found = document.get(json_name)
+    return found if found is not None else document.get(proto_name)
 
 
 def warn(signal: Signal, message: str, rejected: int, logger: logging.Logger) -> None:

@@ -126,6 +126,9 @@ class OtlpHttpSender(Sender):
                 max_idle=self.config.max_idle_conns_per_host or 64,
                 tls=self.tls,
                 server_name=self.config.tls.server_name_override,
+                # Upstream's header round tripper sets the request's Host from
+                # a header configured as exactly "Host", on every hop.
+                host_header=self.config.headers.get("Host", ""),
             )
         return pool
 

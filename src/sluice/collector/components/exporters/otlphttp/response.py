@@ -112,7 +112,10 @@ def check_partial_success(
             parsed = partial_success.RESPONSES[signal].FromString(body)
             message, rejected = partial_success.from_message(signal, parsed)
         else:
-            message, rejected = partial_success.from_json(signal, json.loads(body))
+            # Upstream's reader stops after the first value: trailing bytes
+            # do not make a delivered batch an error (and a duplicate).
+            document, _ = json.JSONDecoder().raw_decode(body.decode("utf-8").lstrip())
+            message, rejected = partial_success.from_json(signal, document)
     except (DecodeError, ValueError, TypeError, AttributeError) as unreadable:
         kind = "protobuf" if content_type == PROTOBUF else "json"
         raise ExportError(
