@@ -12,15 +12,19 @@ from typing import Any
 
 import pytest
 
+from sluice.collector import pdata
 from sluice.ottl import OttlConfigError
+from sluice.ottl.contexts.log import LogItem
 from tests.ottl.items import (
     BODY,
     CONTEXTS,
     NAN,
     NO_BODY,
+    add_attributes,
     datapoint_item,
     evaluate,
     log_item,
+    log_request,
     metric_item,
     span_event_item,
     span_item,
@@ -396,3 +400,46 @@ LONG_ATTRIBUTE = (
 )
 def test_lean_records_read_like_messages(condition: str, raw: bytes, expected: bool | str) -> None:
     assert evaluate(CONTEXTS["log"], condition, _raw_item(raw)) == expected
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        ("severity_number == 011", T),  # octal 9, as Go's ParseInt with base 0
+        ("severity_number == 9", T),
+        ("severity_number == 0", F),
+        ("severity_number == 010", F),
+        ("severity_number == 00", F),
+    ],
+)
+def test_int_literals_with_a_leading_zero_are_octal(condition: str, expected: bool) -> None:
+    assert evaluate(CONTEXTS["log"], condition, L()) == expected
+
+
+@pytest.mark.parametrize(
+    ("condition", "problem"),
+    [
+        ("severity_number == 09", 'strconv.ParseInt: parsing "09": invalid syntax'),
+        ("body == 1.8e308", 'strconv.ParseFloat: parsing "1.8e308": value out of range'),
+    ],
+)
+def test_literals_go_cannot_parse_are_config_errors(condition: str, problem: str) -> None:
+    with pytest.raises(OttlConfigError, match=problem):
+        evaluate(CONTEXTS["log"], condition, None)
+
+
+def test_paths_that_differ_in_a_quoted_key_scan_their_own_values() -> None:
+    """``attributes["a\\"][\\"b"]`` is one key, ``attributes["a"]["b"]`` a
+    key in a map: two patterns on them are two scans."""
+    request = log_request()
+    add_attributes(
+        request.resource_logs[0].scope_logs[0].log_records[0].attributes,
+        [('a"]["b', "X"), ("a", {"b": "Y"})],
+    )
+    item = LogItem()
+    lean = pdata.lean_logs(request)
+    item.rc = lean.resource_logs[0]
+    item.sc = item.rc.scope_logs[0]
+    item.reset(item.sc.log_records[0])
+    both = 'IsMatch(attributes["a\\"][\\"b"], "^X$") and IsMatch(attributes["a"]["b"], "^Y$")'
+    assert evaluate(CONTEXTS["log"], both, item) is True

@@ -7,6 +7,7 @@ Values keep what the grammar recognised even when Sluice does not run it
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,15 @@ class Field:
     keys: tuple[str | int, ...] = ()
 
     def __str__(self) -> str:
+        """As written, keys quoted and escaped: two different paths never
+        read alike (the text keys the values a condition scans)."""
         return self.name + "".join(
-            f'["{k}"]' if isinstance(k, str) else f"[{k}]" for k in self.keys
+            f'["{_escaped(k)}"]' if isinstance(k, str) else f"[{k}]" for k in self.keys
         )
+
+
+def _escaped(key: str) -> str:
+    return key.replace("\\", "\\\\").replace('"', '\\"')
 
 
 @dataclass(frozen=True)
@@ -210,7 +217,15 @@ def _hex(digits: str, width: int) -> int | None:
 
 
 def _int(text: str) -> int:
-    value = int(text)
+    """An Int token as upstream's parser reads it (Go's ``ParseInt`` with base
+    0): a leading ``0`` makes the digits octal."""
+    digits = text.lstrip("+-")
+    try:
+        value = int(text, 8) if len(digits) > 1 and digits[0] == "0" else int(text)
+    except ValueError:
+        raise OttlConfigError(
+            f'condition has invalid syntax: strconv.ParseInt: parsing "{text}": invalid syntax'
+        ) from None
     if not INT64_MIN <= value <= INT64_MAX:
         raise OttlConfigError(
             f'condition has invalid syntax: strconv.ParseInt: parsing "{text}": value out of range'
@@ -259,7 +274,13 @@ class _ToAst(Transformer[Token, Any]):
         return Literal(_int(str(token)))
 
     def float_(self, token: Token) -> Literal:
-        return Literal(float(str(token)))
+        value = float(str(token))
+        if math.isinf(value):  # Go's ParseFloat: out of range
+            raise OttlConfigError(
+                f'condition has invalid syntax: strconv.ParseFloat: parsing "{token}": '
+                "value out of range"
+            )
+        return Literal(value)
 
     def enum(self, token: Token) -> EnumSymbol:
         return EnumSymbol(str(token))
