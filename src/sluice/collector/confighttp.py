@@ -101,14 +101,22 @@ class HttpServerConfig:
         return replace(
             defaults,
             max_body_size=self.max_body_bytes,
-            # The bodies held at once stay bounded whatever the per-request
-            # limit: one request may go over the budget when nothing else is
-            # being handled (see ConnectionTracker), so one largest body always fits.
-            body_budget=defaults.body_budget,
+            # The bodies held at once stay bounded, but not at Edge's sidecar
+            # size: upstream holds any number, and a gateway takes several
+            # large bodies at once. One request may go over the budget when
+            # nothing else is being handled (see ConnectionTracker), so one
+            # largest body always fits.
+            body_budget=max(defaults.body_budget, min(4 * self.max_body_bytes, MAX_BODY_BUDGET)),
             header_timeout=self.read_header_timeout or defaults.header_timeout,
             body_timeout=self.read_timeout or defaults.body_timeout,
             idle_timeout=self.idle_timeout or defaults.idle_timeout,
         )
+
+
+MAX_BODY_BUDGET = 64 << 20
+"""The most request-body bytes a collector HTTP server holds at once: four
+bodies of the size limit, at most this (the default limit, 20 MiB, gives
+it); past it a request waits for memory (2 s, then 503 with Retry-After)."""
 
 
 class ServerMiddleware:
