@@ -456,6 +456,10 @@ def test_metrics_readers_as_upstream_reads_them() -> None:
         "service::telemetry::metrics::readers[0]::pull::exporter::prometheus: "
         "has invalid keys: bogus"
     )
+    _, problems = _metrics(f"    metrics:\n{reader}                port: 99999\n")
+    assert problems == [
+        "service::telemetry::metrics: address localhost:99999: port 99999 out of range"
+    ]
     _, problems = _metrics("    metrics:\n      level: none\n      address: nowhere\n")
     assert "failing to parse metrics address 'nowhere'" in problems[0]
 

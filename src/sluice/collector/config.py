@@ -112,9 +112,9 @@ PROMETHEUS_KEYS = frozenset(
 
 
 def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
-    """Where the Prometheus endpoint listens (None: disabled). As upstream, a
-    configured ``address`` is checked at any level, and ``readers: []``
-    serves no metrics."""
+    """Where the Prometheus endpoint listens (None: disabled, or a problem
+    was added). As upstream, a configured ``address`` is checked at any
+    level, and ``readers: []`` serves no metrics."""
     if metrics.address:
         try:
             parse_endpoint(metrics.address)
@@ -133,7 +133,14 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
     endpoints = [
         _pull_endpoint(r, f"{path}::readers[{i}]", problems) for i, r in enumerate(metrics.readers)
     ]
-    return next((e for e in endpoints if e), None)
+    endpoint = next((e for e in endpoints if e), None)
+    if endpoint is not None:
+        try:
+            parse_endpoint(endpoint)
+        except ValueError as bad:
+            problems.add(path, str(bad))
+            return None
+    return endpoint
 
 
 def _pull_endpoint(reader: Any, where: str, problems: Problems) -> str | None:
@@ -271,11 +278,6 @@ def load(raw: Any, factories: Factories) -> Config:
     telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
-    if endpoint is not None:
-        try:
-            parse_endpoint(endpoint)
-        except ValueError as bad:
-            problems.add("service::telemetry::metrics", str(bad))
     extension_names = shallow(service.get("extensions")) or []
     if not isinstance(extension_names, list):
         problems.add("service::extensions", "expected a list of extension ids")

@@ -31,6 +31,11 @@ MIB = 1 << 20
 NO_TIME = Duration(0)
 DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
 """confighttp's limit when ``max_request_body_size`` is 0 or less."""
+
+MAX_BODY_BUDGET = 64 * MIB
+"""The most request-body bytes a collector HTTP server holds at once: four
+bodies of the size limit, at most this (the default limit, 20 MiB, gives
+it); past it a request waits for memory (2 s, then 503 with Retry-After)."""
 COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
 """confighttp's default ``compression_algorithms`` (and every name it knows)."""
 TEXT_PLAIN = b"text/plain; charset=utf-8"
@@ -111,12 +116,6 @@ class HttpServerConfig:
             body_timeout=self.read_timeout or defaults.body_timeout,
             idle_timeout=self.idle_timeout or defaults.idle_timeout,
         )
-
-
-MAX_BODY_BUDGET = 64 << 20
-"""The most request-body bytes a collector HTTP server holds at once: four
-bodies of the size limit, at most this (the default limit, 20 MiB, gives
-it); past it a request waits for memory (2 s, then 503 with Retry-After)."""
 
 
 class ServerMiddleware:

@@ -407,33 +407,38 @@ def test_retries_end_after_max_elapsed_time(sink: Upstream) -> None:
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 3
 
 
+def refuses_a_record(
+    retryable: bool, message: str | None = None
+) -> Callable[[Exporter, Settings], Awaitable[None]]:
+    """A `run` body: one log record, which the exporter (without a queue)
+    refuses to its caller, retryably or not, with `message` in the error."""
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as refused:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert refused.value.retryable is retryable
+        if message is not None:
+            assert message in str(refused.value)
+
+    return body
+
+
 def test_a_connection_refused_is_retried(sink: Upstream) -> None:
     dead = Upstream()
     dead.stop()
     retry = replace(FAST_RETRY, max_elapsed_time=Duration(0.1))
     queue_off = QueueSettings(enabled=False)
 
-    async def body(exporter: Exporter, _: Settings) -> None:
-        with pytest.raises(ConsumerError) as refused:
-            await exporter.consumer(Signal.LOG).consume(logs(1))
-        assert refused.value.retryable
-        assert "no more retries left: failed to make an HTTP request" in str(refused.value)
-
     run(
         config(sink, endpoint=dead.url, retry_on_failure=retry, sending_queue=queue_off),
-        body,
+        refuses_a_record(True, "no more retries left: failed to make an HTTP request"),
     )
 
 
 def test_without_the_queue_a_permanent_failure_reaches_the_caller(sink: Upstream) -> None:
     sink.respond = Reply(400)
 
-    async def body(exporter: Exporter, _: Settings) -> None:
-        with pytest.raises(ConsumerError) as rejected:
-            await exporter.consumer(Signal.LOG).consume(logs(1))
-        assert not rejected.value.retryable
-
-    used = run(config(sink, sending_queue=QueueSettings(enabled=False)), body)
+    used = run(config(sink, sending_queue=QueueSettings(enabled=False)), refuses_a_record(False))
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 1
 
 
@@ -486,13 +491,10 @@ def test_a_redirect_loop_is_a_retryable_failure_after_10_redirects(sink: Upstrea
     sink.respond = Reply(307, headers=[("Location", "/v1/logs")])
     retry = RetrySettings(enabled=False)
 
-    async def body(exporter: Exporter, _: Settings) -> None:
-        with pytest.raises(ConsumerError) as refused:
-            await exporter.consumer(Signal.LOG).consume(logs(1))
-        assert refused.value.retryable
-        assert "stopped after 10 redirects" in str(refused.value)
-
-    run(config(sink, retry_on_failure=retry, sending_queue=QueueSettings(enabled=False)), body)
+    run(
+        config(sink, retry_on_failure=retry, sending_queue=QueueSettings(enabled=False)),
+        refuses_a_record(True, "stopped after 10 redirects"),
+    )
     assert len(sink.wait_for(11)) == 11
     time.sleep(0.05)
     assert len(sink.received()) == 11
@@ -512,13 +514,9 @@ def test_a_redirect_that_is_not_followed_is_permanent(
 ) -> None:
     sink.respond = Reply(status, headers=[("Location", location)] if location else [])
 
-    async def body(exporter: Exporter, _: Settings) -> None:
-        with pytest.raises(ConsumerError) as rejected:
-            await exporter.consumer(Signal.LOG).consume(logs(1))
-        assert not rejected.value.retryable
-        assert why in str(rejected.value)
-
-    used = run(config(sink, sending_queue=QueueSettings(enabled=False)), body)
+    used = run(
+        config(sink, sending_queue=QueueSettings(enabled=False)), refuses_a_record(False, why)
+    )
     assert len(sink.received()) == 1
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 1
 

@@ -44,8 +44,8 @@ def from_json(signal: Signal, document: Any) -> tuple[str, int]:
         return "", 0
     partial = _field(document, "partialSuccess", "partial_success") or {}
     message = _field(partial, "errorMessage", "error_message") or ""
-    _, key, _ = _FIELDS[signal]
-    rejected = _field(partial, key, _FIELDS[signal][0]) or 0
+    proto_key, json_key, _ = _FIELDS[signal]
+    rejected = _field(partial, json_key, proto_key) or 0
     return str(message), int(rejected)
 
 

@@ -151,7 +151,8 @@ class OtlpHttpSender(Sender):
         headers = self.headers
         if self.authenticator is not None:
             headers += _header_block(dict(self.authenticator.request_headers()))
-        for hop in range(MAX_REDIRECTS + 1):
+        redirects = 0
+        while True:
             try:
                 answer = await route.pool.request("POST", route.path, route.query, headers, payload)
             except UpstreamError as problem:
@@ -163,14 +164,14 @@ class OtlpHttpSender(Sender):
                 return
             if answer.status not in _REDIRECTS:
                 raise response.failure(route.url, answer)
-            if hop == MAX_REDIRECTS:
+            if redirects == MAX_REDIRECTS:
                 raise ExportError(
                     f"failed to make an HTTP request to {route.url}: stopped after "
                     f"{MAX_REDIRECTS} redirects",
                     retryable=True,
                 )
+            redirects += 1
             route = self._redirected(route, answer)
-        raise AssertionError("unreachable: the last hop returns or raises")
 
     def _redirected(self, route: _Route, answer: UpstreamResponse) -> _Route:
         """Where a 307 or 308 `answer` sends the batch; raises the
