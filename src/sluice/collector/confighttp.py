@@ -31,11 +31,6 @@ MIB = 1 << 20
 NO_TIME = Duration(0)
 DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
 """confighttp's limit when ``max_request_body_size`` is 0 or less."""
-
-MAX_BODY_BUDGET = 64 * MIB
-"""The most request-body bytes a collector HTTP server holds at once: four
-bodies of the size limit, at most this (the default limit, 20 MiB, gives
-it); past it a request waits for memory (2 s, then 503 with Retry-After)."""
 COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
 """confighttp's default ``compression_algorithms`` (and every name it knows)."""
 TEXT_PLAIN = b"text/plain; charset=utf-8"
@@ -106,12 +101,10 @@ class HttpServerConfig:
         return replace(
             defaults,
             max_body_size=self.max_body_bytes,
-            # The bodies held at once stay bounded, but not at Edge's sidecar
-            # size: upstream holds any number, and a gateway takes several
-            # large bodies at once. One request may go over the budget when
-            # nothing else is being handled (see ConnectionTracker), so one
-            # largest body always fits.
-            body_budget=max(defaults.body_budget, min(4 * self.max_body_bytes, MAX_BODY_BUDGET)),
+            # The bodies held at once stay bounded whatever the per-request
+            # limit: one request may go over the budget when nothing else is
+            # being handled (see ConnectionTracker), so one largest body always fits.
+            body_budget=defaults.body_budget,
             header_timeout=self.read_header_timeout or defaults.header_timeout,
             body_timeout=self.read_timeout or defaults.body_timeout,
             idle_timeout=self.idle_timeout or defaults.idle_timeout,

@@ -1234,33 +1234,3 @@ def test_certificate_reload(start: Start, tmp_path: Path) -> None:
             time.sleep(0.05)
     with pytest.raises(ssl.SSLError):
         post(url, body, context=trusting(first))
-
-
-def test_several_large_bodies_are_received_at_once(start: Start) -> None:
-    """A collector holds four bodies of ``max_request_body_size`` at once (at
-    most 64 MiB), not Edge's 2 MiB: three ~3 MB uploads, each paused half
-    way for longer than a request waits for memory (2 s), are all taken."""
-    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
-    body = traces_request(60_000).SerializeToString()
-    assert len(body) > 2 << 20
-    head = (
-        f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    ).encode()
-    half = len(body) // 2
-    senders = [
-        socket.create_connection(("127.0.0.1", receiver.receiver.http_port)) for _ in range(3)
-    ]
-    try:
-        for sender in senders:
-            sender.settimeout(10)
-            sender.sendall(head + body[:half])
-        time.sleep(2.5)
-        for sender in senders:
-            sender.sendall(body[half:])
-        statuses = [sender.makefile("rb").readline().split()[1] for sender in senders]
-    finally:
-        for sender in senders:
-            sender.close()
-    assert statuses == [b"200"] * 3
-    assert len(receiver.received(Signal.TRACE)) == 3
