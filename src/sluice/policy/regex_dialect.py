@@ -50,6 +50,7 @@ import re2
 __all__ = [
     "RE2_OPTIONS",
     "compile_re2",
+    "go_regexp_error",
     "literal_to_hyperscan",
     "needs_re2_for_caseless",
     "re2_error",
@@ -84,6 +85,79 @@ def re2_error(pattern: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"pattern is not valid UTF-8: {exc.reason}"
     return None
+
+
+_GO_ERROR_CODES = {
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid character class": "invalid character class",
+    "invalid character class range": "invalid character class range",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid UTF-8": "invalid UTF-8",
+    "invalid named capture group": "invalid named capture",
+}
+"""RE2's error code texts and Go's ``regexp/syntax`` ones for the same codes
+(Go's parser is a port of RE2's: both name the same offending text)."""
+
+
+def go_regexp_error(pattern: str) -> str | None:
+    """``None`` if RE2 accepts `pattern`, else the error Go's ``regexp.Compile``
+    reports for it: ``error parsing regexp: <code>: <offending text>``, the
+    text quoted as Go's ``%#q`` quotes it (RE2's own text for an error Go
+    has no code for)."""
+    problem = re2_error(pattern)
+    if problem is None:
+        return None
+    code, _, culprit = problem.partition(": ")
+    if code not in _GO_ERROR_CODES:
+        return f"error parsing regexp: {problem}: {_go_quote(pattern)}"
+    return f"error parsing regexp: {_GO_ERROR_CODES[code]}: {_go_quote(culprit)}"
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%#q``: backquoted when Go can, else a double-quoted Go string
+    literal (``strconv.Quote``)."""
+    if all(_backquotable(char) for char in text):
+        return f"`{text}`"
+    escaped = []
+    for char in text:
+        if char in '"\\':
+            escaped.append("\\" + char)
+        elif char in _GO_ESCAPES:
+            escaped.append(_GO_ESCAPES[char])
+        elif char.isprintable():
+            escaped.append(char)
+        elif ord(char) < 0x80:
+            escaped.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            escaped.append(f"\\u{ord(char):04x}")
+        else:
+            escaped.append(f"\\U{ord(char):08x}")
+    return '"' + "".join(escaped) + '"'
+
+
+def _backquotable(char: str) -> bool:
+    """Go's ``strconv.CanBackquote`` for one character."""
+    if char > "\x7f":
+        return char != "\ufeff"
+    return char == "\t" or (" " <= char < "\x7f" and char != "`")
+
+
+_GO_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
 
 
 def compile_re2(pattern: str, case_insensitive: bool = False) -> re2._Regexp:

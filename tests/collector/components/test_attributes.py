@@ -249,7 +249,7 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
     assert problems("config_include_logs.yaml", Signal.TRACE) == [
         ("include", "log_bodies should not be specified for trace spans")
     ]
-    bad = "error parsing regexp: missing ): (oops: `(oops`"
+    bad = "error parsing regexp: missing closing ): `(oops`"
     assert problems("config_include_bad_regexp.yaml", Signal.TRACE) == [
         ("exclude", f"error creating span name filters: {bad}")
     ]
@@ -290,6 +290,33 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
             "match_type=strict: [     SPAN_KIND_CLIENT SPAN_KIND_CONSUMER SPAN_KIND_INTERNAL "
             "SPAN_KIND_PRODUCER SPAN_KIND_SERVER]",
         )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        ("a[b", "missing closing ]: `[b`"),
+        ("a)", "unexpected ): `a)`"),
+        ("*a", "missing argument to repetition operator: `*`"),
+        ("a**", "invalid nested repetition operator: `**`"),
+        ("a{1001}", "invalid repeat count: `{1001}`"),
+        ("(?=a)", "invalid or unsupported Perl syntax: `(?=`"),
+        ("\\8", "invalid escape sequence: `\\8`"),
+        ("[z-a]", "invalid character class range: `z-a`"),
+        ("a\\", "trailing backslash at end of expression: ``"),
+        ("(?P<a.b>x)", "invalid named capture: `(?P<a.b>`"),
+        ("`(", 'missing closing ): "`("'),
+    ],
+)
+def test_bad_patterns_are_reported_in_go_regexps_words(pattern: str, problem: str) -> None:
+    """Go's regexp error (code and offending text, as %#q quotes it), not RE2's."""
+    config = AttributesConfig(
+        actions=[ActionConfig(key="a", action="delete")],
+        include=MatchProperties(match_type="regexp", span_names=[pattern]),
+    )
+    assert list(FACTORY.signal_problems(config, Signal.TRACE)) == [
+        ("include", f"error creating span name filters: error parsing regexp: {problem}")
     ]
 
 
@@ -596,7 +623,7 @@ def test_of_several_bad_properties_upstreams_first_is_reported(
     )
     assert [m for _, m in FACTORY.signal_problems(config, signal)] == [
         f"error creating {'span name' if signal is Signal.TRACE else 'log record body'} "
-        "filters: error parsing regexp: missing ): (oops: `(oops`"
+        "filters: error parsing regexp: missing closing ): `(oops`"
     ]
     include["resources"] = [{"key": "code", "value": 200}]
     config = decoded(

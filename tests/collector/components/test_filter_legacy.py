@@ -276,7 +276,7 @@ INVALID = {
     ],
     "filter/bad_regexp": [
         "logs::exclude: failed to build skip matcher: error creating log record body filters: "
-        "error parsing regexp: missing ): (: `(`"
+        "error parsing regexp: missing closing ): `(`"
     ],
     "filter/regexp_int_value": [
         "logs::include: failed to build skip matcher: error creating attribute filters: "

@@ -17,7 +17,7 @@ from sluice.collector.internal.attraction.values import UnsupportedValue, any_va
 from sluice.collector.internal.attrmap import AttributeMap
 from sluice.collector.internal.filtermatch.config import AttributeMatch, RegexpOptions
 from sluice.collector.internal.go_text import float_fixed, value_as_string, value_type
-from sluice.policy.regex_dialect import compile_re2
+from sluice.policy.regex_dialect import compile_re2, go_regexp_error
 
 MATCH_TYPES = ("regexp", "strict")
 
@@ -33,11 +33,11 @@ def unrecognized(match_type: str) -> MatchConfigError:
 
 
 def compile_pattern(pattern: str) -> Any:
-    """An RE2 regex; the error names the pattern, as Go's does."""
-    try:
-        return compile_re2(pattern)
-    except ValueError as bad:
-        raise MatchConfigError(f"error parsing regexp: {bad}: `{pattern}`") from None
+    """An RE2 regex; the error is the one Go's ``regexp.Compile`` reports."""
+    problem = go_regexp_error(pattern)
+    if problem is not None:
+        raise MatchConfigError(problem)
+    return compile_re2(pattern)
 
 
 class StringSet:
