@@ -175,6 +175,16 @@ ACTION_CASES: list[
         ],
     ),
     (
+        # YAML reads these as uint64; pdata's FromRaw keeps their bits as int64.
+        "uint64-values-wrap-to-int64",
+        [
+            {"key": "max", "value": (1 << 64) - 1, "action": "insert"},
+            {"key": "l", "value": [1 << 63], "action": "insert"},
+        ],
+        [],
+        [("max", "Int(-1)"), ("l", "Slice([-9223372036854775808])")],
+    ),
+    (
         "update-only-existing-keys",
         [
             {"key": "a", "value": 2, "action": "update"},

@@ -20,6 +20,7 @@ from sluice.collector.internal.go_text import value_as_string
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
+UINT64_MAX = (1 << 64) - 1
 CONVERTED_TYPES = ("string", "int", "double")
 
 
@@ -32,7 +33,7 @@ def unsupported(raw: Any) -> str | None:
     if raw is None or isinstance(raw, (bool, float, str, bytes, datetime.date)):
         return None
     if isinstance(raw, int):
-        return None if INT64_MIN <= raw <= INT64_MAX else f"integer {raw} overflows int64"
+        return None if INT64_MIN <= raw <= UINT64_MAX else f"integer {raw} overflows int64"
     if isinstance(raw, list):
         return next(filter(None, map(unsupported, raw)), None)
     if isinstance(raw, Mapping):
@@ -41,7 +42,8 @@ def unsupported(raw: Any) -> str | None:
 
 
 def any_value(raw: Any) -> AnyValue:
-    """pdata's ``Value.FromRaw`` of a YAML value (raises :class:`UnsupportedValue`)."""
+    """pdata's ``Value.FromRaw`` of a YAML value (raises :class:`UnsupportedValue`):
+    an integer past int64 (YAML's uint64) keeps its bits, as ``int64(u)``."""
     problem = unsupported(raw)
     if problem is not None:
         raise UnsupportedValue(problem)
@@ -56,7 +58,8 @@ def _fill(value: AnyValue, raw: Any) -> None:
     if isinstance(raw, bool):
         value.bool_value = raw
     elif isinstance(raw, int):
-        value.int_value = raw
+        # YAML reads integers past int64 as uint64, whose bits FromRaw keeps.
+        value.int_value = raw - (1 << 64) if raw > INT64_MAX else raw
     elif isinstance(raw, float):
         value.double_value = raw
     elif isinstance(raw, str):
