@@ -319,6 +319,30 @@ ACTION_CASES: list[
         ],
     ),
     (
+        # Go's ParseFloat takes underscores between digits (its int parsing
+        # in base 10 does not).
+        "convert-to-double-underscores",
+        [{"key": k, "action": "convert", "converted_type": "double"} for k in "abcdefg"],
+        [
+            ("a", "1_000.5"),
+            ("b", "1e1_0"),
+            ("c", "0x1p1_0"),
+            ("d", "_1"),
+            ("e", "1__0"),
+            ("f", "1_.5"),
+            ("g", "0x_.8p0"),
+        ],
+        [
+            ("a", "Double(1000.5)"),
+            ("b", "Double(10000000000)"),
+            ("c", "Double(1024)"),
+            ("d", "Str(_1)"),
+            ("e", "Str(1__0)"),
+            ("f", "Str(1_.5)"),
+            ("g", "Str(0x_.8p0)"),
+        ],
+    ),
+    (
         "convert-to-string",
         [{"key": k, "action": "convert", "converted_type": "string"} for k in "abcd"],
         [("a", 5), ("b", 1e21), ("c", True), ("d", {"z": 1, "a": [True]})],

@@ -101,8 +101,7 @@ def hash_value(value: AnyValue) -> None:
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 _GO_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_HEX = r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
-_GO_HEX_FLOAT = re.compile(rf"([+-]?)0[xX]_?((?:{_HEX})?(?:\.(?:{_HEX})?)?)[pP]([+-]?[0-9]+)")
+_GO_HEX_FLOAT = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]*(?:\.[0-9a-fA-F]*)?)[pP]([+-]?[0-9]+)")
 _GO_SPECIAL = re.compile(r"([+-]?)(inf|infinity)|(nan)", re.IGNORECASE)
 
 
@@ -116,12 +115,17 @@ def parse_go_int(text: str) -> int | None:
 
 def parse_go_float(text: str) -> float | None:
     """Go's ``strconv.ParseFloat(text, 64)``; None where Go returns an error
-    (bad syntax, or a finite number beyond float64's range)."""
+    (bad syntax, or a finite number beyond float64's range). Underscores may
+    separate digits, as in Go's literals."""
     special = _GO_SPECIAL.fullmatch(text)
     if special is not None:
         if special.group(3):
             return math.nan
         return -math.inf if special.group(1) == "-" else math.inf
+    if "_" in text:
+        if not _underscores_ok(text):
+            return None
+        text = text.replace("_", "")
     if _GO_DECIMAL.fullmatch(text):
         number = float(text)
     else:
@@ -130,10 +134,34 @@ def parse_go_float(text: str) -> float | None:
             return None
         sign, mantissa, exponent = hexadecimal.groups()
         try:
-            number = float.fromhex(f"{sign}0x{mantissa.replace('_', '')}p{exponent}")
+            number = float.fromhex(f"{sign}0x{mantissa}p{exponent}")
         except OverflowError:
             return None
     return None if math.isinf(number) else number
+
+
+def _underscores_ok(text: str) -> bool:
+    """Go's rule for ``_`` in a number: only between digits (or between a
+    base prefix and a digit)."""
+    body = text[1:] if text[:1] in "+-" else text
+    digits = "0123456789"
+    previous = "start"
+    if body[:2].lower() in ("0x", "0b", "0o"):
+        if body[1] in "xX":
+            digits += "abcdefABCDEF"
+        body, previous = body[2:], "digit"
+    for char in body:
+        if char in digits:
+            previous = "digit"
+        elif char == "_":
+            if previous != "digit":
+                return False
+            previous = "_"
+        elif previous == "_":
+            return False
+        else:
+            previous = "other"
+    return previous != "_"
 
 
 def go_int64(number: float) -> int:
