@@ -30,7 +30,8 @@ NO_METADATA: Metadata = MappingProxyType({})
 @dataclass(frozen=True)
 class Info:
     address: str = ""
-    """The peer's IP address (no port); empty for a Unix socket."""
+    """The peer's IP address (no port), as its socket gives it; empty for a
+    Unix socket."""
     metadata: Metadata = field(default_factory=lambda: NO_METADATA)
     auth: AuthData | None = None
 
@@ -47,7 +48,7 @@ class Info:
         a ``batch`` processor)."""
         values: Iterable[str]
         if key == "client.address":
-            return self.address
+            return go_ip(self.address)
         if key.startswith("metadata."):
             values = self.get(key[len("metadata.") :])
         elif key.startswith("auth."):
@@ -58,6 +59,14 @@ class Info:
         else:
             values = self.get(key)
         return ";".join(values) if values else None
+
+
+def go_ip(address: str) -> str:
+    """An IP address as Go's ``net.IP.String`` writes it: an IPv4-mapped IPv6
+    address (an IPv4 client of a dual-stack listener) is its IPv4 address."""
+    if address.startswith(("::ffff:", "::FFFF:")) and "." in address:
+        return address[7:]
+    return address
 
 
 NOBODY = Info()

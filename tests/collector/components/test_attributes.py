@@ -382,6 +382,23 @@ def test_from_context_reads_the_client_of_each_request(signal: Signal) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("peer", "shown"),
+    [("::ffff:192.0.2.7", "192.0.2.7"), ("2001:db8::7", "2001:db8::7"), ("192.0.2.7", "192.0.2.7")],
+)
+def test_client_address_is_written_as_go_writes_an_ip(peer: str, shown: str) -> None:
+    """An IPv4 client of a dual-stack listener (HTTP on ``[::]``) arrives as
+    an IPv4-mapped IPv6 address, which Go's ``net.IP.String`` writes as the
+    IPv4 address."""
+    with client.serving(client.Info(peer)):
+        data = run(
+            actions({"key": "peer", "from_context": "client.address", "action": "insert"}),
+            Signal.TRACE,
+            one_item(Signal.TRACE, []),
+        )
+    assert item_attributes(Signal.TRACE, data) == [[("peer", f"Str({shown})")]]
+
+
 def test_log_records_no_action_changed_keep_their_bytes() -> None:
     data = one_item(Signal.LOG, [("a", 1)])
     records = data.resource_logs[0].scope_logs[0].log_records
