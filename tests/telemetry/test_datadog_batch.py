@@ -111,3 +111,33 @@ def test_a_trace_id_sample_key_that_is_not_hex_keeps_the_record() -> None:
     # No randomness to sample on: kept, like a record without the key.
     assert (outcome.dropped, outcome.sampled, outcome.malformed) == (1, 1, 0)
     assert json.loads(batch.encode()) == [{"message": "x", "trace_id": "not hex"}]
+
+
+def test_an_empty_message_or_status_does_not_exist() -> None:
+    # POLICY.md 2.1/2.3: an empty string is absent for `exists` on the
+    # well-known scalar fields, body and severity text (message and status here).
+    snapshot = _snapshot(
+        [
+            {
+                "id": "has-status",
+                "log": {
+                    "match": [{"log_field": "severity_text", "exists": True}],
+                    "keep": "none",
+                },
+            },
+            {
+                "id": "no-body",
+                "log": {"match": [{"log_field": "body", "exists": False}], "keep": "none"},
+            },
+        ]
+    )
+    records = [
+        {"message": "a", "status": ""},
+        {"message": "b", "status": "info"},
+        {"message": "", "n": 1},
+        {"n": 2},
+        {"msg": "c"},
+    ]
+    batch = datadog.DatadogBatch.parse(json.dumps(records).encode())
+    snapshot.evaluate(Signal.LOG, datadog.LOG_VIEW, batch)
+    assert json.loads(batch.encode()) == [{"message": "a", "status": ""}, {"msg": "c"}]

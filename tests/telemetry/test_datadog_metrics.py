@@ -4,12 +4,20 @@ removes exactly those."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
+from sluice.policy import PolicySnapshot, Signal
+from sluice.policy.parse import load_document
 from sluice.telemetry.datadog import NotAnArray
-from sluice.telemetry.datadog_metrics import AGENT_SERIES_VIEW, AgentPayload
+from sluice.telemetry.datadog_metrics import (
+    AGENT_SERIES_VIEW,
+    SERIES_VIEW,
+    AgentPayload,
+    DatadogSeries,
+)
 from sluice.telemetry.wire.agent_payload_pb2 import MetricPayload
 from tests.edge.agent_replay import SKETCHES, series_payload, sketch_payload
 
@@ -55,3 +63,27 @@ def test_the_lean_series_reads_what_policies_select() -> None:
 def test_bodies_that_are_not_payloads_are_refused(body: bytes) -> None:
     with pytest.raises(NotAnArray):
         AgentPayload.parse_series(body)
+
+
+def test_an_empty_unit_does_not_exist_and_an_empty_tag_does() -> None:
+    # POLICY.md 2.1/2.4: an empty string is absent for a field (`exists`
+    # fails), present for an attribute (a bare tag's value is "").
+    policies = [
+        {
+            "id": "unit",
+            "metric": {"match": [{"metric_field": "unit", "exists": True}], "keep": False},
+        },
+        {
+            "id": "tag",
+            "metric": {"match": [{"datapoint_attribute": "canary", "exists": True}], "keep": False},
+        },
+    ]
+    snapshot = PolicySnapshot.compile(load_document({"policies": policies}).policies)
+    series = [
+        {"metric": "a", "unit": ""},
+        {"metric": "b", "unit": "ms"},
+        {"metric": "c", "tags": ["canary"]},
+    ]
+    payload = DatadogSeries.parse(json.dumps({"series": series}).encode())
+    snapshot.evaluate(Signal.METRIC, SERIES_VIEW, payload)
+    assert json.loads(payload.encode())["series"] == [{"metric": "a", "unit": ""}]

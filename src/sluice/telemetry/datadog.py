@@ -243,7 +243,12 @@ class FlatRecordView(RecordView):
         return lambda record, cache: raw(record, selector, cache)
 
     def reader(self, fields: Sequence[tuple[Scan, Selector]]) -> FieldReader:
-        plan = [(scan, self._getter(selector)) for scan, selector in fields]
+        # An empty string is absent for a field (message, status, a metric's
+        # name...) and present for an attribute (POLICY.md 2.1).
+        plan = [
+            (scan, self._getter(selector), None if selector.source is Source.FIELD else PRESENT)
+            for scan, selector in fields
+        ]
         record_class = self.record_class
 
         def read(container: Any) -> tuple[int, ...]:
@@ -251,13 +256,20 @@ class FlatRecordView(RecordView):
                 raise MalformedRecord("record is not an object")
             hits: tuple[int, ...] = ()
             cache: dict[str, Any] = {}
-            for scan, get in plan:
+            for scan, get, empty in plan:
                 value = get(container, cache)
-                if value is not None:
-                    # Only a non-empty string has text to scan.
-                    found = scan(value if value.__class__ is str and value else PRESENT)
-                    if found:
-                        hits += found
+                if value is None:
+                    continue
+                # Only a non-empty string has text to scan.
+                if value.__class__ is not str:
+                    value = PRESENT
+                elif not value:
+                    if empty is None:
+                        continue
+                    value = empty
+                found = scan(value)
+                if found:
+                    hits += found
             return hits
 
         return read
