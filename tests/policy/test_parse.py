@@ -242,6 +242,16 @@ def test_typed_literals() -> None:
     assert bad[2] == "log: match[2]: equals value oneof is unset"
 
 
+@pytest.mark.parametrize("text", ["de  ad", " dead ", "de\t\nad", "0x00", "+0"])
+def test_hex_value_is_hex_digits_only(text: str) -> None:
+    # POLICY.md 1.6: even length, hex digits (either case); anything else is
+    # an error (bytes.fromhex would skip the whitespace).
+    match = [{"log_attribute": "a", "equals": {"hex_value": text}}]
+    assert errors({"log": {"match": match, "keep": "none"}}) == [
+        f"log: match[0]: invalid hex_value {json_repr(text)}"
+    ]
+
+
 def test_a_bad_boolean_is_named_and_shown_as_json() -> None:
     """The error names the key (a matcher holds several booleans) and spells
     the value as in the file ("yes", not 'yes')."""

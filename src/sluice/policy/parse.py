@@ -70,6 +70,7 @@ TYPED_VALUE_KEYS = (
 )
 """The variants of a typed literal (``TypedValue``), in proto order."""
 DEFAULT_REDACT_REPLACEMENT = "[REDACTED]"
+_HEX = re.compile(r"[0-9A-Fa-f]*")
 
 
 @cache
@@ -359,12 +360,10 @@ def _typed_literal(value: Any, op: MatchOp) -> TypedValue:
         except (binascii.Error, ValueError):
             raise _Invalid(f"invalid bytes_value {json_repr(raw)}") from None
     if kind == "hex_value":
-        if not isinstance(raw, str) or len(raw) % 2:
+        # Hex digits only: bytes.fromhex would also skip whitespace.
+        if not isinstance(raw, str) or len(raw) % 2 or not _HEX.fullmatch(raw):
             raise _Invalid(f"invalid hex_value {json_repr(raw)}")
-        try:
-            return bytes.fromhex(raw)
-        except ValueError:
-            raise _Invalid(f"invalid hex_value {json_repr(raw)}") from None
+        return bytes.fromhex(raw)
     if not isinstance(raw, str):
         raise _Invalid(f"invalid string_value {json_repr(raw)}")
     return raw
