@@ -363,8 +363,28 @@ def test_config_errors_name_the_condition_and_the_construct(
     with pytest.raises(OttlConfigError) as raised:
         evaluate(CONTEXTS[context], condition, None)
     message = str(raised.value)
-    assert message.startswith(f'unable to parse OTTL condition "{condition}": ')
+    quoted = condition.replace("\\", "\\\\").replace('"', '\\"')
+    assert message.startswith(f'unable to parse OTTL condition "{quoted}": ')
     assert problem in message
+
+
+@pytest.mark.parametrize(
+    ("condition", "named"),
+    [
+        ("Foo(body)", '"Foo(body)"'),
+        ('attributes[test] == "pass"', '"attributes[test] == \\"pass\\""'),
+        ('IsMatch(body, "\\\\d+") or Foo()', '"IsMatch(body, \\"\\\\\\\\d+\\") or Foo()"'),
+        ("Foo(\n\tbody)", '"Foo(\\n\\tbody)"'),
+        ("Foo(\x00) or \u00a0Foo(\u00e9)", '"Foo(\\x00) or \\u00a0Foo(\u00e9)"'),
+    ],
+)
+def test_config_errors_name_the_condition_as_go_quotes_it(condition: str, named: str) -> None:
+    """Upstream's ParseConditions names a condition with Go's ``%q``: its
+    quotes and backslashes escaped, characters that are not printable as
+    escapes (so a filter's error shows ``"a == \\"b\\""``)."""
+    with pytest.raises(OttlConfigError) as raised:
+        evaluate(CONTEXTS["log"], condition, None)
+    assert str(raised.value).startswith(f"unable to parse OTTL condition {named}: ")
 
 
 def _raw_item(raw: bytes) -> Any:

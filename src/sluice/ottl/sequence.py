@@ -19,7 +19,7 @@ from typing import Any
 
 from sluice.ottl.compiler import Compiled, Compiler
 from sluice.ottl.contexts import Context
-from sluice.ottl.errors import OttlConfigError, OttlRuntimeError
+from sluice.ottl.errors import OttlConfigError, OttlRuntimeError, go_quoted
 from sluice.policy.patterns import DatabaseCache
 
 PROPAGATE, IGNORE, SILENT = "propagate", "ignore", "silent"
@@ -72,7 +72,7 @@ class ConditionSequence:
                 self.conditions.append(compiler.condition(text))
             except OttlConfigError as problem:
                 raise OttlConfigError(
-                    f'unable to parse OTTL condition "{text}": {problem}'
+                    f"unable to parse OTTL condition {go_quoted(text)}: {problem}"
                 ) from None
         compiler.scans.finish(cache)
         self.error_mode = error_mode
@@ -157,5 +157,5 @@ def check(context: Context, conditions: Iterable[str]) -> list[tuple[int, str]]:
         try:
             Compiler(context).condition(text)
         except OttlConfigError as problem:
-            problems.append((index, f'unable to parse OTTL condition "{text}": {problem}'))
+            problems.append((index, f"unable to parse OTTL condition {go_quoted(text)}: {problem}"))
     return problems

@@ -90,18 +90,19 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
         "traces::spanevent[0]",
     ]
     assert syntax[0] == (
-        'logs::log_record[0]: unable to parse OTTL condition "attributes[test] == "pass"": '
+        'logs::log_record[0]: unable to parse OTTL condition "attributes[test] == \\"pass\\"": '
         "condition has invalid syntax: 1:12: unexpected 'test'"
     )
     assert problems("config_unsupported.yaml") == [
         'logs::log_record[1]: unable to parse OTTL condition "IsMatch(ConvertCase(body, '
-        '"lower"), "error")": function "ConvertCase" is not supported by Sluice (supported: '
+        '\\"lower\\"), \\"error\\")": function "ConvertCase" is not supported by Sluice (supported: '
         "IsMatch, IsString, IsInt, IsDouble, IsBool, IsMap, Len, HasAttrOnDatapoint, "
         "HasAttrKeyOnDatapoint)",
-        'logs::log_record[2]: unable to parse OTTL condition "set(attributes["x"], "y")": '
+        'logs::log_record[2]: unable to parse OTTL condition "set(attributes[\\"x\\"], \\"y\\")": '
         'editor "set" cannot be used in a condition (converter names start with an uppercase '
         "letter)",
-        'logs::log_record[3]: unable to parse OTTL condition "instrumentation_scope.nme == "x"": '
+        'logs::log_record[3]: unable to parse OTTL condition "instrumentation_scope.nme == '
+        '\\"x\\"": '
         + PATH_ERROR.format(segment="nme", path="instrumentation_scope.nme", context="scope"),
         'logs::log_record[4]: unable to parse OTTL condition "Len(body) > 1 + 1": math '
         "expressions are not supported by Sluice's OTTL subset",
