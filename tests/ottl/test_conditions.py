@@ -320,7 +320,9 @@ def test_condition(
 
 
 CONFIG_ERRORS = [
-    ("log", "Foo(body)", 'function "Foo" is not supported by Sluice'),
+    ("log", "Foo(body)", 'undefined function "Foo"'),
+    ("log", "UnknownFunc(body)", 'undefined function "UnknownFunc"'),
+    ("log", "IsList(body)", 'function "IsList" is not supported by Sluice'),
     ("log", 'ParseJSON(body)["a"] == 1', 'function "ParseJSON" is not supported'),
     ("log", 'set(attributes["a"], 1)', 'editor "set" cannot be used in a condition'),
     ("log", "bodyx == 1", 'segment "bodyx" from path "bodyx" is not a valid path'),

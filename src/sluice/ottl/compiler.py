@@ -17,7 +17,13 @@ from sluice.ottl import syntax
 from sluice.ottl.compare import EQ, NE, compare
 from sluice.ottl.contexts import ContainerMemo, Context, Getter
 from sluice.ottl.errors import OttlConfigError, OttlRuntimeError
-from sluice.ottl.functions import FUNCTIONS, GETTER, Function, check_pattern
+from sluice.ottl.functions import (
+    FUNCTIONS,
+    GETTER,
+    UPSTREAM_CONVERTERS,
+    Function,
+    check_pattern,
+)
 from sluice.ottl.scans import Scans, Slot, leaf
 from sluice.ottl.values import type_name
 
@@ -157,6 +163,8 @@ class Compiler:
             )
         function = FUNCTIONS.get(call.name)
         if function is None:
+            if call.name not in UPSTREAM_CONVERTERS:
+                raise OttlConfigError(f'undefined function "{call.name}"')
             raise OttlConfigError(
                 f'function "{call.name}" is not supported by Sluice (supported: {SUPPORTED})'
             )
