@@ -158,8 +158,7 @@ class Compiler:
     def _function(self, call: syntax.Call) -> Function:
         if call.editor:
             raise OttlConfigError(
-                f'editor "{call.name}" cannot be used in a condition (converter names start '
-                "with an uppercase letter)"
+                f"converter names must start with an uppercase letter but got '{call.name}'"
             )
         function = FUNCTIONS.get(call.name)
         if function is None:

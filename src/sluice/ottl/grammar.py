@@ -7,9 +7,9 @@ binds tighter than ``or``; a ``not`` negates one comparison, constant or
 parenthesised group.
 
 The grammar also recognises constructs that Sluice's condition subset does
-not run (editors, math, lists, maps, converter indexing) so that the
-compiler can name them in its error instead of reporting a bare syntax
-error. Keywords (``and``, ``or``, ``not``, ``true``, ``false``, ``nil``) are
+not run (editors as values, math, lists, maps, converter indexing) so that
+the compiler can name them in its error instead of reporting a bare syntax
+error. An editor alone is not a boolean, as upstream's. Keywords (``and``, ``or``, ``not``, ``true``, ``false``, ``nil``) are
 lark string terminals, which its lexer only takes for whole words, as
 upstream's ``\b`` rules do. One difference remains: parentheses group
 boolean expressions only. A parenthesised math expression (``(1 + 2) == 3``),
@@ -36,7 +36,6 @@ bool_value: [NOT] bool_atom
           | TRUE                            -> true
           | FALSE                           -> false
           | converter
-          | editor
           | "(" or_expr ")"
 
 comparison: value COMPARE value

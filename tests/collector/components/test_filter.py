@@ -99,8 +99,7 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
         "IsMatch, IsString, IsInt, IsDouble, IsBool, IsMap, Len, HasAttrOnDatapoint, "
         "HasAttrKeyOnDatapoint)",
         'logs::log_record[2]: unable to parse OTTL condition "set(attributes[\\"x\\"], \\"y\\")": '
-        'editor "set" cannot be used in a condition (converter names start with an uppercase '
-        "letter)",
+        "condition has invalid syntax: 1:25: unexpected end of condition",
         'logs::log_record[3]: unable to parse OTTL condition "instrumentation_scope.nme == '
         '\\"x\\"": '
         + PATH_ERROR.format(segment="nme", path="instrumentation_scope.nme", context="scope"),
