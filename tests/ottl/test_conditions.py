@@ -391,6 +391,38 @@ def test_config_errors_name_the_condition_as_go_quotes_it(condition: str, named:
     assert str(raised.value).startswith(f"unable to parse OTTL condition {named}: ")
 
 
+@pytest.mark.parametrize(
+    ("condition", "problem"),
+    [
+        (
+            "invalid condition",
+            '1:9: unexpected token "condition" (expected <opcomparison> Value)',
+        ),
+        (
+            'set(attributes["x"], "y")',
+            '1:26: unexpected token "<EOF>" (expected <opcomparison> Value)',
+        ),
+        ('attributes["a"]', '1:16: unexpected token "<EOF>" (expected <opcomparison> Value)'),
+        ("body ==", '1:8: unexpected token "<EOF>"'),
+        ("body\n  == ", '2:6: unexpected token "<EOF>"'),
+        ('attributes[test] == "pass"', '1:12: unexpected token "test"'),
+        ('body == "x" "y"', '1:13: unexpected token "y"'),
+        ("1 < 2 < 3", '1:7: unexpected token "<"'),
+        ('$foo == 1 and body == "x"', '1:1: invalid input text "$foo == 1 and bo..."'),
+        ('body == "x', '1:9: invalid input text "\\"x"'),
+    ],
+)
+def test_syntax_errors_are_worded_as_upstreams_parser_words_them(
+    condition: str, problem: str
+) -> None:
+    """Participle's wording: the token not expected (quoted, ``<EOF>`` at the
+    end of the text), where it is, what was expected when a comparison
+    operator was; for text no token matches, up to 16 characters of it."""
+    with pytest.raises(OttlConfigError) as raised:
+        evaluate(CONTEXTS["log"], condition, None)
+    assert str(raised.value).endswith(f": condition has invalid syntax: {problem}")
+
+
 def _raw_item(raw: bytes) -> Any:
     item = log_item()
     item.reset(raw)

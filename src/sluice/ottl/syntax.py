@@ -7,6 +7,7 @@ Values keep what the grammar recognised even when Sluice does not run it
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from lark import Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, VisitError
 
-from sluice.ottl.errors import OttlConfigError
+from sluice.ottl.errors import OttlConfigError, go_quoted
 from sluice.ottl.grammar import parser
 
 INT64_MIN = -(1 << 63)
@@ -131,16 +132,15 @@ def parse_condition(text: str) -> Boolean:
     try:
         tree = parser().parse(text)
     except UnexpectedCharacters as bad:
-        at = bad.pos_in_stream or 0
+        rest = text[bad.pos_in_stream or 0 :]
+        sample = rest if len(rest) <= 16 else rest[:16] + "..."
         raise OttlConfigError(
             f"condition has invalid syntax: {bad.line}:{bad.column}: "
-            f"invalid input text {text[at : at + 10]!r}"
+            f"invalid input text {go_quoted(sample)}"
         ) from None
     except UnexpectedInput as bad:
-        token = getattr(bad, "token", None)
-        found = "end of condition" if token is None or token.type == "$END" else repr(str(token))
         raise OttlConfigError(
-            f"condition has invalid syntax: {bad.line}:{bad.column}: unexpected {found}"
+            f"condition has invalid syntax: {_unexpected_token(text, bad)}"
         ) from None
     except LarkError as bad:
         raise OttlConfigError(f"condition has invalid syntax: {bad}") from None
@@ -151,6 +151,29 @@ def parse_condition(text: str) -> Boolean:
             raise bad.orig_exc from None
         raise
     return result
+
+
+def _unexpected_token(text: str, bad: UnexpectedInput) -> str:
+    """Where and what the parser did not expect, as upstream's parser
+    (participle) words it: ``1:9: unexpected token "x"``, ``"<EOF>"`` at the
+    end of the text, and what was expected when it was a comparison
+    operator (the usual mistake: a path or an editor alone)."""
+    token = getattr(bad, "token", None)
+    if token is None or token.type == "$END":
+        line = text.count("\n") + 1
+        column = len(text) - text.rfind("\n")
+        found = "<EOF>"
+    else:
+        line, column = bad.line, bad.column
+        found = str(token)
+        if token.type == "STRING":
+            with contextlib.suppress(OttlConfigError):  # else named as written
+                found = unquote(found)
+    expected = ""
+    interactive = getattr(bad, "interactive_parser", None)
+    if interactive is not None and "COMPARE" in interactive.accepts():
+        expected = " (expected <opcomparison> Value)"
+    return f"{line}:{column}: unexpected token {go_quoted(found)}{expected}"
 
 
 _ESCAPES = {

@@ -91,7 +91,7 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
     ]
     assert syntax[0] == (
         'logs::log_record[0]: unable to parse OTTL condition "attributes[test] == \\"pass\\"": '
-        "condition has invalid syntax: 1:12: unexpected 'test'"
+        'condition has invalid syntax: 1:12: unexpected token "test"'
     )
     assert problems("config_unsupported.yaml") == [
         'logs::log_record[1]: unable to parse OTTL condition "IsMatch(ConvertCase(body, '
@@ -99,7 +99,8 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
         "IsMatch, IsString, IsInt, IsDouble, IsBool, IsMap, Len, HasAttrOnDatapoint, "
         "HasAttrKeyOnDatapoint)",
         'logs::log_record[2]: unable to parse OTTL condition "set(attributes[\\"x\\"], \\"y\\")": '
-        "condition has invalid syntax: 1:25: unexpected end of condition",
+        'condition has invalid syntax: 1:26: unexpected token "<EOF>" (expected <opcomparison> '
+        "Value)",
         'logs::log_record[3]: unable to parse OTTL condition "instrumentation_scope.nme == '
         '\\"x\\"": '
         + PATH_ERROR.format(segment="nme", path="instrumentation_scope.nme", context="scope"),
