@@ -405,7 +405,10 @@ def test_config_errors_name_the_condition_as_go_quotes_it(condition: str, named:
         ('attributes["a"]', '1:16: unexpected token "<EOF>" (expected <opcomparison> Value)'),
         ("body ==", '1:8: unexpected token "<EOF>"'),
         ("body\n  == ", '2:6: unexpected token "<EOF>"'),
-        ('attributes[test] == "pass"', '1:12: unexpected token "test"'),
+        (
+            'attributes[test] == "pass"',
+            '1:12: unexpected token "test" (expected (<string> | <int>) "]")',
+        ),
         ('body == "x" "y"', '1:13: unexpected token "y"'),
         ("1 < 2 < 3", '1:7: unexpected token "<"'),
         ('$foo == 1 and body == "x"', '1:1: invalid input text "$foo == 1 and bo..."'),

@@ -157,7 +157,7 @@ def _unexpected_token(text: str, bad: UnexpectedInput) -> str:
     """Where and what the parser did not expect, as upstream's parser
     (participle) words it: ``1:9: unexpected token "x"``, ``"<EOF>"`` at the
     end of the text, and what was expected when it was a comparison
-    operator (the usual mistake: a path or an editor alone)."""
+    operator (the usual mistake: a path or an editor alone) or a key."""
     token = getattr(bad, "token", None)
     if token is None or token.type == "$END":
         line = text.count("\n") + 1
@@ -171,8 +171,11 @@ def _unexpected_token(text: str, bad: UnexpectedInput) -> str:
                 found = unquote(found)
     expected = ""
     interactive = getattr(bad, "interactive_parser", None)
-    if interactive is not None and "COMPARE" in interactive.accepts():
+    accepted = interactive.accepts() if interactive is not None else set()
+    if "COMPARE" in accepted:
         expected = " (expected <opcomparison> Value)"
+    elif accepted == {"STRING", "INT"}:
+        expected = ' (expected (<string> | <int>) "]")'
     return f"{line}:{column}: unexpected token {go_quoted(found)}{expected}"
 
 

@@ -91,7 +91,8 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
     ]
     assert syntax[0] == (
         'logs::log_record[0]: unable to parse OTTL condition "attributes[test] == \\"pass\\"": '
-        'condition has invalid syntax: 1:12: unexpected token "test"'
+        'condition has invalid syntax: 1:12: unexpected token "test" (expected (<string> | '
+        '<int>) "]")'
     )
     assert problems("config_unsupported.yaml") == [
         'logs::log_record[1]: unable to parse OTTL condition "IsMatch(ConvertCase(body, '
