@@ -243,6 +243,12 @@ ROWS: list[tuple[str, str, Callable[[], Any], bool | str]] = [
     ("span", "Len(span.links) == 1", span_item, T),
     ("span", 'parent_span_id.string == "0000000000000000"', span_item, T),
     ("span", 'trace_state == "a=1,b=2"', span_item, T),
+    ("span", 'trace_state["a"] == "1"', span_item, T),
+    ("span", 'span.trace_state["b"] == "2"', span_item, T),
+    ("span", 'trace_state["c"] == ""', span_item, T),
+    ("span", 'trace_state["c"] == nil', span_item, F),
+    ("span", "trace_state[0] == nil", span_item, ERROR),
+    ("spanevent", 'span.trace_state["a"] == "1"', span_event_item, T),
     ("span", "start_time_unix_nano < end_time_unix_nano", span_item, T),
     ("span", "dropped_events_count == 0", span_item, T),
     ("span", 'resource.attributes["host.name"] == "localhost"', span_item, F),
@@ -424,6 +430,42 @@ def test_syntax_errors_are_worded_as_upstreams_parser_words_them(
     with pytest.raises(OttlConfigError) as raised:
         evaluate(CONTEXTS["log"], condition, None)
     assert str(raised.value).endswith(f": condition has invalid syntax: {problem}")
+
+
+@pytest.mark.parametrize(
+    ("trace_state", "value"),
+    [
+        ("", ""),
+        ("k=v", "v"),
+        ("a=1,k=v", "v"),
+        ("a=1, \tk=v \t,,", "v"),  # blanks before a key and after a value, empty members
+        ("k=v w", "v w"),
+        ("t0@sys=x,k=v", "v"),
+        ("k=v,k=w", None),  # a repeated key
+        ("K=v", None),  # keys are lowercase
+        ("a=1,K=2,k=v", None),  # an invalid member invalidates the whole state
+        ("k=v,a", None),
+        ("k=v,a=", None),
+        ("k=v,a=b=c", None),
+        ("k=v,a=x,", "v"),
+        ("k=v,1a=x", None),
+        ("k=v,a@B=x", None),
+        ("k=v,a=x\u00e9", None),
+        (",".join(f"m{i}=1" for i in range(31)) + ",k=v", "v"),
+        (",".join(f"m{i}=1" for i in range(32)) + ",k=v", None),  # 33 members
+        ("k=" + "v" * 256, "v" * 256),
+        ("k=" + "v" * 257, None),
+    ],
+)
+def test_trace_state_keys_read_the_w3c_members(trace_state: str, value: str | None) -> None:
+    """``trace_state["k"]`` as upstream reads it (OpenTelemetry Go's
+    ``ParseTraceState`` then ``Get``): "" for a missing member, nil when the
+    trace state is not valid."""
+    item = span_item()
+    item.span.trace_state = trace_state
+    assert evaluate(CONTEXTS["span"], 'trace_state["k"] == nil', item) is (value is None)
+    if value is not None:
+        assert evaluate(CONTEXTS["span"], f'trace_state["k"] == "{value}"', item) is True
 
 
 def _raw_item(raw: bytes) -> Any:

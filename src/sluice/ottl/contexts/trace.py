@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sluice.ottl.contexts.base import (
@@ -15,6 +16,7 @@ from sluice.ottl.contexts.base import (
     attributes_getter,
     leaf,
 )
+from sluice.ottl.errors import OttlRuntimeError
 from sluice.ottl.syntax import Field
 from sluice.ottl.values import Sequence, int64
 
@@ -130,9 +132,11 @@ def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     else:
         if name not in _OTHERS:
             raise resolution.error(name)
-        last = leaf(resolution, fields, keys=name == "attributes")
+        last = leaf(resolution, fields, keys=name in ("attributes", "trace_state"))
         if name == "attributes":
             getter = attributes_getter(lambda item: item.span.attributes, last.keys)
+        elif name == "trace_state" and last.keys:
+            getter = _trace_state_key(last.keys[0])
         elif name in ("name", "trace_state"):
             getter = _span_field(name)
         elif name == "kind":
@@ -144,6 +148,51 @@ def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
         else:
             raise resolution.unsupported("time values need converters outside Sluice's subset")
     return Resolved(getter, resolution.key(fields))
+
+
+_TRACE_STATE_KEY = re.compile(
+    r"[a-z][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13}"
+)
+_TRACE_STATE_VALUE = re.compile(
+    r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]"
+)
+
+
+def trace_state_members(text: str) -> dict[str, str] | None:
+    """A W3C ``tracestate`` as OpenTelemetry Go's ``trace.ParseTraceState``
+    reads it: ``key=value`` members split on commas (empty ones skipped,
+    blanks before a key and after a value trimmed); None when a member,
+    a repeated key or more than 32 members make it invalid."""
+    members: dict[str, str] = {}
+    for member in text.split(","):
+        if not member:
+            continue
+        key, equals, value = member.partition("=")
+        key, value = key.lstrip(" \t"), value.rstrip(" \t")
+        if (
+            not equals
+            or key in members
+            or _TRACE_STATE_KEY.fullmatch(key) is None
+            or _TRACE_STATE_VALUE.fullmatch(value) is None
+        ):
+            return None
+        members[key] = value
+        if len(members) > 32:
+            return None
+    return members
+
+
+def _trace_state_key(key: str | int) -> Getter:
+    """``trace_state["k"]``: the member's value, "" when it has none, nil
+    when the span's trace state is not valid (upstream's ``ts.Get(key)``)."""
+
+    def get(item: SpanItem) -> Any:
+        if not isinstance(key, str):
+            raise OttlRuntimeError("trace state key must be a string")
+        members = trace_state_members(item.span.trace_state)
+        return None if members is None else members.get(key, "")
+
+    return get
 
 
 def _sequence(name: str) -> Getter:
