@@ -336,7 +336,12 @@ CONFIG_ERRORS = [
     ("log", "bodyx == 1", 'segment "bodyx" from path "bodyx" is not a valid path'),
     ("log", "body.x == 1", 'segment "x" from path "body.x" is not a valid path'),
     ("log", 'span.name == "x"', 'segment "span" from path "span.name" is not a valid path'),
-    ("log", 'IsMatch(body, "(")', "the pattern supplied to IsMatch is not a valid regexp"),
+    (
+        "log",
+        'IsMatch(body, "(")',
+        "the pattern supplied to IsMatch is not a valid regexp pattern: "
+        "error parsing regexp: missing closing ): `(`",
+    ),
     ("log", 'IsMatch(body, "\\d+")', "invalid quoted string"),
     ("log", "time_unix_nano + 1 > 0", "math expressions are not supported"),
     ("log", 'attributes["a"] == ["x"]', "lists are not supported"),

@@ -53,8 +53,9 @@ def is_match(args: Sequence[Any]) -> Getter:
 
 
 def check_pattern(pattern: str) -> str | None:
-    """Upstream's message for a pattern Go's regexp rejects (RE2's text)."""
-    problem = regex_dialect.re2_error(pattern)
+    """Upstream's message for a pattern Go's regexp rejects, with Go's
+    ``regexp.Compile`` error."""
+    problem = regex_dialect.go_regexp_error(pattern)
     if problem is None:
         return None
     return f"the pattern supplied to IsMatch is not a valid regexp pattern: {problem}"

@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sluice.goquote import quoted
 from sluice.ottl.compiler import Compiled, Compiler
 from sluice.ottl.contexts import Context
-from sluice.ottl.errors import OttlConfigError, OttlRuntimeError, go_quoted
+from sluice.ottl.errors import OttlConfigError, OttlRuntimeError
 from sluice.policy.patterns import DatabaseCache
 
 PROPAGATE, IGNORE, SILENT = "propagate", "ignore", "silent"
@@ -72,7 +73,7 @@ class ConditionSequence:
                 self.conditions.append(compiler.condition(text))
             except OttlConfigError as problem:
                 raise OttlConfigError(
-                    f"unable to parse OTTL condition {go_quoted(text)}: {problem}"
+                    f"unable to parse OTTL condition {quoted(text)}: {problem}"
                 ) from None
         compiler.scans.finish(cache)
         self.error_mode = error_mode
@@ -157,5 +158,5 @@ def check(context: Context, conditions: Iterable[str]) -> list[tuple[int, str]]:
         try:
             Compiler(context).condition(text)
         except OttlConfigError as problem:
-            problems.append((index, f"unable to parse OTTL condition {go_quoted(text)}: {problem}"))
+            problems.append((index, f"unable to parse OTTL condition {quoted(text)}: {problem}"))
     return problems

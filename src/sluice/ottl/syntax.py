@@ -15,7 +15,8 @@ from typing import Any
 from lark import Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, VisitError
 
-from sluice.ottl.errors import OttlConfigError, go_quoted
+from sluice.goquote import quoted
+from sluice.ottl.errors import OttlConfigError
 from sluice.ottl.grammar import parser
 
 INT64_MIN = -(1 << 63)
@@ -136,7 +137,7 @@ def parse_condition(text: str) -> Boolean:
         sample = rest if len(rest) <= 16 else rest[:16] + "..."
         raise OttlConfigError(
             f"condition has invalid syntax: {bad.line}:{bad.column}: "
-            f"invalid input text {go_quoted(sample)}"
+            f"invalid input text {quoted(sample)}"
         ) from None
     except UnexpectedInput as bad:
         raise OttlConfigError(
@@ -176,7 +177,7 @@ def _unexpected_token(text: str, bad: UnexpectedInput) -> str:
         expected = " (expected <opcomparison> Value)"
     elif accepted == {"STRING", "INT"}:
         expected = ' (expected (<string> | <int>) "]")'
-    return f"{line}:{column}: unexpected token {go_quoted(found)}{expected}"
+    return f"{line}:{column}: unexpected token {quoted(found)}{expected}"
 
 
 _ESCAPES = {

@@ -47,6 +47,8 @@ from dataclasses import dataclass, replace
 
 import re2
 
+from sluice.goquote import backquoted
+
 __all__ = [
     "RE2_OPTIONS",
     "compile_re2",
@@ -116,48 +118,8 @@ def go_regexp_error(pattern: str) -> str | None:
         return None
     code, _, culprit = problem.partition(": ")
     if code not in _GO_ERROR_CODES:
-        return f"error parsing regexp: {problem}: {_go_quote(pattern)}"
-    return f"error parsing regexp: {_GO_ERROR_CODES[code]}: {_go_quote(culprit)}"
-
-
-def _go_quote(text: str) -> str:
-    """Go's ``%#q``: backquoted when Go can, else a double-quoted Go string
-    literal (``strconv.Quote``)."""
-    if all(_backquotable(char) for char in text):
-        return f"`{text}`"
-    escaped = []
-    for char in text:
-        if char in '"\\':
-            escaped.append("\\" + char)
-        elif char in _GO_ESCAPES:
-            escaped.append(_GO_ESCAPES[char])
-        elif char.isprintable():
-            escaped.append(char)
-        elif ord(char) < 0x80:
-            escaped.append(f"\\x{ord(char):02x}")
-        elif ord(char) <= 0xFFFF:
-            escaped.append(f"\\u{ord(char):04x}")
-        else:
-            escaped.append(f"\\U{ord(char):08x}")
-    return '"' + "".join(escaped) + '"'
-
-
-def _backquotable(char: str) -> bool:
-    """Go's ``strconv.CanBackquote`` for one character."""
-    if char > "\x7f":
-        return char != "\ufeff"
-    return char == "\t" or (" " <= char < "\x7f" and char != "`")
-
-
-_GO_ESCAPES = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-}
+        return f"error parsing regexp: {problem}: {backquoted(pattern)}"
+    return f"error parsing regexp: {_GO_ERROR_CODES[code]}: {backquoted(culprit)}"
 
 
 def compile_re2(pattern: str, case_insensitive: bool = False) -> re2._Regexp:

@@ -1,0 +1,52 @@
+"""Go's ways of quoting text (``strconv.Quote`` and ``%#q``), for error
+messages that must read as upstream's Go components write them."""
+
+from __future__ import annotations
+
+_SHORT_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def quoted(text: str) -> str:
+    """`text` as Go's ``%q`` writes it (``strconv.Quote``): double-quoted,
+    ``"`` and ``\\`` escaped, characters that are not printable written as
+    escapes."""
+    out = ['"']
+    for char in text:
+        escape = _SHORT_ESCAPES.get(char)
+        if escape is not None:
+            out.append(escape)
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def backquoted(text: str) -> str:
+    """`text` as Go's ``%#q`` writes it: between backquotes when Go can
+    (``strconv.CanBackquote``), else as :func:`quoted`."""
+    if all(_backquotable(char) for char in text):
+        return f"`{text}`"
+    return quoted(text)
+
+
+def _backquotable(char: str) -> bool:
+    """``strconv.CanBackquote`` for one character."""
+    if char > "\x7f":
+        return char != "\ufeff"
+    return char == "\t" or (" " <= char < "\x7f" and char != "`")
