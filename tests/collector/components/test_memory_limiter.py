@@ -5,6 +5,7 @@ memory is back below it, garbage collection at the hard limit."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -12,8 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
 
-from sluice.collector.component import ConsumerError, Host
+from sluice.collector.component import ConsumerError, Host, refused
 from sluice.collector.components.processors.memorylimiter import FACTORY
 from sluice.collector.components.processors.memorylimiter import limiter as limiter_module
 from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
@@ -26,9 +28,13 @@ from sluice.collector.components.processors.memorylimiter.memory import (
 from sluice.collector.components.processors.memorylimiter.processor import (
     MemoryLimiterProcessor,
 )
+from sluice.collector.components.processors.memorylimiter.telemetry import (
+    MemoryLimiterTelemetry,
+)
 from sluice.collector.confmap.decode import Duration, Problems, decode
+from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
-from tests.collector.components.pipeline_data import Sink, logs, settings
+from tests.collector.components.pipeline_data import Sink, logs, metrics, settings
 
 TESTDATA = Path(__file__).parent / "testdata" / "memory_limiter"
 LOGGER = logging.getLogger("test.memory_limiter")
@@ -122,7 +128,8 @@ def test_data_is_refused_above_the_soft_limit_until_memory_drops(
     usage = Usage()
     sink = Sink()
     limiter = MemoryLimiter(Limits(100 * MIB, 20 * MIB), 0.005, LOGGER, usage)
-    processor = MemoryLimiterProcessor(limiter, sink)
+    counters = MemoryLimiterTelemetry(CollectorRegistry()).series("memory_limiter", Signal.LOG)
+    processor = MemoryLimiterProcessor(limiter, sink, Signal.LOG, *counters)
 
     async def scenario() -> list[Any]:
         await processor.start(Host())
@@ -233,3 +240,45 @@ def test_pipelines_naming_one_memory_limiter_share_its_check() -> None:
         assert limiter._task is None and task.done()
 
     asyncio.run(scenario())
+
+
+def test_accepted_and_refused_items_are_counted_per_processor() -> None:
+    """Upstream's (deprecated, still emitted) ``otelcol_processor_accepted_*``
+    and ``otelcol_processor_refused_*`` counters, labelled by ``processor``
+    alone; an item the limiter let through counts as accepted even when the
+    next component refuses it (TestMetricsTelemetry)."""
+    telemetry = ServiceTelemetry()
+    shared: dict[str, Any] = {}
+    tiny = MemoryLimiterConfig(check_interval=Duration(1), limit_mib=1)
+    roomy = MemoryLimiterConfig(check_interval=Duration(1), limit_mib=1 << 20)
+    refusing = FACTORY.create(
+        settings("memory_limiter", shared, telemetry), tiny, Signal.LOG, Sink()
+    )
+    failing = Sink(refused("the exporter's queue is full"))
+    accepting = FACTORY.create(
+        settings("memory_limiter/roomy", shared, telemetry, "metrics"),
+        roomy,
+        Signal.METRIC,
+        failing,
+    )
+
+    async def scenario() -> None:
+        for processor in (refusing, accepting):
+            await processor.start(Host())
+        with contextlib.suppress(ConsumerError):
+            await refusing.consume(logs(("INFO", "a"), ("INFO", "b")))
+        with contextlib.suppress(ConsumerError):
+            await accepting.consume(metrics("m1", "m2", points=3))
+        for processor in (refusing, accepting):
+            await processor.shutdown()
+
+    asyncio.run(scenario())
+
+    def sample(name: str, processor: str) -> float | None:
+        return telemetry.registry.get_sample_value(name, {"processor": processor})
+
+    assert sample("otelcol_processor_refused_log_records_total", "memory_limiter") == 2
+    assert sample("otelcol_processor_accepted_log_records_total", "memory_limiter") == 0
+    assert sample("otelcol_processor_accepted_metric_points_total", "memory_limiter/roomy") == 6
+    assert sample("otelcol_processor_refused_metric_points_total", "memory_limiter/roomy") == 0
+    assert sample("otelcol_processor_accepted_spans_total", "memory_limiter/roomy") is None

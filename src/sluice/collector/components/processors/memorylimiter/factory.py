@@ -35,6 +35,9 @@ class MemoryLimiterProcessorFactory(ProcessorFactory[MemoryLimiterConfig]):
         from sluice.collector.components.processors.memorylimiter.processor import (
             MemoryLimiterProcessor,
         )
+        from sluice.collector.components.processors.memorylimiter.telemetry import (
+            MemoryLimiterTelemetry,
+        )
 
         limiters: dict[str, MemoryLimiter] = settings.shared.setdefault(SHARED_KEY, {})
         limiter = limiters.get(str(settings.id))
@@ -54,4 +57,5 @@ class MemoryLimiterProcessorFactory(ProcessorFactory[MemoryLimiterConfig]):
                 limits, float(config.check_interval), settings.logger, resident_bytes
             )
             limiters[str(settings.id)] = limiter
-        return MemoryLimiterProcessor(limiter, next_)
+        accepted, refused = MemoryLimiterTelemetry.of(settings).series(str(settings.id), signal)
+        return MemoryLimiterProcessor(limiter, next_, signal, accepted, refused)

@@ -1,21 +1,37 @@
 """The ``memory_limiter`` processor: refuses data, retryably, while its
-limiter says memory is above the soft limit; passes it on otherwise."""
+limiter says memory is above the soft limit; passes it on otherwise. It
+counts the items it refuses and those it lets through (whatever the next
+component then does with them), as upstream."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from prometheus_client import Counter
+
+from sluice.collector import pdata
 from sluice.collector.component import Consumer, Host, Processor, refused
 from sluice.collector.components.processors.memorylimiter.limiter import MemoryLimiter
+from sluice.policy import Signal
 
 REFUSED = "data refused due to high memory usage"
 """Upstream's wording (the receiver answers 503 / UNAVAILABLE with it)."""
 
 
 class MemoryLimiterProcessor(Processor):
-    def __init__(self, limiter: MemoryLimiter, next_: Consumer):
+    def __init__(
+        self,
+        limiter: MemoryLimiter,
+        next_: Consumer,
+        signal: Signal,
+        accepted: Counter,
+        refused: Counter,
+    ):
         self.limiter = limiter
         self.next = next_
+        self.signal = signal
+        self.accepted = accepted
+        self.refused = refused
         self.started = False
 
     async def start(self, host: Host) -> None:
@@ -28,6 +44,9 @@ class MemoryLimiterProcessor(Processor):
             await self.limiter.stop()
 
     async def consume(self, data: Any) -> None:
+        items = pdata.item_count(self.signal, data)
         if self.limiter.refusing:
+            self.refused.inc(items)
             raise refused(REFUSED)
+        self.accepted.inc(items)
         await self.next.consume(data)
