@@ -209,6 +209,39 @@ def test_connectors_must_be_used_on_both_sides(tmp_path: Path) -> None:
     ) in result.stderr
 
 
+def _pipelines(pipelines: str, connectors: str = "  forward:\n") -> list[str]:
+    """The problems of a config with these pipelines (and connectors)."""
+    text = _config()
+    text = text[: text.index("  pipelines:")] + "  pipelines:\n" + pipelines
+    text = text.replace(
+        "exporters:\n  debug:\n", f"exporters:\n  debug:\nconnectors:\n{connectors}"
+    )
+    return cli.load([f"yaml:{text}"], [], Factories.load())[1]
+
+
+def test_a_connector_used_on_one_side_names_the_signal_not_the_pipeline() -> None:
+    """Upstream's graph_test cases (orphaned and partially orphaned
+    connectors): the message names the pipelines' signal, once per signal."""
+    problems = _pipelines(
+        "    traces/in: {receivers: [otlp], exporters: [forward]}\n"
+        "    traces/out: {receivers: [forward], exporters: [debug]}\n"
+        "    metrics/in: {receivers: [otlp], exporters: [forward]}\n"
+        "    metrics/other: {receivers: [otlp], exporters: [forward]}\n"
+    )
+    assert [p[p.index("connectors::") :] for p in problems] == [
+        'connectors::forward: connector "forward" used as exporter in metrics pipeline but not'
+        " used in any supported receiver pipeline"
+    ]
+    problems = _pipelines(
+        "    logs/in: {receivers: [otlp], exporters: [debug]}\n"
+        "    logs/out: {receivers: [forward], exporters: [debug]}\n"
+    )
+    assert [p[p.index("connectors::") :] for p in problems] == [
+        'connectors::forward: connector "forward" used as receiver in logs pipeline but not'
+        " used in any supported exporter pipeline"
+    ]
+
+
 def test_unreadable_and_malformed_config_files(tmp_path: Path) -> None:
     missing = run_cli("validate", "--config", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 1

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sluice.collector.component import (
+    SIGNAL_NAMES,
     SIGNALS_BY_NAME,
     ComponentConfig,
     ComponentID,
@@ -410,17 +411,22 @@ def _check_graph(
         factory = configured.factory
         assert isinstance(factory, ConnectorFactory)
         routes = factory.routes
-        as_exporter = [p for p in pipelines.values() if cid in p.exporters]
-        as_receiver = [p for p in pipelines.values() if cid in p.receivers]
-        for p in as_exporter:
-            if not any((p.signal, q.signal) in routes for q in as_receiver):
+        # As upstream, by signal: the message names the pipelines' signal, once.
+        as_exporter = list(
+            dict.fromkeys(p.signal for p in pipelines.values() if cid in p.exporters)
+        )
+        as_receiver = list(
+            dict.fromkeys(p.signal for p in pipelines.values() if cid in p.receivers)
+        )
+        for signal in as_exporter:
+            if not any((signal, other) in routes for other in as_receiver):
                 problems.add(
                     join("connectors", str(cid)),
-                    f'connector "{cid}" used as exporter in {p.id} pipeline but not used in any supported receiver pipeline',
+                    f'connector "{cid}" used as exporter in {SIGNAL_NAMES[signal]} pipeline but not used in any supported receiver pipeline',
                 )
-        for q in as_receiver:
-            if not any((p.signal, q.signal) in routes for p in as_exporter):
+        for signal in as_receiver:
+            if not any((other, signal) in routes for other in as_exporter):
                 problems.add(
                     join("connectors", str(cid)),
-                    f'connector "{cid}" used as receiver in {q.id} pipeline but not used in any supported exporter pipeline',
+                    f'connector "{cid}" used as receiver in {SIGNAL_NAMES[signal]} pipeline but not used in any supported exporter pipeline',
                 )
