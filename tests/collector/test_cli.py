@@ -242,6 +242,30 @@ def test_a_connector_used_on_one_side_names_the_signal_not_the_pipeline() -> Non
     ]
 
 
+def test_pipelines_feeding_themselves_are_a_cycle_named_as_upstream_names_it() -> None:
+    """Upstream's graph_test cycle cases: the first cycle, from a connector."""
+    [problem] = _pipelines(
+        "    logs: {receivers: [otlp, forward], processors: [batch], exporters: [forward]}\n"
+    )
+    assert problem.endswith(
+        ': service::pipelines: cycle detected: connector "forward" (logs to logs) -> '
+        'processor "batch" in pipeline "logs" -> connector "forward" (logs to logs)'
+    )
+    [problem] = _pipelines(
+        "    traces/in: {receivers: [otlp], processors: [batch], exporters: [forward]}\n"
+        "    traces/1: {receivers: [forward], processors: [batch], exporters: [forward/1]}\n"
+        "    traces/2: {receivers: [forward/1], processors: [batch],"
+        " exporters: [forward/2, forward]}\n"
+        "    traces/out: {receivers: [forward/2], processors: [batch], exporters: [debug]}\n",
+        "  forward:\n  forward/1:\n  forward/2:\n",
+    )
+    assert problem.endswith(
+        ': service::pipelines: cycle detected: connector "forward/1" (traces to traces) -> '
+        'processor "batch" in pipeline "traces/2" -> connector "forward" (traces to traces) -> '
+        'processor "batch" in pipeline "traces/1" -> connector "forward/1" (traces to traces)'
+    )
+
+
 def test_unreadable_and_malformed_config_files(tmp_path: Path) -> None:
     missing = run_cli("validate", "--config", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 1

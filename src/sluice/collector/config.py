@@ -25,6 +25,7 @@ from sluice.collector.confmap.decode import (
     join,
     shallow,
 )
+from sluice.collector.cycles import cycle_message
 from sluice.collector.factories import Factories
 from sluice.confexpand import Expanded
 from sluice.policy import Signal
@@ -407,10 +408,11 @@ def _check_graph(
                             join(where, sub) if sub else where,
                             f'{message} (creating it for pipeline "{pid}")',
                         )
+    routes_of: dict[ComponentID, frozenset[tuple[Signal, Signal]]] = {}
     for cid, configured in connectors.items():
         factory = configured.factory
         assert isinstance(factory, ConnectorFactory)
-        routes = factory.routes
+        routes = routes_of[cid] = factory.routes
         # As upstream, by signal: the message names the pipelines' signal, once.
         as_exporter = list(
             dict.fromkeys(p.signal for p in pipelines.values() if cid in p.exporters)
@@ -430,3 +432,7 @@ def _check_graph(
                     join("connectors", str(cid)),
                     f'connector "{cid}" used as receiver in {SIGNAL_NAMES[signal]} pipeline but not used in any supported exporter pipeline',
                 )
+    if not problems:  # as upstream, cycles are looked for once connectors are used right
+        cycle = cycle_message(pipelines.values(), routes_of)
+        if cycle is not None:
+            problems.add("service::pipelines", cycle)
