@@ -98,3 +98,37 @@ def test_an_endpoint_in_use_fails_start(loop: BackgroundLoop) -> None:
             loop.run(server.start())
     finally:
         taken.close()
+
+
+def test_help_texts_are_upstreams() -> None:
+    """The descriptions of v0.115's generated telemetry (receiverhelper,
+    exporterhelper, processorhelper), with their stability suffixes."""
+    helps = {family.name: family.documentation for family in ServiceTelemetry().registry.collect()}
+    assert helps["otelcol_receiver_accepted_spans"] == (
+        "Number of spans successfully pushed into the pipeline. [alpha]"
+    )
+    assert helps["otelcol_receiver_refused_log_records"] == (
+        "Number of log records that could not be pushed into the pipeline. [alpha]"
+    )
+    assert helps["otelcol_exporter_sent_log_records"] == (
+        "Number of log record successfully sent to destination. [alpha]"
+    )
+    assert helps["otelcol_exporter_sent_metric_points"] == (
+        "Number of metric points successfully sent to destination. [alpha]"
+    )
+    assert helps["otelcol_exporter_send_failed_spans"] == (
+        "Number of spans in failed attempts to send to destination. [alpha]"
+    )
+    assert helps["otelcol_exporter_enqueue_failed_spans"] == (
+        "Number of spans failed to be added to the sending queue. [alpha]"
+    )
+    assert helps["otelcol_processor_incoming_items"] == (
+        "Number of items passed to the processor. [alpha]"
+    )
+    assert helps["otelcol_processor_outgoing_items"] == (
+        "Number of items emitted from the processor. [alpha]"
+    )
+    assert helps["otelcol_exporter_queue_size"] == "Current size of the retry queue (in batches)"
+    assert helps["otelcol_exporter_queue_capacity"] == (
+        "Fixed capacity of the retry queue (in batches)"
+    )

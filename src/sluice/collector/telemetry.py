@@ -17,6 +17,9 @@ from sluice.policy import Signal
 ITEMS = {Signal.LOG: "log_records", Signal.METRIC: "metric_points", Signal.TRACE: "spans"}
 """Upstream's per-signal item names in metric names."""
 _SIGNAL_LABEL = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "traces"}
+_SENT_ITEMS = {Signal.LOG: "log record", Signal.METRIC: "metric points", Signal.TRACE: "spans"}
+ALPHA = " [alpha]"
+"""Upstream's descriptions end with their metric's stability."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,8 @@ class ServiceTelemetry:
                     "successfully pushed into the pipeline."
                     if kind == "accepted"
                     else "that could not be pushed into the pipeline."
-                ),
+                )
+                + ALPHA,
                 ["receiver", "transport"],
                 registry=r,
             )
@@ -70,10 +74,12 @@ class ServiceTelemetry:
             (kind, s): Counter(
                 f"otelcol_exporter_{kind}_{ITEMS[s]}",
                 {
-                    "sent": f"Number of {ITEMS[s].replace('_', ' ')} successfully sent to destination.",
+                    # Upstream's words, "log record" singular for sent logs included.
+                    "sent": f"Number of {_SENT_ITEMS[s]} successfully sent to destination.",
                     "send_failed": f"Number of {ITEMS[s].replace('_', ' ')} in failed attempts to send to destination.",
                     "enqueue_failed": f"Number of {ITEMS[s].replace('_', ' ')} failed to be added to the sending queue.",
-                }[kind],
+                }[kind]
+                + ALPHA,
                 ["exporter"],
                 registry=r,
             )
@@ -82,25 +88,25 @@ class ServiceTelemetry:
         }
         self._incoming = Counter(
             "otelcol_processor_incoming_items",
-            "Number of items passed to the processor.",
+            "Number of items passed to the processor." + ALPHA,
             ["processor", "otel_signal"],
             registry=r,
         )
         self._outgoing = Counter(
             "otelcol_processor_outgoing_items",
-            "Number of items emitted from the processor.",
+            "Number of items emitted from the processor." + ALPHA,
             ["processor", "otel_signal"],
             registry=r,
         )
         self._queue_size = Gauge(
             "otelcol_exporter_queue_size",
-            "Current size of the retry queue (in batches).",
+            "Current size of the retry queue (in batches)",
             ["exporter", "data_type"],
             registry=r,
         )
         self._queue_capacity = Gauge(
             "otelcol_exporter_queue_capacity",
-            "Fixed capacity of the retry queue (in batches).",
+            "Fixed capacity of the retry queue (in batches)",
             ["exporter", "data_type"],
             registry=r,
         )
