@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from prometheus_client import Counter
+from prometheus_client.parser import text_string_to_metric_families
 
 from sluice.collector.selfmetrics import DEFAULT_ENDPOINT, SelfMetricsServer
 from sluice.collector.telemetry import ServiceTelemetry
@@ -132,3 +133,24 @@ def test_help_texts_are_upstreams() -> None:
     assert helps["otelcol_exporter_queue_capacity"] == (
         "Fixed capacity of the retry queue (in batches)"
     )
+
+
+def test_the_process_metrics_are_served(served: tuple[SelfMetricsServer, Counter]) -> None:
+    """Upstream's service registers them whatever the level (service_test's
+    assertMetrics expects all six)."""
+    server, _ = served
+    text = http_get(server.port, "/metrics")[2].decode()
+    values = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+    assert values["otelcol_process_uptime_total"] > 0
+    assert values["otelcol_process_cpu_seconds_total"] > 0
+    assert values["otelcol_process_memory_rss"] > 1 << 20
+    assert values["otelcol_process_runtime_heap_alloc_bytes"] > 0
+    assert values["otelcol_process_runtime_total_sys_memory_bytes"] >= (
+        values["otelcol_process_runtime_heap_alloc_bytes"]
+    )
+    assert values["otelcol_process_runtime_total_alloc_bytes_total"] > 0
+    assert "# HELP otelcol_process_uptime_total Uptime of the process [alpha]" in text

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
 
+from sluice.collector.procmetrics import ProcessMetrics
 from sluice.policy import Signal
 
 ITEMS = {Signal.LOG: "log_records", Signal.METRIC: "metric_points", Signal.TRACE: "spans"}
@@ -54,6 +55,7 @@ class ServiceTelemetry:
         disable_created_metrics()  # type: ignore[no-untyped-call]  # upstream has no *_created series
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        r.register(ProcessMetrics())
         self._receiver = {
             (kind, s): Counter(
                 f"otelcol_receiver_{kind}_{ITEMS[s]}",
