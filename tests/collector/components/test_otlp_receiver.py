@@ -807,6 +807,45 @@ def test_unknown_media_type_is_415(start: Start) -> None:
     assert post(f"{receiver.http}/v1/traces", b"{}", None)[0] == 415
 
 
+def test_content_type_is_parsed_as_go_parses_a_media_type(start: Start) -> None:
+    # Upstream reads the media type with Go's mime.ParseMediaType: parameters
+    # that do not parse (or repeat with another value) make it no media type.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    accepted = [
+        "APPLICATION/JSON",
+        "application/json;",
+        " application/json ; charset = utf-8 ",
+        'application/json; charset="utf-8"; q=""',
+        "application/json; a=1; a=1",
+    ]
+    refused = [
+        "application/json; charset",
+        "application/json; charset=",
+        "application/json;;",
+        "application/json; a=1; a=2",
+        "application/json; charset=utf 8",
+        'application/json; charset="utf-8',
+        "application/json x",
+    ]
+    for content_type in accepted:
+        status, _, _ = post(f"{receiver.http}/v1/traces", b"{}", content_type)
+        assert status == 200, content_type
+    for content_type in refused:
+        status, headers, _ = post(f"{receiver.http}/v1/traces", b"{}", content_type)
+        assert (status, headers["content-type"]) == (415, "text/plain"), content_type
+    # An error answered in the request's format falls back to upstream's literal answer.
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces",
+        b"{}",
+        "application/json; charset",
+        headers={"Content-Encoding": "br"},
+    )
+    assert (status, json.loads(body)) == (
+        500,
+        {"code": 13, "message": "failed to marshal error message"},
+    )
+
+
 def test_only_post_is_allowed(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     status, headers, body = post(f"{receiver.http}/v1/traces", b"", method="GET")

@@ -15,6 +15,7 @@ request's format.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
@@ -139,11 +140,46 @@ class OtlpHttpHandler:
 
 
 def _media_type(content_type: bytes | None) -> str | None:
-    """PROTOBUF or JSON (parameters ignored), None for anything else."""
+    """PROTOBUF or JSON, None for anything else: upstream's
+    ``mime.ParseMediaType``, so parameters must parse (:func:`go_media_type`)."""
     if content_type is None:
         return None
-    media = content_type.split(b";", 1)[0].strip().lower().decode("latin-1")
+    media = go_media_type(content_type.decode("latin-1"))
     return media if media in (PROTOBUF, JSON) else None
+
+
+_TOKEN = r"[!#$%&'*+\-.^_`{|}~0-9A-Za-z]+"
+_MEDIA = re.compile(rf"{_TOKEN}(?:/{_TOKEN})?")
+_PARAMETER = re.compile(
+    rf"""\s*;\s*({_TOKEN})\s*=\s*(?:({_TOKEN})|"((?:[^"\\\r\n]|\\[()<>@,;:\\"/\[\]?=]|\\)*+)")"""
+)
+"""``; name=value``, the value a token or a quoted string (a backslash escapes
+only a special character, as in Go's ``mime`` package)."""
+_ESCAPED = re.compile(r'\\([()<>@,;:\\"/\[\]?=])')
+
+
+def go_media_type(value: str) -> str | None:
+    """The lowercased media type of a ``Content-Type`` value, as Go's
+    ``mime.ParseMediaType`` reads it, or None where Go reports an error: a
+    type that is not ``token[/token]``, a parameter that is not ``;
+    name=value`` (a trailing ``;`` is allowed), or a name given twice with
+    different values."""
+    media, separator, rest = value.partition(";")
+    media = media.lower().strip()
+    if not _MEDIA.fullmatch(media):
+        return None
+    rest = separator + rest
+    seen: dict[str, str] = {}
+    while rest.strip():
+        parameter = _PARAMETER.match(rest)
+        if parameter is None:
+            return None if rest.strip() != ";" else media
+        name, token, quoted = parameter.groups()
+        text = token if token is not None else _ESCAPED.sub(r"\1", quoted)
+        if seen.setdefault(name.lower(), text) != text:
+            return None
+        rest = rest[parameter.end() :]
+    return media
 
 
 def error_answer(request: Request | Mapping[bytes, bytes], status: int, message: str) -> Response:
