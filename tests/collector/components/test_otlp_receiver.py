@@ -752,6 +752,65 @@ def test_corrupt_compression_is_400(start: Start) -> None:
     assert status == 400 and json.loads(body)["code"] == 3
 
 
+@pytest.mark.parametrize(
+    ("encoding", "body", "message"),
+    [
+        # upstream's TestOTLPReceiverInvalidContentEncoding
+        ("gzip", b'{"key": "value"}', "gzip: invalid header"),
+        ("zstd", b'{"key": "value"}', "invalid input: magic number mismatch"),
+        # Go's readers on what is not their format, or is cut short
+        ("gzip", b"", "EOF"),
+        ("gzip", b"\x1f\x8b\x08", "unexpected EOF"),
+        ("gzip", gzip.compress(b"{}")[:-3], "unexpected EOF"),
+        ("gzip", gzip.compress(b"{}")[:-8] + bytes(8), "gzip: invalid checksum"),
+        ("deflate", b"{}", "zlib: invalid header"),
+        ("deflate", zlib.compress(b"{}", wbits=-15), "zlib: invalid header"),
+        ("zlib", zlib.compress(b"{}")[:-1], "unexpected EOF"),
+        ("zlib", zlib.compress(b"{}")[:-4] + bytes(4), "zlib: invalid checksum"),
+        ("zstd", b"(\xb5", "unexpected EOF"),
+    ],
+    ids=[
+        "gzip-header",
+        "zstd-magic",
+        "gzip-empty",
+        "gzip-short-header",
+        "gzip-truncated",
+        "gzip-checksum",
+        "deflate-not-zlib",
+        "deflate-raw",
+        "zlib-truncated",
+        "zlib-checksum",
+        "zstd-short-magic",
+    ],
+)
+@pytest.mark.parametrize("content_type", ["application/json", "application/x-protobuf"])
+def test_corrupt_bodies_get_gos_errors(
+    start: Start, encoding: str, body: bytes, message: str, content_type: str
+) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, headers, answer = post(
+        f"{receiver.http}/v1/traces", body, content_type, headers={"Content-Encoding": encoding}
+    )
+    assert (status, headers["content-type"]) == (400, content_type)
+    assert status_of(answer, content_type) == {"code": 3, "message": message}
+    assert receiver.received(Signal.TRACE) == []
+
+
+def test_a_header_that_does_not_read_is_answered_before_the_path(start: Start) -> None:
+    # Upstream's decompressor opens gzip and zlib readers before its mux runs.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    status, _, answer = post(
+        f"{receiver.http}/v1/other",
+        b"plain",
+        "application/json",
+        headers={"Content-Encoding": "gzip"},
+    )
+    assert (status, json.loads(answer)) == (400, {"code": 3, "message": "unexpected EOF"})
+    # An empty zstd stream is no content, as Go's reader reads it.
+    status, _, _ = post(f"{receiver.http}/v1/traces", b"", headers={"Content-Encoding": "zstd"})
+    assert status == 200
+
+
 def test_unsupported_encoding(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     status, _, body = post(

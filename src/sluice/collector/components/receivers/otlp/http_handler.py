@@ -3,24 +3,26 @@
 Checks run in upstream's order, each with upstream's answer (CORS preflight
 and authentication come first, in :mod:`sluice.collector.confighttp`, which
 answers a refused credential with :func:`error_answer`: 401 with a Status
-holding the authenticator's reason): ``Content-Encoding`` (400), the path
-(404: only the signals some pipeline uses have one), the method (405), the
-media type (415), then the body is decompressed (within
-``max_request_body_size``: 400 past it, as sent or decompressed), decoded once into the pipeline's
-message (400 with a ``google.rpc.Status`` when it is not an export request)
-and exported. The answer is an export response, or a Status, in the
-request's format.
+holding the authenticator's reason): ``Content-Encoding`` (400, also when a
+gzip or zlib header does not read: :mod:`.content_encoding`), the path (404:
+only the signals some pipeline uses have one), the method (405), the media
+type (415), then the body is decompressed (within ``max_request_body_size``:
+400 past it, as sent or decompressed; 400 with Go's error when it is
+corrupt), decoded once into the pipeline's message (400 with a
+``google.rpc.Status`` when it is not an export request) and exported. The
+answer is an export response, or a Status, in the request's format.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
 from sluice.collector import pdata
+from sluice.collector.components.receivers.otlp import content_encoding
 from sluice.collector.components.receivers.otlp.config import HttpConfig, url_path
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.components.receivers.otlp.status import (
@@ -32,28 +34,12 @@ from sluice.collector.components.receivers.otlp.status import (
     status_body,
 )
 from sluice.policy import Signal
-from sluice.telemetry import compression, framed, otlp_pbjson
+from sluice.telemetry import compression, otlp_pbjson
 from sluice.transport.http_server import Headers, Request, Response
 
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""
 _TEXT = b"text/plain; charset=utf-8"
-_DECODERS = {
-    "": "",
-    "gzip": "gzip",
-    "zstd": "zstd",
-    "deflate": "deflate",
-    "zlib": "deflate",
-    "snappy": "snappy",
-    "lz4": "lz4",
-}
-"""``compression_algorithms`` names this receiver decodes, as
-:mod:`sluice.telemetry.compression` names them, or as ``_FRAMED`` does."""
-_FRAMED: dict[str, Callable[[bytes, int], bytes]] = {
-    "snappy": framed.decompress_snappy,
-    "lz4": framed.decompress_lz4,
-}
-"""Codecs of the collector's receiver only (Edge forwards them as they came)."""
 BODY_TOO_LARGE = "http: request body too large"
 """Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
@@ -74,16 +60,16 @@ class OtlpHttpHandler:
         self._encodings = frozenset(config.compression_algorithms)
 
     async def __call__(self, request: Request) -> Response:
-        checked = self._check_head(request.method, request.path, request.headers)
+        checked = self._check_head(request.method, request.path, request.headers, request.body)
         if isinstance(checked, Response):
             return checked
         ingest, media, encoding = checked
         try:
-            body = self._decompress(encoding, request.body)
+            body = content_encoding.decompress(encoding, request.body, self._limit)
         except compression.BodyTooLarge:
             return _error(media, 400, BODY_TOO_LARGE)
         except compression.CorruptBody as problem:
-            return _error(media, 400, f"{encoding} body does not decompress: {problem}")
+            return _error(media, 400, str(problem))
         try:
             message = _decode(ingest.signal, media, body)
         except ValueError as problem:
@@ -94,12 +80,6 @@ class OtlpHttpHandler:
             return _refused(media, refusal)
         return Response(200, EXPORT_RESPONSE[media], content_type=media.encode())
 
-    def _decompress(self, encoding: str, body: bytes) -> bytes:
-        decode = _FRAMED.get(encoding)
-        if decode is None:
-            return compression.decompress(_DECODERS[encoding], body, self._limit)
-        return decode(body, self._limit)
-
     def too_large(self, method: str, path: str, headers: Mapping[bytes, bytes]) -> Response:
         """The answer to a request whose body, as sent, is past the limit:
         what the checks before the body give, else upstream's 400."""
@@ -109,14 +89,18 @@ class OtlpHttpHandler:
         return _error(checked[1], 400, BODY_TOO_LARGE)
 
     def _check_head(
-        self, method: str, path: str, headers: Mapping[bytes, bytes]
+        self, method: str, path: str, headers: Mapping[bytes, bytes], body: bytes | None = None
     ) -> Response | tuple[Ingest, str, str]:
-        """The checks made before the body is read, in upstream's order: an
-        error answer, or the signal's ingest, the media type and the encoding."""
+        """The checks made before the body is decoded, in upstream's order
+        (those of its decompressor first, on the `body` when given): an error
+        answer, or the signal's ingest, the media type and the encoding."""
         # Matched as written, as upstream does: `GZIP` and `identity` are not accepted.
         encoding = (headers.get(b"content-encoding") or b"").decode("latin-1").strip()
-        if encoding not in self._encodings or encoding not in _DECODERS:
+        if encoding not in self._encodings or encoding not in content_encoding.CODECS:
             return error_answer(headers, 400, f"unsupported Content-Encoding: {encoding}")
+        opening = None if body is None else content_encoding.opening_problem(encoding, body)
+        if opening is not None:
+            return error_answer(headers, 400, opening)
         if "%" in path:
             path = unquote(path)
         ingest = self._routes.get(path)
