@@ -162,7 +162,7 @@ def test_reads_every_spelling_upstream_accepts() -> None:
             "status": {"code": "STATUS_CODE_ERROR"},
             "droppedAttributesCount": 2.0,
             "attributes": [
-                {"key": "b64", "value": {"bytesValue": "AP_-"}},
+                {"key": "b64", "value": {"bytesValue": "AP/+\r\n"}},
                 {"key": "d", "value": {"doubleValue": "-Infinity"}},
                 {"key": "n", "value": None},
             ],
@@ -200,6 +200,20 @@ def test_text_that_is_not_utf8_reads_as_replacement_characters() -> None:
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":true}]}]}]}', "integer"),
         (
             b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"*"}}]}}]}',
+            "base64",
+        ),
+        # pdata reads bytes as Go's base64.StdEncoding: padded, not URL-safe
+        # (upstream's TestReadAttributeValueInvalidBytesValue reads "--").
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"--"}}]}}]}',
+            "base64",
+        ),
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"AP_-"}}]}}]}',
+            "base64",
+        ),
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"AA"}}]}}]}',
             "base64",
         ),
     ],

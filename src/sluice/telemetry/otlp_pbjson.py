@@ -4,8 +4,9 @@ OTLP JSON is the protobuf JSON mapping (lowerCamelCase keys) with two
 differences the OTLP specification makes: trace and span ids are hex, not
 base64, and enums are written as integers. Reading accepts what upstream's
 decoder accepts: snake_case keys too, 64-bit integers as strings or numbers,
-enums as integers or names, doubles as numbers or strings (``"NaN"``,
-``"Infinity"``); unknown keys and ``null`` values are ignored.
+enums as integers or names, bytes as padded standard base64 (Go's), doubles
+as numbers or strings (``"NaN"``, ``"Infinity"``); unknown keys and ``null``
+values are ignored.
 
 :func:`from_json` walks the parsed document once with a reader compiled per
 message type from its descriptor, and builds the message in one constructor
@@ -23,6 +24,7 @@ Everything else that is not an export request raises ValueError.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import math
 from collections.abc import Callable
@@ -298,10 +300,12 @@ def _bytes_reader(where: str) -> Convert:
     def data(value: Any, _depth: int) -> bytes:
         if type(value) is not str:
             raise ValueError(f"{where}: expected a base64 string, got {_kind(value)}")
-        # The protobuf JSON mapping takes standard or URL-safe base64, padded or not.
-        text = value.replace("-", "+").replace("_", "/")
+        # As pdata (Go's base64.StdEncoding): the standard alphabet, padded,
+        # line breaks ignored; not the URL-safe or unpadded forms the
+        # protobuf JSON mapping also takes.
+        text = value.replace("\r", "").replace("\n", "")
         try:
-            return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+            return binascii.a2b_base64(text, strict_mode=True)
         except ValueError:
             raise ValueError(f"{where}: invalid base64 {_kind(value)}") from None
 
