@@ -160,7 +160,7 @@ def test_reads_every_spelling_upstream_accepts() -> None:
             "start_time_unix_nano": 12,
             "endTimeUnixNano": "13",
             "status": {"code": "STATUS_CODE_ERROR"},
-            "droppedAttributesCount": 2.0,
+            "droppedAttributesCount": 2,
             "attributes": [
                 {"key": "b64", "value": {"bytesValue": "AP/+\r\n"}},
                 {"key": "d", "value": {"doubleValue": "-Infinity"}},
@@ -195,9 +195,17 @@ def test_text_that_is_not_utf8_reads_as_replacement_characters() -> None:
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"spanId":"zzzzzzzzzzzzzzzz"}]}]}]}', "ID"),
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"NOPE"}]}]}]}', "unknown enum"),
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":5}]}]}]}', "expected a string"),
-        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"-1"}]}]}]}', "range"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"-1"}]}]}]}', "integer"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":-1}]}]}]}', "range"),
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":1.5}]}]}]}', "integer"),
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":true}]}]}]}', "integer"),
+        # As pdata: integers are written as integers (jsoniter refuses 1.0 and
+        # 1e3), strings as Go's strconv reads them.
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":1.0}]}]}]}', "integer"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":1e3}]}]}]}', "integer"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":"+1"}]}]}]}', "integer"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":" 1"}]}]}]}', "integer"),
+        (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"flags":"1_0"}]}]}]}', "integer"),
         (
             b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"*"}}]}}]}',
             "base64",
@@ -221,6 +229,23 @@ def test_text_that_is_not_utf8_reads_as_replacement_characters() -> None:
 def test_what_is_not_an_export_request(body: bytes, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         from_json(Signal.TRACE, body)
+
+
+def test_integers_as_pdata_reads_them() -> None:
+    span = span_of({"droppedAttributesCount": "007", "attributes": [{"value": {"intValue": "+5"}}]})
+    assert (span.dropped_attributes_count, span.attributes[0].value.int_value) == (7, 5)
+    # scale and offset are read as numbers only (jsoniter's ReadInt32).
+    point = {"scale": 1, "positive": {"offset": -2}}
+    body = {"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"exponentialHistogram": {}}]}]}]}
+    metric = body["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]
+    metric["exponentialHistogram"]["dataPoints"] = [point]
+    read = from_json(Signal.METRIC, json.dumps(body).encode())
+    data_point = read.resource_metrics[0].scope_metrics[0].metrics[0].exponential_histogram
+    assert (data_point.data_points[0].scale, data_point.data_points[0].positive.offset) == (1, -2)
+    for key, value in (("scale", "1"), ("positive", {"offset": "-2"})):
+        metric["exponentialHistogram"]["dataPoints"] = [{key: value}]
+        with pytest.raises(ValueError, match="integer"):
+            from_json(Signal.METRIC, json.dumps(body).encode())
 
 
 def nested_log_body(depth: int) -> bytes:

@@ -3,7 +3,8 @@
 OTLP JSON is the protobuf JSON mapping (lowerCamelCase keys) with two
 differences the OTLP specification makes: trace and span ids are hex, not
 base64, and enums are written as integers. Reading accepts what upstream's
-decoder accepts: snake_case keys too, 64-bit integers as strings or numbers,
+decoder accepts: snake_case keys too, integers as integer numbers or decimal
+strings (Go's strconv; ``scale`` and ``offset`` numbers only),
 enums as integers or names, bytes as padded standard base64 (Go's), doubles
 as numbers or strings (``"NaN"``, ``"Infinity"``); unknown keys and ``null``
 values are ignored.
@@ -27,6 +28,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -88,6 +90,18 @@ _WIDE_INTEGERS = frozenset(
     }
 )
 _FLOATS = frozenset({FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT})
+_SIGNED = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_SFIXED32,
+        FieldDescriptor.TYPE_SFIXED64,
+    }
+)
+_SIGNED_TEXT = re.compile(r"[+-]?[0-9]+")
+_UNSIGNED_TEXT = re.compile(r"[0-9]+")
 
 
 # -- reading -----------------------------------------------------------------------
@@ -189,7 +203,7 @@ def _field_reader(field: FieldDescriptor) -> Convert:
     elif field.type == FieldDescriptor.TYPE_ENUM:
         convert = _enum_reader(field, where)
     elif field.type in _INTEGERS:
-        convert = _integer_reader(where)
+        convert = _integer_reader(where, field.type)
     elif field.type in _FLOATS:
         convert = _float_reader(where)
     elif field.type == FieldDescriptor.TYPE_BOOL:
@@ -219,16 +233,18 @@ def _kind(value: Any) -> str:
     return json.dumps(value)[:40]
 
 
-def _integer_reader(where: str) -> Convert:
+def _integer_reader(where: str, kind: int) -> Convert:
+    """As pdata reads integers: a JSON number written as an integer (``1.0``
+    and ``1e3`` are refused, as jsoniter refuses them), or a string in
+    decimal as Go's ``strconv.ParseInt`` / ``ParseUint`` reads it; ``scale``
+    and ``offset`` (the only ``sint32`` fields) as numbers only."""
+    text = _SIGNED_TEXT if kind in _SIGNED else _UNSIGNED_TEXT
+    strings = kind != FieldDescriptor.TYPE_SINT32
+
     def integer(value: Any, _depth: int) -> int:
         if type(value) is int:
             return value
-        if type(value) is str:
-            try:
-                return int(value)
-            except ValueError:
-                pass
-        elif type(value) is float and value.is_integer():
+        if type(value) is str and strings and text.fullmatch(value):
             return int(value)
         raise ValueError(f"{where}: expected an integer, got {_kind(value)}")
 
