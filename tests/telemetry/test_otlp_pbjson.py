@@ -248,6 +248,53 @@ def test_integers_as_pdata_reads_them() -> None:
             from_json(Signal.METRIC, json.dumps(body).encode())
 
 
+@pytest.mark.parametrize(
+    "span",
+    [
+        {"kind": None},
+        {"startTimeUnixNano": None},
+        {"attributes": [{"value": {"intValue": None}}]},
+        {"attributes": [{"value": {"boolValue": None}}]},
+        {"attributes": [{"value": {"doubleValue": None}}]},
+    ],
+)
+def test_null_numbers_bools_and_enums_are_refused(span: dict[str, Any]) -> None:
+    # pdata's readers of numbers, bools and enums refuse a null.
+    with pytest.raises(ValueError, match="null"):
+        span_of(span)
+
+
+def test_null_is_read_as_pdata_reads_it() -> None:
+    span = span_of(
+        {
+            "name": None,
+            "traceId": None,
+            "status": None,
+            "events": None,
+            "attributes": [
+                {"key": "s", "value": {"stringValue": None}},
+                {"key": "b", "value": {"bytesValue": None}},
+                {"key": "a", "value": {"arrayValue": None}},
+                {"key": "l", "value": {"kvlistValue": {"values": [None]}}},
+                None,
+            ],
+        }
+    )
+    assert (span.name, span.trace_id, len(span.events)) == ("", b"", 0)
+    values = [attribute.value for attribute in span.attributes]
+    assert [value.WhichOneof("value") for value in values[:4]] == [
+        "string_value",
+        "bytes_value",
+        "array_value",
+        "kvlist_value",
+    ]
+    assert values[3].kvlist_value.values[0].key == ""
+    assert span.attributes[4].key == "" and not span.attributes[4].HasField("value")
+    body = b'{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m","sum":null}]}]}]}'
+    metric = from_json(Signal.METRIC, body).resource_metrics[0].scope_metrics[0].metrics[0]
+    assert metric.WhichOneof("data") == "sum"
+
+
 def nested_log_body(depth: int) -> bytes:
     """A log whose body nests `depth` key-value lists (four JSON levels each)."""
     opening = b'{"kvlistValue":{"values":[{"key":"k","value":' * depth

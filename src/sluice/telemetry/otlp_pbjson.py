@@ -6,8 +6,9 @@ base64, and enums are written as integers. Reading accepts what upstream's
 decoder accepts: snake_case keys too, integers as integer numbers or decimal
 strings (Go's strconv; ``scale`` and ``offset`` numbers only),
 enums as integers or names, bytes as padded standard base64 (Go's), doubles
-as numbers or strings (``"NaN"``, ``"Infinity"``); unknown keys and ``null``
-values are ignored.
+as numbers or strings (``"NaN"``, ``"Infinity"``); unknown keys are ignored,
+and ``null`` read as pdata reads it (refused for numbers, bools and enums,
+the empty value of a oneof's choice, else no value).
 
 :func:`from_json` walks the parsed document once with a reader compiled per
 message type from its descriptor, and builds the message in one constructor
@@ -59,6 +60,8 @@ message that has them: spans, links, log records, exemplars)."""
 Convert = Callable[[Any, int], Any]
 """Reads one JSON value at a message nesting depth (scalars ignore it)."""
 Reader = Callable[[Any, int], dict[str, Any]]
+Null = Callable[[], Any]
+"""The value a JSON ``null`` gives a field (or raises ValueError)."""
 Render = Callable[[Any], Any]
 """Writes one field value as JSON."""
 
@@ -90,6 +93,7 @@ _WIDE_INTEGERS = frozenset(
     }
 )
 _FLOATS = frozenset({FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT})
+_NOT_NULL = frozenset({FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_ENUM})
 _SIGNED = frozenset(
     {
         FieldDescriptor.TYPE_INT32,
@@ -173,7 +177,7 @@ def _reader(descriptor: Descriptor) -> Reader:
     known = _READERS.get(descriptor.full_name)
     if known is not None:
         return known
-    table: dict[str, tuple[str, Convert]] = {}
+    table: dict[str, tuple[str, Convert, Null | None]] = {}
     message_name = descriptor.full_name
 
     def read(document: Any, depth: int) -> dict[str, Any]:
@@ -184,15 +188,41 @@ def _reader(descriptor: Descriptor) -> Reader:
         arguments: dict[str, Any] = {}
         for key, value in document.items():
             spec = table.get(key)
-            if spec is not None and value is not None:
+            if spec is None:
+                continue
+            if value is not None:
                 arguments[spec[0]] = spec[1](value, depth + 1)
+            elif spec[2] is not None:
+                arguments[spec[0]] = spec[2]()
         return arguments
 
     _READERS[message_name] = read  # before the fields: messages nest themselves
     for field in descriptor.fields:
-        convert = _field_reader(field)
-        table[field.json_name] = table[field.name] = (field.name, convert)
+        entry = (field.name, _field_reader(field), _null_reader(field))
+        table[field.json_name] = table[field.name] = entry
     return read
+
+
+def _null_reader(field: FieldDescriptor) -> Null | None:
+    """What a JSON ``null`` gives `field`, as pdata reads it (None: the field
+    stays unset): a number, a bool or an enum is refused; a string, bytes or
+    a message that is one of a oneof's choices (an ``AnyValue``'s, a data
+    point's or a metric's) is set to its empty value."""
+    where = f"{field.containing_type.name}.{field.json_name}"
+    if field.is_repeated:
+        return None
+    if field.type in _INTEGERS or field.type in _FLOATS or field.type in _NOT_NULL:
+
+        def refuse() -> Any:
+            raise ValueError(f"{where}: expected a value, got null")
+
+        return refuse
+    oneof = field.containing_oneof
+    if oneof is None or oneof.name.startswith("_"):  # proto3 optional: no choice
+        return None
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        return dict
+    return str if field.type == FieldDescriptor.TYPE_STRING else bytes
 
 
 def _field_reader(field: FieldDescriptor) -> Convert:
@@ -217,10 +247,13 @@ def _field_reader(field: FieldDescriptor) -> Convert:
     if not field.is_repeated:
         return convert
 
+    messages = field.type == FieldDescriptor.TYPE_MESSAGE
+
     def each(values: Any, depth: int) -> list[Any]:
         if type(values) is not list:
             raise ValueError(f"{where}: expected a JSON array, got {_kind(values)}")
-        return [convert(value, depth) for value in values]
+        # A null element of a list of messages is an empty message, as pdata reads it.
+        return [{} if value is None and messages else convert(value, depth) for value in values]
 
     return each
 
