@@ -583,6 +583,28 @@ def test_headers_named_in_connection_are_not_relayed_either_way(
         assert (got.all("X-Secret"), got.all("X-Kept")) == ([], ["k"])
 
 
+def test_a_request_asking_for_an_upgrade_is_served_whole_as_http_1_1(
+    edge: EdgeProcess, up: Upstream
+) -> None:
+    """Upgrade is hop-by-hop (EDGE.md section 2) and a server may ignore it
+    (RFC 9110 7.8): a POST asking for h2c, as curl --http2 asks, is
+    forwarded with its whole body, and the connection serves on."""
+    upgrade = ("Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c", "HTTP2-Settings: AAMAAABk")
+    body = logs_payload("json", ["k", "drop-me"])
+    with socket.create_connection(("127.0.0.1", edge.port), timeout=10) as sock:
+        sock.sendall(
+            raw_post("/custom", b"first body", *upgrade)
+            + raw_post("/v1/logs", body, "Content-Type: application/json", *upgrade)
+        )
+        answers = read_responses(sock, 2)
+    assert [a.status for a in answers] == [200, 200], answers
+    custom, logs = up.received()
+    assert (custom.target, custom.body) == ("/custom", b"first body")
+    assert (logs.target, logs_of("json", logs.body)) == ("/v1/logs", ["k"])
+    for got in (custom, logs):
+        assert got.all("Upgrade") == [] and got.all("HTTP2-Settings") == []
+
+
 def test_upstream_hop_by_hop_response_headers_not_relayed(edge: EdgeProcess, up: Upstream) -> None:
     up.respond = Reply(
         200, b"ok", [("Keep-Alive", "timeout=99"), ("X-Upstream", "a"), ("Set-Cookie", "s=1")]

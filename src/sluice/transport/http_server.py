@@ -304,6 +304,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         """The client half-closed after complete requests: answer them, then close."""
         self._peer = ""
         """The client's IP address."""
+        self._ignoring_upgrade = False
+        """The request being parsed asks for a protocol upgrade, which is not
+        honoured: it is read again without it (see :meth:`_without_upgrade`)."""
 
     # -- asyncio.Protocol --------------------------------------------------------
 
@@ -362,7 +365,15 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._phase != BODY:
             self._head_bytes += len(data)
         try:
-            parser.feed_data(data)
+            while True:
+                try:
+                    parser.feed_data(data)
+                    break
+                except httptools.HttpParserUpgrade as upgrade:
+                    if not self._ignoring_upgrade:
+                        raise
+                    data = self._without_upgrade() + bytes(data[upgrade.args[0] :])
+                    parser = self._parser = httptools.HttpRequestParser(self)
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported")
         except httptools.HttpParserError as problem:
@@ -397,6 +408,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             raise httptools.HttpParserError("limit")
 
     def on_headers_complete(self) -> None:
+        assert self._parser is not None
+        if self._parser.should_upgrade() and self._parser.get_method() != b"CONNECT":
+            # The parser would skip the body as the upgraded protocol's: this
+            # request is read again without its Upgrade header (data_received).
+            self._ignoring_upgrade = True
+            return
         self._phase = BODY
         self._head_bytes = 0
         self._continue_owed = False
@@ -472,7 +489,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._wait_for_memory()
 
     def on_message_complete(self) -> None:
-        if self._closing or self._parser is None:
+        if self._closing or self._parser is None or self._ignoring_upgrade:
             return
         url = self._url.decode("latin-1")
         path, _, query = url.partition("?")
@@ -495,6 +512,23 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self.waiting_memory = False  # it arrived whole while waiting: nothing to wait for
         self._tracker.received(self)
         self._enqueue(request)
+
+    def _without_upgrade(self) -> bytes:
+        """The head of the request being parsed without its ``Upgrade``
+        headers, to parse it again as a plain HTTP/1.1 request: Upgrade is
+        hop-by-hop, and a server may ignore it (RFC 9110 7.8). The parser
+        took anything after an upgrade request's head for the new protocol,
+        so its body would have been lost."""
+        assert self._parser is not None
+        self._ignoring_upgrade = False
+        method = self._parser.get_method()
+        version = self._parser.get_http_version().encode("latin-1")
+        lines = [b"%s %s HTTP/%s\r\n" % (method, self._url, version)]
+        for name, value in self._headers:
+            if name.lower() != b"upgrade":
+                lines.append(name + b": " + value + b"\r\n")
+        lines.append(b"\r\n")
+        return b"".join(lines)
 
     # -- memory and deadlines (called by the tracker) ------------------------------
 
