@@ -71,7 +71,7 @@ def _configured_snapshot(path: str) -> tuple[PolicySnapshot, list[Provider]]:
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: expected a JSON object")
     configs = parse_providers(
-        doc.get("policy_providers"), f"{path}: policy_providers", Path(path).parent
+        doc.get("policy_providers"), f"{path}: policy_providers", Path(path).parent, text=True
     )
     if not configs:
         raise ConfigError(f"{path}: policy_providers: no providers configured")

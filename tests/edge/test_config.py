@@ -5,6 +5,7 @@ forms, and ``sluice-edge validate``."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -401,6 +402,43 @@ def test_the_collectors_expansion_forms(
         assert json_bodies(json.loads(got.body)) == ["y"]
         assert edge.post("/v1/logs", b"z" * 70_000, "application/json").status == 413
     assert "t0ken" not in edge.stderr()
+
+
+def test_provider_numbers_and_flags_from_the_environment(tmp_path: Path) -> None:
+    """A provider's number and boolean fields filled by a whole-value
+    ``${VAR}`` (text once expanded) count as their value, as Edge's own fields
+    do; text that is not a number is still an error naming the key."""
+    write_json(tmp_path / "policies.json", DROP_X)
+    served = tmp_path / "served.json"
+    write_json(served, DROP_X)
+    env = {"POLL": "0.5", "TIMEOUT": "5", "BYTES": "65536", "TLS": "false"}
+    with policy_server(served) as server:
+        doc = {
+            "upstream_url": "http://127.0.0.1:1",
+            "policy_providers": [
+                {"type": "file", "path": "policies.json", "poll_interval_secs": "${POLL}"},
+                {
+                    "type": "http",
+                    "url": server.sync_url,
+                    "poll_interval_secs": "${env:POLL}",
+                    "timeout_secs": "${TIMEOUT}",
+                    "max_response_bytes": "${BYTES}",
+                },
+                {
+                    "type": "grpc",
+                    "url": f"127.0.0.1:{server.grpc_port}",
+                    "tls": "${TLS}",
+                    "timeout_secs": "${TIMEOUT}",
+                },
+            ],
+        }
+        proc = run_edge("validate", str(config_file(tmp_path, doc)), env={**os.environ, **env})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("1 active policies (1 logs") == 3, proc.stdout
+    doc["policy_providers"][0]["poll_interval_secs"] = "often"
+    proc = run_edge("validate", str(config_file(tmp_path, doc)), env={**os.environ, **env})
+    assert proc.returncode == 1
+    assert "policy_providers[0].poll_interval_secs: expected a number" in proc.stderr
 
 
 def test_an_unset_variable_without_default_stops_edge_naming_it(tmp_path: Path) -> None:

@@ -154,7 +154,7 @@ def _providers(raw: Any, where: str, base_dir: Path | None = None) -> tuple[Prov
     """Relative paths (a file provider's ``path``, ``ca_file``) are taken from
     `base_dir`, the config file's folder."""
     # Expanded with the rest of the config: expanding again would undo $$.
-    return tuple(parse_providers(raw, where, base_dir, expand=False))
+    return tuple(parse_providers(raw, where, base_dir, expand=False, text=True))
 
 
 LIMITS: dict[str, Reader] = {

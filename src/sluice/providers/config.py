@@ -152,9 +152,12 @@ def http_url(url: str, where: str, form: str) -> SplitResult:
     return parts
 
 
-_POLL_SECS = number_reader(0.01, 86_400)
-_TIMEOUT_SECS = number_reader(0.01, 3_600)
-_RESPONSE_BYTES = integer_reader(1024, MAX_RESPONSE_BYTES)
+_POLL_SECS = {text: number_reader(0.01, 86_400, text=text) for text in (False, True)}
+_TIMEOUT_SECS = {text: number_reader(0.01, 3_600, text=text) for text in (False, True)}
+_RESPONSE_BYTES = {
+    text: integer_reader(1024, MAX_RESPONSE_BYTES, text=text) for text in (False, True)
+}
+"""The readers of a provider's numbers, by whether numeric text counts."""
 
 
 @dataclass(frozen=True)
@@ -249,14 +252,22 @@ def _ca_file(raw: Any, where: str, expand: bool, base_dir: Path | None) -> str:
 
 
 def parse_provider(
-    raw: Any, where: str, index: int, base_dir: Path | None = None, expand: bool = True
+    raw: Any,
+    where: str,
+    index: int,
+    base_dir: Path | None = None,
+    expand: bool = True,
+    text: bool = False,
 ) -> ProviderConfig:
     """Validate one provider entry; `where` prefixes error messages
     (e.g. ``config.json: policy_providers[0]``). A relative file `path` or
     ``ca_file`` is taken relative to `base_dir` (the config file's folder,
     or the collector's working directory) when given.
     `expand`: replace ``${NAME}`` in string values (False when the caller's
-    config format has expanded them already, as the collector's does)."""
+    config format has expanded them already, as the collector's does).
+    `text`: a number or boolean may be given as text, as a ``${NAME}`` in a
+    JSON config fills it (``"poll_interval_secs": "${POLL_SECS}"``); YAML
+    types what the collector's expansion fills itself."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected an object, got {raw!r}")
     kind = raw.get("type")
@@ -285,7 +296,7 @@ def parse_provider(
         if "url" not in raw:
             raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
         values["url"] = _sync_url(raw["url"], f"{where}.url", kind, expand)
-    values["poll_interval_secs"] = _POLL_SECS(
+    values["poll_interval_secs"] = _POLL_SECS[text](
         raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs"
     )
     headers = raw.get("headers", [])
@@ -310,11 +321,15 @@ def parse_provider(
     if encoding not in ("json", "protobuf"):
         raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {encoding!r}")
     values["encoding"] = encoding
-    values["timeout_secs"] = _TIMEOUT_SECS(raw.get("timeout_secs", 10), f"{where}.timeout_secs")
-    values["max_response_bytes"] = _RESPONSE_BYTES(
+    values["timeout_secs"] = _TIMEOUT_SECS[text](
+        raw.get("timeout_secs", 10), f"{where}.timeout_secs"
+    )
+    values["max_response_bytes"] = _RESPONSE_BYTES[text](
         raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES), f"{where}.max_response_bytes"
     )
     tls = raw.get("tls", False)
+    if text and isinstance(tls, str) and tls.lower() in ("true", "false"):
+        tls = tls.lower() == "true"
     if not isinstance(tls, bool):
         raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
     values["tls"] = tls
@@ -325,16 +340,17 @@ def parse_provider(
 
 
 def parse_providers(
-    raw: Any, where: str, base_dir: Path | None = None, expand: bool = True
+    raw: Any, where: str, base_dir: Path | None = None, expand: bool = True, text: bool = False
 ) -> list[ProviderConfig]:
-    """A ``policy_providers`` list; provider ids must be unique. `expand`: as
-    in :func:`parse_provider`."""
+    """A ``policy_providers`` list; provider ids must be unique. `expand` and
+    `text`: as in :func:`parse_provider`."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: expected a list of providers")
     providers = [
-        parse_provider(item, f"{where}[{i}]", i, base_dir, expand) for i, item in enumerate(raw)
+        parse_provider(item, f"{where}[{i}]", i, base_dir, expand, text)
+        for i, item in enumerate(raw)
     ]
     seen: set[str] = set()
     for i, provider in enumerate(providers):
