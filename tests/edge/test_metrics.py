@@ -21,6 +21,7 @@ from tests.edge.helpers import (
     http_request,
     otlp_logs_json,
     policies,
+    wait_until,
 )
 
 REDACT_SAMPLED = {
@@ -213,3 +214,19 @@ def test_requests_the_http_layer_refuses_are_counted(start_edge: EdgeLauncher) -
     metrics = scrape(edge)
     assert metrics.get("sluice_edge_requests_total", route="server", code="400") == 1
     assert metrics.get("sluice_edge_requests_total", route="server", code="413") == 1
+
+
+def test_provider_sync_errors_are_counted(start_edge: EdgeLauncher) -> None:
+    """EDGE.md section 2: /_metrics counts provider sync errors. Every failed
+    attempt counts, and the count stays after the provider recovers (the
+    consecutive-failures gauge goes back to 0)."""
+    edge = start_edge(POLICIES)
+    errors = "sluice_edge_provider_sync_errors_total"
+    assert scrape(edge).get(errors, provider="local") == 0
+    good = edge.policy_path.read_bytes()
+    edge.policy_path.write_text("{not json")
+    wait_until(lambda: scrape(edge).get(errors, provider="local") >= 2, edge)
+    edge.policy_path.write_bytes(good)
+    failures = "sluice_edge_provider_consecutive_failures"
+    wait_until(lambda: scrape(edge).get(failures, provider="local") == 0, edge)
+    assert scrape(edge).get(errors, provider="local") >= 2

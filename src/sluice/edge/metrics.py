@@ -55,6 +55,7 @@ RECORDS = "sluice_edge_records_received"
 POLICY_RECORDS = "sluice_processor_policy_records"
 FAIL_OPEN = "sluice_edge_fail_open"
 UPSTREAM_ERRORS_FAMILY = "sluice_edge_upstream_errors"
+PROVIDER_ERRORS = "sluice_edge_provider_sync_errors"
 LATENCY = "sluice_edge_upstream_request_duration_seconds"
 
 

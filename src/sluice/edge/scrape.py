@@ -42,6 +42,11 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Upstream requests without a usable answer (answered 504 for a timeout, else 502), by kind",
         ("kind",),
     ),
+    m.PROVIDER_ERRORS: (
+        "Failed policy loads and syncs, by provider (every failed attempt; the provider's "
+        "last good policies stay active)",
+        ("provider",),
+    ),
     WORKER_RESTARTS: (
         "Workers replaced after exiting while Edge ran, by reason (killed: by a signal, "
         "such as the out-of-memory killer's SIGKILL; exited: by itself)",

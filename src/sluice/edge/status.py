@@ -25,7 +25,7 @@ from prometheus_client.metrics_core import Metric
 from sluice import __version__
 from sluice.edge.config import EdgeConfig
 from sluice.edge.group import WorkerGroup, no_restarts
-from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics, Folded, merge
+from sluice.edge.metrics import PROVIDER_ERRORS, TELEMETRY_TYPES, EdgeMetrics, Folded, merge
 from sluice.edge.scrape import (
     POLICY_HITS,
     POLICY_MISSES,
@@ -77,6 +77,7 @@ class EdgeStatus:
         """This process's counters, per-policy ones included."""
         counts = self.counters.fold()
         counts.update(policy_counts(self.registry.runtime.stats))
+        counts[PROVIDER_ERRORS] = {(p.config.id,): p.errors for p in self.providers}
         return counts
 
     def counts(self) -> Folded:

@@ -30,6 +30,8 @@ class Provider(ABC):
         self.order = order
         self.failures = 0
         """Consecutive failed polls (0 after a success)."""
+        self.errors = 0
+        """Failed polls since the start (never reset)."""
         self.last_error = ""
         self.loaded = threading.Event()
         """Set once the provider has delivered a policy set."""
@@ -51,6 +53,7 @@ class Provider(ABC):
             self.failures = 0
             return self.interval
         self.failures += 1
+        self.errors += 1
         backoff = min(self.interval, BACKOFF_START_SECS * 2 ** (self.failures - 1))
         return float(backoff * random.uniform(0.5, 1.0))
 
