@@ -149,9 +149,7 @@ def test_the_process_metrics_are_served(served: tuple[SelfMetricsServer, Counter
     assert values["otelcol_process_cpu_seconds_total"] > 0
     assert values["otelcol_process_memory_rss"] > 1 << 20
     assert values["otelcol_process_runtime_heap_alloc_bytes"] > 0
-    assert (
-        values["otelcol_process_runtime_total_sys_memory_bytes"]
-        >= (values["otelcol_process_runtime_heap_alloc_bytes"])
-    )
+    heap = values["otelcol_process_runtime_heap_alloc_bytes"]
+    assert values["otelcol_process_runtime_total_sys_memory_bytes"] >= heap
     assert values["otelcol_process_runtime_total_alloc_bytes_total"] > 0
     assert "# HELP otelcol_process_uptime_total Uptime of the process [alpha]" in text
