@@ -164,6 +164,37 @@ def test_bad_values_are_reported_under_their_keys() -> None:
 
 
 @pytest.mark.parametrize(
+    ("mib", "valid", "limit"),
+    [
+        (-1, False, 4 << 20),
+        (0, True, 4 << 20),
+        (2048, True, 2048 << 20),
+        ((1 << 63) - 1, False, 4 << 20),  # configgrpc's TestGrpcServerValidate
+        (1 << 43, False, 4 << 20),
+        (1 << 44, True, 4 << 20),  # Go's product wraps to 0: the setting is not applied
+    ],
+)
+def test_max_recv_msg_size_mib_is_computed_as_upstreams_int(
+    mib: int, valid: bool, limit: int
+) -> None:
+    raw = {"protocols": {"grpc": {"max_recv_msg_size_mib": mib}}}
+    config = decode(OtlpReceiverConfig, raw, "receivers::otlp", Problems())
+    assert config.protocols.grpc is not None
+    expected = (
+        []
+        if valid
+        else [
+            (
+                "protocols::grpc::max_recv_msg_size_mib",
+                f"invalid max_recv_msg_size_mib value, must be between 1 and 8796093022207: {mib}",
+            )
+        ]
+    )
+    assert list(config.validate()) == expected
+    assert config.protocols.grpc.max_message_bytes == limit
+
+
+@pytest.mark.parametrize(
     ("written", "path"),
     [
         ("v1/logs", "/v1/logs"),

@@ -22,6 +22,7 @@ from sluice.transport.listener import parse_endpoint
 
 DEFAULT_MAX_RECV_MSG_SIZE_MIB = 4
 """gRPC's own limit, which upstream keeps when ``max_recv_msg_size_mib`` is 0."""
+_GO_INT_MAX = (1 << 63) - 1
 TCP_TRANSPORTS = ("tcp", "tcp4", "tcp6")
 
 
@@ -79,11 +80,11 @@ class GrpcConfig:
             yield from _endpoint_problems(self.endpoint)
         elif not self.endpoint:
             yield "endpoint", "a unix socket path is required"
-        if self.max_recv_msg_size_mib < 0:
+        if self._max_recv_msg_bytes < 0:
             yield (
                 "max_recv_msg_size_mib",
                 "invalid max_recv_msg_size_mib value, must be between 1 and "
-                f"{(2**63 - 1) // MIB}: {self.max_recv_msg_size_mib}",
+                f"{_GO_INT_MAX // MIB}: {self.max_recv_msg_size_mib}",
             )
         for key in ("read_buffer_size", "write_buffer_size"):
             if getattr(self, key) < 0:
@@ -92,8 +93,19 @@ class GrpcConfig:
         yield from section_problems("auth", self.auth)
 
     @property
+    def _max_recv_msg_bytes(self) -> int:
+        """``max_recv_msg_size_mib`` in bytes as upstream computes it, in Go's
+        64-bit int: a product past its range wraps (negative: invalid)."""
+        wrapped = (self.max_recv_msg_size_mib * MIB) & ((1 << 64) - 1)
+        return wrapped - (1 << 64) if wrapped > _GO_INT_MAX else wrapped
+
+    @property
     def max_message_bytes(self) -> int:
-        return (self.max_recv_msg_size_mib or DEFAULT_MAX_RECV_MSG_SIZE_MIB) * MIB
+        """The largest request message; gRPC's default when the setting is
+        0 (or its product wraps to 0, as upstream then sets nothing)."""
+        if self.max_recv_msg_size_mib > 0 and self._max_recv_msg_bytes > 0:
+            return self._max_recv_msg_bytes
+        return DEFAULT_MAX_RECV_MSG_SIZE_MIB * MIB
 
 
 @dataclass
