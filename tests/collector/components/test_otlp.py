@@ -25,7 +25,7 @@ from sluice.collector.component import (
     Settings,
 )
 from sluice.collector.components.exporters.otlp import FACTORY
-from sluice.collector.components.exporters.otlp.config import OtlpGrpcConfig
+from sluice.collector.components.exporters.otlp.config import KeepaliveSettings, OtlpGrpcConfig
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
@@ -184,6 +184,14 @@ def test_zstd_and_snappy_are_sent_as_gzip_with_a_warning(
     assert counter(used, SENT, exporter="otlp") == 1
     assert f"compression {compression} is not available" in caplog.text
     assert "sending gzip" in caplog.text
+
+
+def test_a_keepalive_past_a_c_int_is_served(sink: GrpcSink) -> None:
+    # Go takes 720h; in milliseconds it overflows grpcio's C int arguments.
+    long = KeepaliveSettings(time=Duration(720 * 3600), timeout=Duration(720 * 3600))
+    used = run(config(sink, keepalive=long), consume_logs(2))
+    assert len(sink.wait_for(1)) == 1
+    assert counter(used, SENT, exporter="otlp") == 2
 
 
 def test_unavailable_then_ok_is_delivered(sink: GrpcSink) -> None:

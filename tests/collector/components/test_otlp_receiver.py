@@ -1170,6 +1170,28 @@ def test_grpc_max_message_size(start: Start) -> None:
     assert receiver.count("accepted", "spans", "grpc") == 2
 
 
+def test_grpc_settings_past_a_c_int_are_served(start: Start) -> None:
+    # Go takes these (an int, a uint32, durations); grpcio's channel
+    # arguments are C ints, which they overflow.
+    receiver = start(
+        {
+            "grpc": {
+                "endpoint": "127.0.0.1:0",
+                "max_recv_msg_size_mib": 4096,
+                "max_concurrent_streams": 4294967295,
+                "keepalive": {
+                    "server_parameters": {"max_connection_age": "720h", "time": "720h"},
+                    "enforcement_policy": {"min_time": "720h"},
+                },
+            }
+        }
+    )
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        assert export(traces_request().SerializeToString(), timeout=5) == b"\x0a\x00"
+    assert receiver.count("accepted", "spans", "grpc") == 2
+
+
 def test_http_only_does_not_listen_on_grpc(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     assert receiver.receiver.grpc_port == 0 and receiver.receiver.http_port > 0

@@ -25,6 +25,7 @@ from sluice.collector.configauth import (
     client_authenticator,
     requires_transport_security,
 )
+from sluice.collector.configgrpc import channel_arguments
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.collector.rpc_status import parse_status
@@ -83,7 +84,7 @@ def channel_options(config: OtlpGrpcConfig) -> list[tuple[str, Any]]:
             ("grpc.keepalive_timeout_ms", int(config.keepalive.timeout * 1000)),
             ("grpc.keepalive_permit_without_calls", int(config.keepalive.permit_without_stream)),
         ]
-    return options
+    return channel_arguments(options)
 
 
 def classify(code: str, details: str, trailers: Any) -> ExportError:

@@ -23,6 +23,7 @@ from sluice.collector.client import NO_METADATA, AuthData, Info, Metadata, metad
 from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
+from sluice.collector.configgrpc import channel_arguments
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
 from sluice.transport.listener import parse_endpoint
@@ -82,7 +83,8 @@ class OtlpGrpcServer:
 
 def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
     """gRPC channel arguments for the config (``read_buffer_size`` and
-    ``write_buffer_size`` have no gRPC core equivalent and are not applied)."""
+    ``write_buffer_size`` have no gRPC core equivalent and are not applied).
+    Values upstream takes past a C int are capped there."""
     options: list[tuple[str, Any]] = [("grpc.max_receive_message_length", config.max_message_bytes)]
     if config.max_concurrent_streams > 0:
         options.append(("grpc.max_concurrent_streams", config.max_concurrent_streams))
@@ -105,7 +107,7 @@ def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
                 ("grpc.http2.min_recv_ping_interval_without_data_ms", int(policy.min_time * 1000))
             )
         options.append(("grpc.keepalive_permit_without_calls", int(policy.permit_without_stream)))
-    return options
+    return channel_arguments(options)
 
 
 def _address(config: GrpcConfig) -> str:
