@@ -109,6 +109,14 @@ def test_a_keepalive_section_even_empty_pings_with_the_defaults(
     assert (config.keepalive.time, config.keepalive.timeout) == (10.0, 10.0)
 
 
+def test_a_negative_timeout_is_invalid(tmp_path: Path) -> None:
+    # otlpexporter's invalid_configs.yaml invalid_timeout (exporterhelper's TimeoutConfig).
+    path = tmp_path / "otlp.yaml"
+    path.write_text("exporters:\n  otlp:\n    endpoint: example.com:443\n    timeout: -5s\n")
+    _, problems = load_config(OtlpGrpcConfig, path, "otlp")
+    assert problems == ["'timeout' must be non-negative"]
+
+
 def test_full_config_decodes_every_key() -> None:
     config, problems = load_config(
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_full.yaml", "otlp/full"

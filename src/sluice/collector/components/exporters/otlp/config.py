@@ -90,6 +90,9 @@ class OtlpGrpcConfig(ComponentConfig):
                 yield "endpoint", f"address {target}: too many colons in address"
             elif not port.isdigit():
                 yield "endpoint", f'invalid port "{port}"'
+        if self.timeout < 0:
+            # exporterhelper's TimeoutConfig, squashed into the exporter's keys.
+            yield "", "'timeout' must be non-negative"
         if self.compression not in COMPRESSIONS:
             yield "compression", f'unsupported compression type "{self.compression}"'
         if self.balancer_name and self.balancer_name not in BALANCERS:
