@@ -117,6 +117,31 @@ def test_a_negative_timeout_is_invalid(tmp_path: Path) -> None:
     assert problems == ["'timeout' must be non-negative"]
 
 
+@pytest.mark.parametrize(
+    ("batcher", "problem"),
+    [
+        ("{min_size_items: -1}", "min_size_items must be greater than or equal to zero"),
+        (
+            "{flush_timeout: 0s, max_size_items: -1}",
+            "max_size_items must be greater than or equal to zero",
+        ),
+        (
+            "{max_size_items: 20000, min_size_items: 20001}",
+            "max_size_items must be greater than or equal to min_size_items",
+        ),
+        ("{flush_timeout: 0s}", "timeout must be greater than zero"),
+    ],
+)
+def test_batcher_values_are_checked_even_when_off(
+    tmp_path: Path, batcher: str, problem: str
+) -> None:
+    # exporterbatcher's TestConfig_Validate; upstream validates the section enabled or not.
+    path = tmp_path / "otlp.yaml"
+    path.write_text(f"exporters:\n  otlp:\n    endpoint: example.com:443\n    batcher: {batcher}\n")
+    _, problems = load_config(OtlpGrpcConfig, path, "otlp")
+    assert problems == [f"batcher: {problem}"]
+
+
 def test_full_config_decodes_every_key() -> None:
     config, problems = load_config(
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_full.yaml", "otlp/full"

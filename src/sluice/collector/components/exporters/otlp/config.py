@@ -41,6 +41,18 @@ class BatcherSettings:
     min_size_items: int = 8192
     max_size_items: int = 0
 
+    def validate(self) -> Iterator[Problem]:
+        """exporterbatcher's checks, made whether or not it is enabled (the
+        first failing one, as upstream reports it)."""
+        if self.min_size_items < 0:
+            yield "", "min_size_items must be greater than or equal to zero"
+        elif self.max_size_items < 0:
+            yield "", "max_size_items must be greater than or equal to zero"
+        elif 0 < self.max_size_items < self.min_size_items:
+            yield "", "max_size_items must be greater than or equal to min_size_items"
+        elif self.flush_timeout <= 0:
+            yield "", "timeout must be greater than zero"
+
 
 @dataclass
 class OtlpGrpcConfig(ComponentConfig):
@@ -120,6 +132,7 @@ class OtlpGrpcConfig(ComponentConfig):
             )
         if self.batcher.enabled:
             yield "batcher::enabled", "not supported by Sluice; use the batch processor"
+        yield from section_problems("batcher", self.batcher)
         yield from header_problems(self.headers)
         yield from section_problems("tls", self.tls)
         yield from section_problems("auth", self.auth)
