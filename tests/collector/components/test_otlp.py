@@ -164,6 +164,23 @@ def test_insecure_with_an_http_prefix_is_plaintext() -> None:
     assert replace(config, endpoint="https://localhost:4317").uses_tls
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "target"),
+    [
+        ("dns://authority/backend.example.com:4317", "dns://authority/backend.example.com:4317"),
+        ("dns:///backend.example.com:4317", "dns:///backend.example.com:4317"),
+        ("http://backend.example.com:4317", "backend.example.com:4317"),
+        ("https://backend.example.com:4317", "backend.example.com:4317"),
+    ],
+)
+def test_a_dns_endpoint_is_dialled_as_written(endpoint: str, target: str) -> None:
+    # otlpexporter's TestValidDNSEndpoint: valid; configgrpc strips only
+    # http(s):// before dialling, so gRPC's DNS resolver gets the authority.
+    config = OtlpGrpcConfig(endpoint=endpoint)
+    assert list(config.validate()) == []
+    assert config.target == target
+
+
 def test_an_endpoint_is_required() -> None:
     _, problems = load_config(
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_no_endpoint.yaml", "otlp"
@@ -223,6 +240,12 @@ def test_a_keepalive_past_a_c_int_is_served(sink: GrpcSink) -> None:
     # Go takes 720h; in milliseconds it overflows grpcio's C int arguments.
     long = KeepaliveSettings(time=Duration(720 * 3600), timeout=Duration(720 * 3600))
     used = run(config(sink, keepalive=long), consume_logs(2))
+    assert len(sink.wait_for(1)) == 1
+    assert counter(used, SENT, exporter="otlp") == 2
+
+
+def test_a_dns_target_is_resolved_by_grpc(sink: GrpcSink) -> None:
+    used = run(config(sink, endpoint=f"dns:///{sink.endpoint}"), consume_logs(2))
     assert len(sink.wait_for(1)) == 1
     assert counter(used, SENT, exporter="otlp") == 2
 

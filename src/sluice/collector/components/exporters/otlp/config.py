@@ -58,7 +58,7 @@ class BatcherSettings:
 class OtlpGrpcConfig(ComponentConfig):
     endpoint: str = ""
     """``host:port``; an ``https://`` prefix asks for TLS, ``http://`` and
-    ``dns://`` are stripped."""
+    ``https://`` are stripped; a ``dns://`` target is dialled as written."""
     compression: str = "gzip"
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
@@ -79,11 +79,21 @@ class OtlpGrpcConfig(ComponentConfig):
 
     @property
     def target(self) -> str:
-        """The endpoint without its scheme prefix, as gRPC dials it."""
+        """What gRPC dials, as configgrpc gives it: the endpoint without an
+        ``http://`` or ``https://`` prefix (a ``dns://[authority]/`` target
+        stays one, for gRPC's DNS resolver)."""
         for prefix in ("http://", "https://"):
             if self.endpoint.startswith(prefix):
                 return self.endpoint[len(prefix) :]
-        return _DNS_PREFIX.sub("", self.endpoint)
+        return self.endpoint
+
+    @property
+    def _validated_endpoint(self) -> str:
+        """The ``host:port`` upstream's Validate checks: `target` without a
+        ``dns://`` or ``dns:///`` prefix."""
+        if self.endpoint.startswith("dns://"):
+            return _DNS_PREFIX.sub("", self.endpoint)
+        return self.target
 
     @property
     def uses_tls(self) -> bool:
@@ -91,7 +101,7 @@ class OtlpGrpcConfig(ComponentConfig):
         return not self.tls.insecure or self.tls.has_ca or self.endpoint.startswith("https://")
 
     def validate(self) -> Iterator[Problem]:
-        target = self.target
+        target = self._validated_endpoint
         if not target:
             yield "", 'requires a non-empty "endpoint"'
         else:
