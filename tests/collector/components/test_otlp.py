@@ -142,6 +142,19 @@ def test_batcher_values_are_checked_even_when_off(
     assert problems == [f"batcher: {problem}"]
 
 
+def test_tls_versions_grpcio_uses_are_accepted() -> None:
+    tls = TLSClientConfig(ca_file="/etc/ssl/ca.pem", min_version="1.2", max_version="1.3")
+    assert list(OtlpGrpcConfig(endpoint="example.com:443", tls=tls).validate()) == []
+    other = replace(tls, min_version="1.3")
+    assert list(OtlpGrpcConfig(endpoint="example.com:443", tls=other).validate()) == [
+        (
+            "tls",
+            "min_version and max_version are not supported by Sluice's gRPC exporter "
+            "beyond what grpcio does (min_version 1.2, max_version 1.3)",
+        )
+    ]
+
+
 def test_full_config_decodes_every_key() -> None:
     config, problems = load_config(
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_full.yaml", "otlp/full"

@@ -19,6 +19,10 @@ COMPRESSIONS = ("gzip", "none", "", "zstd", "snappy")
 SENT_AS_GZIP = ("zstd", "snappy")
 """Types grpcio cannot send (it has gzip and deflate only): gzip goes instead."""
 BALANCERS = ("round_robin", "pick_first")
+GRPCIO_MIN_VERSIONS = ("", "1.2")
+GRPCIO_MAX_VERSIONS = ("", "1.3")
+"""The TLS versions grpcio's channels allow (TLS 1.2 to 1.3, not settable):
+a config asking for these (upstream's default min_version is 1.2) is served."""
 _DNS_PREFIX = re.compile(r"^dns://[/]?")
 _TEN_SECONDS = Duration(10.0)
 _TIMEOUT = Duration(5.0)
@@ -127,12 +131,15 @@ class OtlpGrpcConfig(ComponentConfig):
                     "server); give the server's CA in ca_file"
                 ),
             )
-        if self.uses_tls and (self.tls.min_version or self.tls.max_version):
+        if self.uses_tls and (
+            self.tls.min_version not in GRPCIO_MIN_VERSIONS
+            or self.tls.max_version not in GRPCIO_MAX_VERSIONS
+        ):
             yield (
                 "tls",
                 (
                     "min_version and max_version are not supported by Sluice's gRPC exporter "
-                    "(grpcio negotiates the version)"
+                    "beyond what grpcio does (min_version 1.2, max_version 1.3)"
                 ),
             )
         if self.uses_tls and self.tls.cipher_suites:
