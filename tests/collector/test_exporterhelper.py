@@ -66,7 +66,8 @@ def test_only_retryable_failures_are_retried() -> None:
     asyncio.run(RetryPolicy(FAST, LOGGER).run(attempt))
     assert len(calls) == 2
     calls, attempt = attempts(ExportError("bad", retryable=False))
-    with pytest.raises(ExportError, match="not retryable error: bad") as failed:
+    # Upstream's exporters mark it consumererror.NewPermanent ("Permanent error: ").
+    with pytest.raises(ExportError, match=r"^not retryable error: Permanent error: bad$") as failed:
         asyncio.run(RetryPolicy(FAST, LOGGER).run(attempt))
     assert not failed.value.retryable and len(calls) == 1
 
@@ -77,6 +78,11 @@ def test_disabled_retries_make_one_attempt() -> None:
     with pytest.raises(ExportError, match=r"^busy$") as failed:
         asyncio.run(RetryPolicy(off, LOGGER).run(attempt))
     assert failed.value.retryable and len(calls) == 1
+    # Without a retry sender, upstream's permanent error is not wrapped again.
+    calls, attempt = attempts(ExportError("bad", retryable=False))
+    with pytest.raises(ExportError, match=r"^Permanent error: bad$") as failed:
+        asyncio.run(RetryPolicy(off, LOGGER).run(attempt))
+    assert not failed.value.retryable and len(calls) == 1
 
 
 def test_the_server_delay_is_the_least_wait() -> None:

@@ -308,7 +308,10 @@ def test_resource_exhausted_without_retry_info_is_permanent(
         used = run(config(sink), consume_logs(3))
     assert len(sink.wait_for(1)) == 1
     assert counter(used, FAILED, exporter="otlp") == 3
-    assert "not retryable error: rpc error: code = ResourceExhausted desc = quota" in caplog.text
+    assert (
+        "not retryable error: Permanent error: rpc error: code = ResourceExhausted desc = quota"
+        in caplog.text
+    )
 
 
 def test_invalid_argument_reaches_the_caller_without_the_queue(sink: GrpcSink) -> None:

@@ -3,9 +3,9 @@ requested delay honoured. (Each exporter bounds an attempt itself: the HTTP
 client's timeout, the gRPC deadline.)
 
 Only a retryable :class:`ExportError` is retried. The error that ends the
-sequence keeps upstream's wording (``not retryable error: …``, ``no more
-retries left: …``, ``request will be cancelled before next retry: …``), so
-the log line that reports the loss says why.
+sequence keeps upstream's wording (``not retryable error: Permanent error:
+…``, ``no more retries left: …``, ``request will be cancelled before next
+retry: …``), so the log line that reports the loss says why.
 """
 
 from __future__ import annotations
@@ -90,7 +90,10 @@ class RetryPolicy:
             except ExportError as failure:
                 error = failure
             if not error.retryable:
-                raise _final("not retryable error", error)
+                # Upstream's exporters return such a failure as
+                # consumererror.NewPermanent; without retries nothing wraps it again.
+                error = _final("Permanent error", error)
+                raise _final("not retryable error", error) if self.settings.enabled else error
             if not self.settings.enabled:
                 raise error
             now = loop.time()
