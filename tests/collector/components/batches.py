@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -86,3 +87,12 @@ def load_config(config_type: type[Any], path: Path, component: str) -> tuple[Any
     for key, message in config.validate():
         problems.add(key, message)
     return config, problems.lines
+
+
+def partial_successes(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    """The fields of each ``Partial success response`` warning logged."""
+    return [
+        dict(getattr(record, "fields", {}))
+        for record in caplog.records
+        if record.getMessage() == "Partial success response"
+    ]

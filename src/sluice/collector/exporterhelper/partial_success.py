@@ -55,8 +55,8 @@ def _field(document: Any, json_name: str, proto_name: str) -> Any:
 
 
 def warn(signal: Signal, message: str, rejected: int, logger: logging.Logger) -> None:
-    """Log a partial success, if the response reported one."""
+    """Log a partial success, if the response reported one: upstream's
+    message, with its ``message`` and ``dropped_<items>`` fields."""
     if message or rejected:
-        logger.warning(
-            "Partial success response: message=%r %s=%d", message, _FIELDS[signal][2], rejected
-        )
+        fields = {"message": message, _FIELDS[signal][2]: rejected}
+        logger.warning("Partial success response", extra={"fields": fields})
