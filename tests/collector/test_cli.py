@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import socket
 import tempfile
 import threading
@@ -542,3 +543,45 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
 def test_telemetry_sections_refuse_unknown_keys_and_wrong_types(section: str, problem: str) -> None:
     text = _config().replace("  telemetry:\n", "  telemetry:\n" + section)
     assert problem in _problem(text)
+
+
+README_CONFIG = """\
+receivers:
+  otlp:
+    protocols:
+      http:
+processors:
+  batch:
+    send_batch_sizee: 5
+    timeout: ${env:BATCH_TIMEOUT}
+  foo:
+  policy:
+    providers:
+      - type: file
+exporters:
+  debug:
+service:
+  pipelines:
+    logs:
+      receivers: [otlp]
+      processors: [x, batch]
+      exporters: [debug]
+"""
+
+
+def test_the_readme_validate_outputs_are_what_it_prints(tmp_path: Path) -> None:
+    """The README's two sample outputs of a config that does not load: the
+    problems of a config whose references resolve, then an unset variable,
+    which is reported before anything is decoded."""
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    section = readme.split("Running with a config that does not load", 1)[1]
+    blocks = [
+        "\n".join(line.strip() for line in block.strip().splitlines()) + "\n"
+        for block in re.findall(r"```\n(.*?)```", section, re.S)[:2]
+    ]
+    (tmp_path / "collector.yaml").write_text(README_CONFIG)
+    outputs = [
+        run_cli("validate", "--config", "collector.yaml", env=env, cwd=tmp_path)
+        for env in ({"BATCH_TIMEOUT": "2s"}, {})
+    ]
+    assert [(o.returncode, o.stderr) for o in outputs] == [(1, block) for block in blocks]
