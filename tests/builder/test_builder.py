@@ -532,6 +532,7 @@ def test_the_readme_walk_through_runs_as_written(tmp_path: Path) -> None:
     log = tmp_path / "my-collector.out"
     assert ran.returncode == 0, ran.stdout + ran.stderr + (log.read_text() if log.exists() else "")
     assert "config is valid" in ran.stdout
+    assert "No such file" not in ran.stderr  # the wait starts before the log exists
     assert "- name: tag" in ran.stdout.replace("-   name", "- name")
     assert "to http://localhost:4318/v1/logs: HTTP 200" in ran.stdout
     stamped = int(ran.stdout.strip().splitlines()[-1])
