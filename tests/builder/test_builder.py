@@ -35,6 +35,7 @@ SEED = f"""\
 dist:
   name: seed-collector
   description: Seed collector with policies
+  version: 1.0.0
   output_path: ./dist
   otelcol_version: 0.115.0
   cgo_enabled: true
@@ -113,7 +114,7 @@ def test_the_seed_manifest_builds_a_program_holding_exactly_its_components(
         "extensions": [],
     }
     [policy] = doc["processors"]
-    assert policy["module"] == POLICY
+    assert policy["module"] == f"{POLICY} v0.2.0"  # the manifest's gomod, as upstream
     resolved = yaml.safe_load((out / "components.yaml").read_text())
     assert resolved["dist"]["otelcol_version"] == "0.115.0"
     assert [p["gomod"] for p in resolved["processors"]] == [f"{POLICY} v0.2.0"]
@@ -242,26 +243,36 @@ def test_help_and_version() -> None:
     assert (
         OTLP in helped.stdout and POLICY in helped.stdout and "sluice.components" in helped.stdout
     )
-    version = subprocess.run(
-        [str(BIN / "sluice-builder"), "--version"], capture_output=True, text=True, timeout=60
-    )
-    assert version.stdout.strip() == "sluice-builder 0.1.0"
+    for args in (["--version"], ["version"]):  # version: ocb's subcommand
+        version = subprocess.run(
+            [str(BIN / "sluice-builder"), *args], capture_output=True, text=True, timeout=60
+        )
+        assert version.returncode == 0
+        assert version.stdout.strip() == "sluice-builder version 0.1.0"
 
 
 # -- sluice-collector is one manifest among others --------------------------------
 
 
-def test_building_sluice_collectors_manifest_gives_the_installed_component_list(
+def test_without_a_manifest_it_builds_sluice_collector_giving_the_installed_components(
     tmp_path: Path,
 ) -> None:
-    manifest = (ROOT / "distributions" / "sluice-collector" / "manifest.yaml").read_text()
-    built = build(tmp_path, manifest)
+    """As ocb builds its default otelcorecol without --config; DIST_OUTPUT_PATH
+    sets dist::output_path, as ocb's environment overrides."""
+    built = subprocess.run(
+        [str(BIN / "sluice-builder")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "DIST_OUTPUT_PATH": "out"},
+    )
     assert built.returncode == 0, built.stderr
-    program = tmp_path / "_build" / "sluice-collector" / "sluice-collector"
+    program = tmp_path / "out" / "sluice-collector"
     ours = run_program(program, "components")
     installed = run_cli("components")
     assert ours.returncode == installed.returncode == 0
-    assert yaml.safe_load(ours.stdout) == yaml.safe_load(installed.stdout)
+    assert ours.stdout == installed.stdout
     # Holding every component of the default config, it runs it too.
     assert "default_config=True" in program.read_text()
 
@@ -291,8 +302,8 @@ def test_without_cgo_enabled_the_policy_processor_fails_the_build(tmp_path: Path
             " v0.115",
         ),
         (
-            (f"{OTLP} v0.115.0", f"{OTLP} v0.114.2"),
-            f"manifest.yaml: receivers::0::gomod: {OTLP} v0.114.2: this Sluice provides v0.115",
+            (f"{OTLP} v0.115.0", f"{OTLP} v0.116.0"),
+            f"manifest.yaml: receivers::0::gomod: {OTLP} v0.116.0: this Sluice provides v0.115",
         ),
         (
             (f"{POLICY} v0.2.0", f"{POLICY} v0.3.0"),
@@ -307,6 +318,25 @@ def test_a_release_line_sluice_does_not_provide_is_refused(
     assert built.returncode == 1
     assert message in built.stderr, built.stderr
     assert not (tmp_path / "dist").exists()
+
+
+def test_an_older_release_line_builds_in_the_provided_one_unless_strict(tmp_path: Path) -> None:
+    """Go's minimal version selection resolves an older module release to the
+    newest any module requires; ocb's strict versioning (off by default)
+    refuses the mismatch."""
+    older = SEED.replace(f"{OTLP} v0.115.0", f"{OTLP} v0.112.0")
+    built = build(tmp_path, older)
+    assert built.returncode == 0, built.stderr
+    assert f"manifest.yaml: receivers::0::gomod: {OTLP} v0.112.0 builds in v0.115.0" in built.stderr
+    listed = run_program(tmp_path / "dist" / "seed-collector", "components")
+    assert f"module: {OTLP} v0.112.0" in listed.stdout  # the manifest's text, as upstream
+    strict = build(tmp_path / "strict", older, "--skip-strict-versioning=false")
+    assert strict.returncode == 1
+    assert (
+        "manifest.yaml: receivers::0::gomod: mismatch in go.mod and builder configuration "
+        f'versions: component "{OTLP}" version calculated by dependencies "v0.115.0" does not '
+        'match configured version "v0.112.0"' in strict.stderr
+    ), strict.stderr
 
 
 # -- manifest errors ---------------------------------------------------------------
@@ -389,6 +419,15 @@ def test_go_build_keys_are_noted_and_unknown_top_level_keys_warned(tmp_path: Pat
 # -- a third-party component ---------------------------------------------------------
 
 
+def _link_example_component(folder: Path) -> None:
+    """The example manifest's ``path`` (taken from the current folder, as
+    upstream) seen from `folder`."""
+    (folder / "examples" / "builder").mkdir(parents=True)
+    (folder / "examples" / "builder" / "third-party-component").symlink_to(
+        EXAMPLE / "third-party-component"
+    )
+
+
 @pytest.fixture(scope="module")
 def third_party(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The example component installed (into a folder of its own, put on
@@ -421,7 +460,7 @@ def test_a_third_party_component_is_built_in_and_runs_in_a_pipeline(
     tmp_path: Path, third_party: dict[str, str], upstream: Upstream
 ) -> None:
     manifest = (EXAMPLE / "manifest.yaml").read_text()
-    (tmp_path / "third-party-component").symlink_to(EXAMPLE / "third-party-component")
+    _link_example_component(tmp_path)
     built = build(tmp_path, manifest, env=third_party)
     assert built.returncode == 0, built.stderr
     out = tmp_path / "dist"
@@ -506,7 +545,7 @@ def test_a_third_party_version_the_installed_one_does_not_match_is_refused(
         .read_text()
         .replace("sluice_example_tag.processor 1.0.0", "sluice_example_tag.processor 2.0.0")
     )
-    (tmp_path / "third-party-component").symlink_to(EXAMPLE / "third-party-component")
+    _link_example_component(tmp_path)
     built = build(tmp_path, manifest, env=third_party)
     assert built.returncode == 1
     assert (
@@ -556,3 +595,186 @@ def test_the_readme_lists_every_module_path_the_builder_maps() -> None:
         for module, (_, factory) in modules.shipped().items()
     }
     assert rows == shipped
+
+
+# -- the manifest as ocb decodes it ---------------------------------------------------
+
+
+def test_keys_match_in_any_case_values_are_weakly_typed_and_unknown_keys_warned(
+    tmp_path: Path,
+) -> None:
+    """mapstructure as ocb configures it: field names in any case, weak
+    typing (a number where text is due is text, "true" where a boolean is
+    due is one), keys it does not know ignored."""
+    manifest = (
+        SEED.replace("  version: 1.0.0\n", "  Version: 2\n  colour: blue\n")
+        .replace("  cgo_enabled: true\n", '  cgo_enabled: "true"\n  debug_compilation: 1\n')
+        .replace(f"  - gomod: {DEBUG} v0.115.0", f"  - GoMod: {DEBUG} v0.115.0\n    tag: x")
+    )
+    built = build(tmp_path, manifest)
+    assert built.returncode == 0, built.stderr
+    assert "manifest.yaml: dist::colour: unknown key, ignored" in built.stderr
+    assert "manifest.yaml: exporters::0::tag: unknown key, ignored" in built.stderr
+    assert "manifest.yaml: dist::debug_compilation: ignored" in built.stderr
+    listed = run_program(tmp_path / "dist" / "seed-collector", "components")
+    assert yaml.safe_load(listed.stdout)["buildinfo"]["version"] == "2"
+    bad = build(tmp_path / "bad", SEED.replace("cgo_enabled: true", "cgo_enabled: maybe"))
+    assert bad.returncode == 1
+    assert "manifest.yaml: dist::cgo_enabled: cannot parse 'maybe' as bool" in bad.stderr
+
+
+def test_dist_environment_variables_override_the_manifest(tmp_path: Path) -> None:
+    built = build(
+        tmp_path, SEED, env={"DIST_NAME": "env-collector", "DIST_DESCRIPTION": "From env"}
+    )
+    assert built.returncode == 0, built.stderr
+    listed = run_program(tmp_path / "dist" / "env-collector", "components")
+    assert yaml.safe_load(listed.stdout)["buildinfo"] == {
+        "command": "env-collector",
+        "description": "From env",
+        "version": "1.0.0",
+    }
+
+
+def test_unset_dist_keys_take_ocbs_defaults(tmp_path: Path) -> None:
+    """No version, no description (the program shows them empty and has no
+    --version flag, as a cobra command with an empty version), and no
+    output_path: a new temporary folder, which the builder names."""
+    manifest = (
+        SEED.replace("  version: 1.0.0\n", "")
+        .replace("  description: Seed collector with policies\n", "")
+        .replace("  output_path: ./dist\n", "")
+    )
+    built = build(tmp_path, manifest)
+    assert built.returncode == 0, built.stderr
+    found = re.search(r"^built seed-collector in (\S+)$", built.stdout, re.M)
+    assert found is not None, built.stdout
+    out = Path(found[1])
+    try:
+        assert out.name.startswith("otelcol-distribution")
+        program = out / "seed-collector"
+        listed = run_program(program, "components")
+        assert listed.stdout.startswith(
+            'buildinfo:\n    command: seed-collector\n    description: ""\n    version: ""\n'
+        )
+        version = run_program(program, "--version")
+        assert version.returncode == 1
+        assert version.stderr.strip() == "Error: unknown flag: --version"
+    finally:
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+
+
+def test_a_path_is_taken_from_the_current_folder(tmp_path: Path) -> None:
+    """As ocb (filepath.Abs), not from the manifest's folder."""
+    manifest = SEED.replace(
+        f"  - gomod: {DEBUG} v0.115.0", f"  - gomod: {DEBUG} v0.115.0\n    path: ./local"
+    )
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "manifest.yaml").write_text(manifest)
+    (tmp_path / "sub" / "local").mkdir()
+    missing = subprocess.run(
+        [str(BIN / "sluice-builder"), "--config", "sub/manifest.yaml", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert missing.returncode == 1
+    assert f"exporters::0::path: filepath does not exist: {tmp_path / 'local'}" in missing.stderr
+    (tmp_path / "local").mkdir()
+    found = subprocess.run(
+        [str(BIN / "sluice-builder"), "--config", "sub/manifest.yaml", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert found.returncode == 0, found.stderr
+
+
+def test_providers_and_converters_are_checked(tmp_path: Path) -> None:
+    providers = SEED + (
+        "providers:\n"
+        "  - gomod: go.opentelemetry.io/collector/confmap/provider/envprovider v1.21.0\n"
+        "  - gomod: go.opentelemetry.io/collector/confmap/provider/fileprovider v1.21.0\n"
+    )
+    built = build(tmp_path, providers, "--dry-run")
+    assert built.returncode == 0, built.stderr
+    assert "the program reads http, https, yaml config sources too" in built.stderr
+    unknown = build(
+        tmp_path,
+        SEED + "providers:\n  - gomod: example.com/s3provider v0.1.0\n"
+        "converters:\n  - gomod: example.com/someconverter v0.1.0\n",
+        "--dry-run",
+    )
+    assert unknown.returncode == 1
+    assert "providers::0::gomod: unknown module 'example.com/s3provider'" in unknown.stderr
+    assert "converters::0::gomod: unknown module 'example.com/someconverter'" in unknown.stderr
+    no_gomod = build(tmp_path, SEED + "converters:\n  - import: x\n", "--dry-run")
+    assert no_gomod.returncode == 1
+    assert "converters::0: missing gomod specification for module" in no_gomod.stderr
+
+
+# -- ocb's flags ----------------------------------------------------------------------
+
+
+def test_skip_generate_and_skip_compilation_split_the_output(tmp_path: Path) -> None:
+    """Generate writes the files describing the distribution; compile writes
+    the program."""
+    generated = build(tmp_path / "a", SEED, "--skip-compilation", "--skip-get-modules")
+    assert generated.returncode == 0, generated.stderr
+    assert sorted(p.name for p in (tmp_path / "a" / "dist").iterdir()) == [
+        "Dockerfile",
+        "components.yaml",
+        "requirements.txt",
+    ]
+    compiled = build(tmp_path / "a", SEED, "--skip-generate=true", "--ldflags=-s -w")
+    assert compiled.returncode == 0, compiled.stderr
+    assert (tmp_path / "a" / "dist" / "seed-collector").exists()
+    neither = build(tmp_path / "b", SEED, "--skip-generate", "--skip-compilation=true")
+    assert neither.returncode == 0, neither.stderr
+    assert not (tmp_path / "b" / "dist").exists()
+    nowhere = build(tmp_path / "c", SEED, "--skip-generate")
+    assert nowhere.returncode == 1
+    assert "Error: failed to compile the OpenTelemetry Collector distribution" in nowhere.stderr
+
+
+def test_the_output_path_is_made_without_its_parents(tmp_path: Path) -> None:
+    built = build(tmp_path, SEED.replace("output_path: ./dist", "output_path: ./a/b"))
+    assert built.returncode == 1
+    assert (
+        "Error: failed to create output path: mkdir a/b: no such file or directory" in built.stderr
+    )
+
+
+def test_the_deprecated_output_path_flag_overrides_the_manifest(tmp_path: Path) -> None:
+    built = build(tmp_path, SEED, "--output-path", "elsewhere", "--verbose")
+    assert built.returncode == 0, built.stderr
+    assert (
+        "Flag --output-path has been deprecated, use config distribution::output_path"
+        in built.stderr
+    )
+    assert (tmp_path / "elsewhere" / "seed-collector").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--colour"], "Error: unknown flag: --colour"),
+        (["--verbose=maybe"], 'Error: invalid argument "maybe" for "--verbose" flag'),
+        (["build"], 'Error: unknown command "build" for "sluice-builder"'),
+        (["--conf", "manifest.yaml"], "Error: unknown flag: --conf"),
+    ],
+)
+def test_a_bad_command_line_exits_1_in_cobras_words(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    ran = subprocess.run(
+        [str(BIN / "sluice-builder"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 1
+    assert ran.stderr.startswith(message), ran.stderr

@@ -315,9 +315,41 @@ def test_components_lists_every_builtin_with_stability() -> None:
     assert forward["logs-to-logs"] == "Beta" and forward["logs-to-metrics"] == "Undefined"
 
 
+def test_components_is_written_as_upstreams_yaml_v3_writes_it() -> None:
+    """Module with its version (the builder manifest's gomod), sequences
+    indented under their key, no line wrapping."""
+    result = run_cli("components")
+    assert result.stdout.startswith(
+        "buildinfo:\n"
+        "    command: sluice-collector\n"
+        "    description: 'Sluice collector: OpenTelemetry Collector distribution with the"
+        " policy processor'\n"
+        "    version: 0.1.0\n"
+        "receivers:\n"
+        "    - name: otlp\n"
+        "      module: go.opentelemetry.io/collector/receiver/otlpreceiver v0.115.0\n"
+        "      stability:\n"
+        "        logs: Beta\n"
+        "        metrics: Stable\n"
+        "        traces: Stable\n"
+        "processors:\n"
+    ), result.stdout
+    assert (
+        "      module: github.com/usetero/tero-collector-distro/processor/policyprocessor v0.2.0\n"
+        in result.stdout
+    )
+    assert result.stdout.endswith(
+        "    - name: zpages\n"
+        "      module: go.opentelemetry.io/collector/extension/zpagesextension v0.115.0\n"
+        "      stability:\n"
+        "        extension: Beta\n"
+    )
+
+
 def test_version_and_help() -> None:
-    version = run_cli("--version")
-    assert version.returncode == 0 and "sluice-collector version" in version.stdout
+    for flag in ("--version", "-v"):  # cobra's version flag and its shorthand
+        version = run_cli(flag)
+        assert version.returncode == 0 and version.stdout == "sluice-collector version 0.1.0\n"
     usage = run_cli("--help")
     assert usage.returncode == 0
     for flag in ("--config", "--set", "--dry-run", "validate", "components"):
@@ -585,3 +617,36 @@ def test_the_readme_validate_outputs_are_what_it_prints(tmp_path: Path) -> None:
         for env in ({"BATCH_TIMEOUT": "2s"}, {})
     ]
     assert [(o.returncode, o.stderr) for o in outputs] == [(1, block) for block in blocks]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--colour"], "Error: unknown flag: --colour"),
+        (["--conf", "x.yaml"], "Error: unknown flag: --conf"),
+        (["-x"], "Error: unknown shorthand flag: 'x' in -x"),
+        (["--config"], "Error: flag needs an argument: --config"),
+        (["start"], 'Error: unknown command "start" for "sluice-collector"'),
+        (["components", "extra"], "Error: accepts 0 arg(s), received 1"),
+        (["validate", "a", "b"], "Error: accepts 0 arg(s), received 2"),
+        (
+            ["--set=key:name"],
+            'Error: invalid argument "key:name" for "--set" flag: missing equal sign',
+        ),
+        (
+            ["--dry-run=maybe"],
+            'Error: invalid argument "maybe" for "--dry-run" flag: strconv.ParseBool: '
+            'parsing "maybe": invalid syntax',
+        ),
+    ],
+)
+def test_a_bad_command_line_exits_1_in_cobras_words(args: list[str], message: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 1
+    assert result.stderr == message + "\n"
+    assert result.stdout == ""
+
+
+def test_help_is_also_a_command() -> None:
+    result = run_cli("help")
+    assert result.returncode == 0 and "--config" in result.stdout

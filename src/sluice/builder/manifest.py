@@ -1,16 +1,24 @@
-"""Read a builder manifest (the OpenTelemetry Collector Builder's format).
+"""Read a builder manifest as the OpenTelemetry Collector Builder (ocb
+v0.115) reads it.
 
-Every problem is collected with the key path it concerns (``dist::name``,
-``processors::0::gomod``), so one run reports all of them. Unknown top-level
-keys are ignored with a warning, as upstream; keys upstream uses for the Go
-build (``replaces``, ``excludes``, ``providers``, ``dist.go``...) are
-accepted and noted as having no meaning here.
+ocb decodes the YAML with mapstructure's weak typing: a key matches its
+field in any case (``Dist``, ``NAME``), a number or boolean given where text
+is due becomes text (``version: 2`` is ``"2"``), ``"true"`` or ``1`` given
+where a boolean is due is one, and keys it does not know are ignored (here
+with a warning). ``DIST_<KEY>`` environment variables override ``dist``
+keys. Every other problem is collected with the key path it concerns
+(``dist::name``, ``processors::0::gomod``), so one run reports all of them.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +35,26 @@ KINDS: tuple[Kind, ...] = (
     Kind.EXTENSION,
 )
 _SECTIONS = {kind.value: kind for kind in KINDS}
-_GO_BUILD_KEYS = ("replaces", "excludes", "providers", "converters", "conf_resolver")
-"""Top-level keys of upstream manifests that only steer the Go build."""
-_DIST_KEYS = {
+_CONFMAP_SECTIONS = ("providers", "converters")
+_TOP_KEYS = ("dist", *_SECTIONS, *_CONFMAP_SECTIONS, "replaces", "excludes", "conf_resolver")
+_DIST_TEXT = (
+    "module",
     "name",
+    "go",
     "description",
+    "otelcol_version",
     "output_path",
     "version",
-    "module",
-    "otelcol_version",
-    "cgo_enabled",
+    "build_tags",
+)
+_DIST_FLAGS = ("debug_compilation", "cgo_enabled")
+_ENTRY_KEYS = ("name", "import", "gomod", "path", "pymod")
+DEFAULT_MODULE = "go.opentelemetry.io/collector/cmd/builder"
+"""``dist.module`` when the manifest sets none, as ocb."""
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
 }
-_GO_DIST_KEYS = {"go", "debug_compilation", "build_tags", "go_proxy"}
-_ENTRY_KEYS = {"gomod", "pymod", "import", "name", "path"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]+)?$")
 
@@ -57,15 +72,26 @@ class Version:
             return None
         return cls(text, int(found[1]), int(found[2]))
 
+    @property
+    def line(self) -> tuple[int, int]:
+        """The release line, major and minor."""
+        return self.major, self.minor
+
+    @property
+    def go_text(self) -> str:
+        """As Go writes a module version: ``v0.115.0``."""
+        return self.text if self.text.startswith("v") else f"v{self.text}"
+
     def same_release_line(self, other: Version) -> bool:
-        return (self.major, self.minor) == (other.major, other.minor)
+        return self.line == other.line
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One component line of the manifest."""
+    """One module line of the manifest: a component, or a confmap provider or converter."""
 
-    kind: Kind
+    section: str
+    """Its top-level key: ``receivers``... ``providers``, ``converters``."""
     key: str
     """Its key path, for messages: ``processors::0``."""
     module: str
@@ -77,20 +103,40 @@ class Entry:
     import_path: str = ""
     name: str = ""
 
+    @property
+    def kind(self) -> Kind | None:
+        """The component kind; None for a provider or converter."""
+        return _SECTIONS.get(self.section)
+
+    @property
+    def spec(self) -> str:
+        """``<module> <version>`` as the manifest names it (upstream's module
+        text in ``components``)."""
+        return f"{self.module} {self.version.text}"
+
 
 @dataclass
 class Manifest:
-    source: Path
+    source: Path | None
+    """The manifest file; None for the default build configuration."""
     name: str = ""
     description: str = ""
-    output_path: Path = Path("./_build")
-    version: str = "1.0.0"
-    module: str = ""
+    output_path: Path | None = None
+    """None: a new temporary folder, as ocb."""
+    version: str = ""
+    module: str = DEFAULT_MODULE
     otelcol_version: Version | None = None
     cgo_enabled: bool = False
     entries: list[Entry] = field(default_factory=list)
+    providers: list[Entry] | None = None
+    """None: the manifest names none, so the program has every provider."""
+    converters: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Accepted keys that mean nothing here, and ignored unknown keys."""
+
+    @property
+    def source_name(self) -> str:
+        return self.source.name if self.source is not None else DEFAULT_MANIFEST
 
 
 class ManifestError(Exception):
@@ -101,10 +147,21 @@ class ManifestError(Exception):
         self.problems = problems
 
 
-def load(path: Path) -> Manifest:
-    """The manifest at `path`; raises :class:`ManifestError` with every problem."""
+DEFAULT_MANIFEST = "default.yaml"
+"""The default build configuration, beside this module: ``sluice-collector``'s
+own manifest, which ocb's counterpart builds with no ``--config``."""
+
+
+def default_text() -> str:
+    return resources.files("sluice.builder").joinpath(DEFAULT_MANIFEST).read_text()
+
+
+def load(path: Path | None, environ: Mapping[str, str] | None = None) -> Manifest:
+    """The manifest at `path` (None: the default build configuration), with
+    `environ`'s ``DIST_*`` overrides; raises :class:`ManifestError` with
+    every problem."""
     try:
-        raw = goyaml.load(path.read_text())
+        raw = goyaml.load(path.read_text() if path is not None else default_text())
     except OSError as problem:
         raise ManifestError([f"cannot read the manifest: {problem.strerror}"]) from None
     except yaml.YAMLError as problem:
@@ -112,118 +169,163 @@ def load(path: Path) -> Manifest:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         what = getattr(problem, "problem", None) or str(problem)
         raise ManifestError([f"yaml: {where}{what}"]) from None
-    problems: list[str] = []
-    manifest = Manifest(path)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ManifestError([f"the manifest must be a mapping, not {_kind_of(raw)}"])
-    _read_dist(raw.get("dist"), manifest, path.parent, problems)
-    for key, value in raw.items():
-        if key == "dist":
-            continue
-        if key in _SECTIONS:
-            _read_entries(_SECTIONS[key], key, value, manifest, path.parent, problems)
-        elif key in _GO_BUILD_KEYS:
-            manifest.notes.append(f"{key}: ignored (it steers the Go build; nothing to do here)")
-        else:
-            manifest.notes.append(f"{key}: unknown top-level key, ignored")
-    if not manifest.entries and not problems:
-        problems.append("the manifest names no component")
+    problems: list[str] = []
+    manifest = Manifest(path)
+    top = _fields(raw, _TOP_KEYS, "", manifest.notes, "unknown top-level key, ignored")
+    dist = _with_environment(top.get("dist"), os.environ if environ is None else environ)
+    _read_dist(dist, manifest, problems)
+    for section in (*_SECTIONS, *_CONFMAP_SECTIONS):
+        if section in top:
+            entries = _read_entries(section, top[section], problems, manifest.notes)
+            if section in _SECTIONS:
+                manifest.entries += entries
+            elif section == "providers":
+                manifest.providers = entries if top[section] is not None else None
+            else:
+                manifest.converters = entries
+    for key in ("replaces", "excludes"):
+        if top.get(key) is not None:
+            manifest.notes.append(f"{key}: ignored (go.mod directives; there is no Go build here)")
+    resolver = top.get("conf_resolver")
+    if isinstance(resolver, dict):
+        values = _fields(resolver, ("default_uri_scheme",), "conf_resolver", manifest.notes)
+        key = "conf_resolver::default_uri_scheme"
+        scheme = _text(values.get("default_uri_scheme"), key, problems)
+        if scheme not in ("", "env"):
+            manifest.notes.append(
+                f"{key}: {scheme!r} ignored: ${{NAME}} reads the environment (env), as the "
+                "collector's default"
+            )
+    elif resolver is not None:
+        problems.append(f"conf_resolver: must be a mapping, not {_kind_of(resolver)}")
     if problems:
         raise ManifestError(problems)
     return manifest
 
 
-def _read_dist(raw: Any, manifest: Manifest, base: Path, problems: list[str]) -> None:
+def _fields(
+    raw: dict[Any, Any],
+    known: tuple[str, ...],
+    where: str,
+    notes: list[str],
+    unknown: str = "unknown key, ignored",
+) -> dict[str, Any]:
+    """`raw`'s values by field name, each key matched as mapstructure matches
+    it: exactly, else in any case. Keys no field takes are noted."""
+    found: dict[str, Any] = {}
+    taken = set()
+    for name in known:
+        key = name if name in raw else next((k for k in raw if str(k).lower() == name), None)
+        if key is not None:
+            found[name] = raw[key]
+            taken.add(key)
+    for key in raw:
+        if key not in taken:
+            notes.append(f"{where}::{key}: {unknown}" if where else f"{key}: {unknown}")
+    return found
+
+
+def _with_environment(dist: Any, environ: Mapping[str, str]) -> Any:
+    """`dist` with ocb's environment overrides: a variable whose lowercased
+    name starts with ``dist_`` sets the ``dist`` key named by the rest."""
+    overrides = {
+        name.lower()[len("dist_") :]: value
+        for name, value in environ.items()
+        if name.lower().startswith("dist_") and len(name) > len("dist_")
+    }
+    if not overrides:
+        return dist
+    base = dist if isinstance(dist, dict) else {}
+    # An override replaces the key as the manifest spells it (mapstructure
+    # would take the exact spelling first).
+    kept = {k: v for k, v in base.items() if str(k).lower() not in overrides}
+    return {**kept, **overrides}
+
+
+def _read_dist(raw: Any, manifest: Manifest, problems: list[str]) -> None:
     if raw is None:
-        problems.append("dist::name: missing (the distribution's program name)")
-        return
+        raw = {}
     if not isinstance(raw, dict):
         problems.append(f"dist: must be a mapping, not {_kind_of(raw)}")
         return
-    for key in raw:
-        if key in _GO_DIST_KEYS:
-            manifest.notes.append(f"dist::{key}: ignored (it steers the Go build)")
-        elif key not in _DIST_KEYS:
-            problems.append(
-                f"dist::{key}: unknown key (valid keys: {', '.join(sorted(_DIST_KEYS))})"
-            )
-    name = raw.get("name")
-    if name is None or name == "":
+    values = _fields(raw, (*_DIST_TEXT, *_DIST_FLAGS), "dist", manifest.notes)
+    text = {key: _text(values.get(key), f"dist::{key}", problems) for key in _DIST_TEXT}
+    name = text["name"]
+    if not name:
         problems.append("dist::name: missing (the distribution's program name)")
-    elif not isinstance(name, str) or not _NAME.match(name):
+    elif not _NAME.match(name):
         problems.append(
             f"dist::name: {name!r} is not a program name (letters, digits, '.', '_', '-')"
         )
-    else:
-        manifest.name = name
-    for key in ("description", "version", "module"):
-        value = raw.get(key)
-        if value is not None:
-            if isinstance(value, str):
-                setattr(manifest, key, value)
-            else:
-                problems.append(f"dist::{key}: must be a string, not {_kind_of(value)}")
-    output = raw.get("output_path")
-    if output is not None:
-        if isinstance(output, str) and output:
-            manifest.output_path = Path(output)  # from the current folder, as upstream
-        else:
-            problems.append("dist::output_path: must be a non-empty string")
-    otelcol = raw.get("otelcol_version")
-    if otelcol is not None:
-        version = Version.parse(str(otelcol))
-        if version is None:
-            problems.append(f"dist::otelcol_version: {otelcol!r} is not a version like 0.115.0")
-        manifest.otelcol_version = version
-    cgo = raw.get("cgo_enabled", False)
-    if isinstance(cgo, bool):
-        manifest.cgo_enabled = cgo
-    else:
-        problems.append(f"dist::cgo_enabled: must be true or false, not {cgo!r}")
+    manifest.name = name
+    manifest.description = text["description"]
+    manifest.version = text["version"]
+    manifest.module = text["module"] or DEFAULT_MODULE
+    if text["output_path"]:
+        manifest.output_path = Path(text["output_path"])  # from the current folder, as ocb
+    if text["otelcol_version"]:
+        manifest.otelcol_version = Version.parse(text["otelcol_version"])
+        if manifest.otelcol_version is None:
+            problems.append(
+                f"dist::otelcol_version: {text['otelcol_version']!r} is not a version like 0.115.0"
+            )
+    for key in ("go", "build_tags"):
+        if text[key]:
+            manifest.notes.append(f"dist::{key}: ignored (it steers the Go build)")
+    if _flag(values.get("debug_compilation"), "dist::debug_compilation", problems):
+        manifest.notes.append("dist::debug_compilation: ignored (it steers the Go build)")
+    manifest.cgo_enabled = _flag(values.get("cgo_enabled"), "dist::cgo_enabled", problems)
 
 
-def _read_entries(
-    kind: Kind, section: str, raw: Any, manifest: Manifest, base: Path, problems: list[str]
-) -> None:
+def _read_entries(section: str, raw: Any, problems: list[str], notes: list[str]) -> list[Entry]:
     if raw is None:
-        return
+        return []
+    if isinstance(raw, dict) and not raw:
+        return []  # mapstructure's weak typing: an empty map is an empty list
     if not isinstance(raw, list):
         problems.append(f"{section}: must be a list of {{gomod: ...}} entries")
-        return
+        return []
+    entries = []
     for index, item in enumerate(raw):
         key = f"{section}::{index}"
+        if item is None:
+            item = {}
         if not isinstance(item, dict):
             problems.append(f"{key}: must be a mapping with gomod or pymod, not {_kind_of(item)}")
             continue
-        for extra in item:
-            if extra not in _ENTRY_KEYS:
-                problems.append(
-                    f"{key}::{extra}: unknown key (valid keys: {', '.join(sorted(_ENTRY_KEYS))})"
-                )
-        entry = _entry(kind, key, item, base, problems)
+        values = _fields(item, _ENTRY_KEYS, key, notes)
+        texts = {name: _text(value, f"{key}::{name}", problems) for name, value in values.items()}
+        entry = _entry(section, key, texts, problems)
         if entry is not None:
-            manifest.entries.append(entry)
+            entries.append(entry)
+    return entries
 
 
-def _entry(
-    kind: Kind, key: str, item: dict[str, Any], base: Path, problems: list[str]
-) -> Entry | None:
-    gomod, pymod = item.get("gomod"), item.get("pymod")
-    if gomod is None and pymod is None:
+def _entry(section: str, key: str, item: dict[str, str], problems: list[str]) -> Entry | None:
+    gomod, pymod = item.get("gomod", ""), item.get("pymod", "")
+    if not gomod and not pymod:
         problems.append(f"{key}: missing gomod specification for module (or pymod)")
         return None
-    if gomod is not None and pymod is not None:
+    if gomod and pymod:
         problems.append(f"{key}: gomod and pymod are exclusive; name one")
         return None
-    field_name = "gomod" if gomod is not None else "pymod"
-    spec = gomod if gomod is not None else pymod
-    parts = spec.split() if isinstance(spec, str) else []
+    if pymod and section not in _SECTIONS:
+        problems.append(f"{key}::pymod: a {section[:-1]} is a gomod module")
+        return None
+    field_name, spec = ("gomod", gomod) if gomod else ("pymod", pymod)
+    parts = spec.split()
     if len(parts) != 2:
+        example = (
+            "go.opentelemetry.io/collector/receiver/otlpreceiver v0.115.0"
+            if gomod
+            else "my_components.processor 1.0.0"
+        )
         problems.append(
-            f"{key}::{field_name}: {spec!r} is not '<module> <version>'"
-            f" (e.g. {'go.opentelemetry.io/collector/receiver/otlpreceiver v0.115.0' if gomod is not None else 'my_components.processor 1.0.0'})"
+            f"{key}::{field_name}: {spec!r} is not '<module> <version>' (e.g. {example})"
         )
         return None
     module, version_text = parts
@@ -232,21 +334,66 @@ def _entry(
         problems.append(f"{key}::{field_name}: {version_text!r} is not a version like v0.115.0")
         return None
     path: Path | None = None
-    if item.get("path") is not None:
-        path = base / str(item["path"])  # from the manifest's folder, as upstream
+    if item.get("path"):
+        path = Path(item["path"]).absolute()  # from the current folder, as ocb
         if not path.exists():
-            problems.append(f"{key}::path: {path} does not exist")
+            problems.append(f"{key}::path: filepath does not exist: {path}")
             return None
     return Entry(
-        kind,
+        section,
         key,
         module,
         version,
-        python=pymod is not None,
+        python=bool(pymod),
         path=path,
-        import_path=str(item.get("import") or ""),
-        name=str(item.get("name") or ""),
+        import_path=item.get("import", ""),
+        name=item.get("name", ""),
     )
+
+
+def _text(value: Any, key: str, problems: list[str]) -> str:
+    """`value` as mapstructure's weak typing decodes it into a string field."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    problems.append(f"{key}: expected a string, got {_kind_of(value)}")
+    return ""
+
+
+def _flag(value: Any, key: str, problems: list[str]) -> bool:
+    """`value` as mapstructure's weak typing decodes it into a bool field."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value != 0
+    if isinstance(value, str):
+        if value == "":
+            return False
+        if value in _GO_BOOLS:
+            return _GO_BOOLS[value]
+        problems.append(f"{key}: cannot parse {value!r} as bool (true or false)")
+        return False
+    problems.append(f"{key}: expected true or false, got {_kind_of(value)}")
+    return False
+
+
+def _go_float(value: float) -> str:
+    """Go's ``strconv.FormatFloat(value, 'f', -1, 64)``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    text = format(Decimal(repr(value)), "f")  # the shortest digits, never an exponent
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _kind_of(value: Any) -> str:

@@ -44,24 +44,28 @@ def shipped() -> dict[str, tuple[str, Factory[Any]]]:
     return table
 
 
-def resolve(entries: list[Entry]) -> tuple[list[Resolved], list[str]]:
-    """The components of `entries`, and one problem line per entry that
-    cannot be built in."""
+def resolve(
+    entries: list[Entry], strict: bool = False
+) -> tuple[list[Resolved], list[str], list[str]]:
+    """The components of `entries`, one problem line per entry that cannot
+    be built in, and notes. `strict` is ocb's strict versioning: a component's
+    release line must be the one built in, not an older one."""
     table = shipped()
     points = {point.value: point for point in metadata.entry_points(group=ENTRY_POINT_GROUP)}
     resolved: list[Resolved] = []
     problems: list[str] = []
+    notes: list[str] = []
     for entry in entries:
         if entry.python:
             found, problem = _python(entry, points)
         else:
-            found, problem = _shipped(entry, table)
+            found, problem = _shipped(entry, table, strict, notes)
         if problem:
             problems.append(problem)
         elif found is not None and found.factory.kind is not entry.kind:
             problems.append(
                 f"{entry.key}: {entry.module} is a {singular(found.factory.kind)}, "
-                f"listed under {entry.kind.value}"
+                f"listed under {entry.section}"
             )
         elif found is not None:
             resolved.append(found)
@@ -74,11 +78,60 @@ def resolve(entries: list[Entry]) -> tuple[list[Resolved], list[str]]:
                 f"built in by {seen[type_key]}"
             )
         seen[type_key] = item.entry.key
-    return resolved, problems
+    return resolved, problems, notes
+
+
+PROVIDERS = {
+    f"go.opentelemetry.io/collector/confmap/provider/{scheme}provider": scheme
+    for scheme in ("env", "file", "http", "https", "yaml")
+}
+"""The confmap providers (config sources) a program can hold, by module path."""
+PROVIDERS_VERSION = "v1.21.0"
+"""Their release in collector core v0.115."""
+
+
+def provider_notes(
+    entries: list[Entry] | None, strict: bool = False
+) -> tuple[list[str], list[str]]:
+    """Problems and notes of the confmap providers `entries` name (None: the
+    manifest names none, which is every one, as ocb's default). Sluice's
+    programs hold every provider whichever are named."""
+    if entries is None:
+        return [], []
+    provided = Version.parse(PROVIDERS_VERSION)
+    assert provided is not None
+    problems: list[str] = []
+    notes: list[str] = []
+    for entry in entries:
+        if entry.module not in PROVIDERS:
+            problems.append(
+                f"{entry.key}::gomod: unknown module {entry.module!r}: Sluice has no config "
+                f"provider for it (it has {', '.join(PROVIDERS)})"
+            )
+            continue
+        problem = _version_problem(entry, provided, strict, notes)
+        if problem:
+            problems.append(problem)
+    named = {PROVIDERS.get(entry.module) for entry in entries}
+    missing = [scheme for scheme in PROVIDERS.values() if scheme not in named]
+    if missing and not problems:
+        notes.append(
+            f"providers: the program reads {', '.join(missing)} config sources too "
+            "(Sluice's programs hold every provider)"
+        )
+    return problems, notes
+
+
+def converter_problems(entries: list[Entry]) -> list[str]:
+    """Sluice holds no confmap converter: one problem per converter named."""
+    return [
+        f"{entry.key}::gomod: unknown module {entry.module!r}: Sluice has no config converter"
+        for entry in entries
+    ]
 
 
 def _shipped(
-    entry: Entry, table: dict[str, tuple[str, Factory[Any]]]
+    entry: Entry, table: dict[str, tuple[str, Factory[Any]]], strict: bool, notes: list[str]
 ) -> tuple[Resolved | None, str]:
     found = table.get(entry.module)
     if found is None:
@@ -89,12 +142,35 @@ def _shipped(
     package, factory = found
     provided = Version.parse(factory.version)
     assert provided is not None
-    if not entry.version.same_release_line(provided):
-        return None, (
-            f"{entry.key}::gomod: {entry.module} {entry.version.text}: this Sluice provides "
-            f"v{provided.major}.{provided.minor} of it ({factory.version})"
-        )
+    problem = _version_problem(entry, provided, strict, notes)
+    if problem:
+        return None, problem
     return Resolved(entry, package, factory), ""
+
+
+def _version_problem(entry: Entry, provided: Version, strict: bool, notes: list[str]) -> str:
+    """Go resolves a module named at an older release to the newest one any
+    module requires, so an older release line builds in the one Sluice
+    provides (a note), unless `strict`; a newer line is not there to build."""
+    if entry.version.line > provided.line:
+        return (
+            f"{entry.key}::gomod: {entry.module} {entry.version.text}: this Sluice provides "
+            f"v{provided.major}.{provided.minor} of it ({provided.text})"
+        )
+    if entry.version.line < provided.line:
+        if strict:
+            return (
+                f"{entry.key}::gomod: mismatch in go.mod and builder configuration versions: "
+                f'component "{entry.module}" version calculated by dependencies '
+                f'"{provided.go_text}" does not match configured version '
+                f'"{entry.version.text}". Use --skip-strict-versioning to temporarily disable '
+                "this check"
+            )
+        notes.append(
+            f"{entry.key}::gomod: {entry.module} {entry.version.text} builds in "
+            f"{provided.go_text}, the release Sluice provides"
+        )
+    return ""
 
 
 def _python(entry: Entry, points: dict[str, metadata.EntryPoint]) -> tuple[Resolved | None, str]:

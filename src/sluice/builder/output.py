@@ -25,26 +25,28 @@ _COPY_IGNORE = shutil.ignore_patterns(
 )
 
 
-def render(manifest: Manifest, components: list[Resolved]) -> dict[str, str]:
-    """File name (relative to the output folder) -> text."""
-    return {
-        manifest.name: program(manifest, components),
+class OutputError(Exception):
+    """A file of the distribution cannot be written (ocb's wording)."""
+
+
+def generate(manifest: Manifest, components: list[Resolved], out: Path) -> list[Path]:
+    """ocb's *generate* step: the files that describe the distribution, and
+    the third-party sources, in `out` (made if missing, but not its parents,
+    as ocb); the paths written."""
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as problem:
+        raise OutputError(f"failed to create output path: {_go_error('mkdir', problem)}") from None
+    files = {
         "components.yaml": components_yaml(manifest, components),
         "requirements.txt": requirements(components),
         "Dockerfile": dockerfile(manifest, components),
     }
-
-
-def write(manifest: Manifest, components: list[Resolved]) -> list[Path]:
-    """Write the distribution into its output folder; the paths written."""
-    out = manifest.output_path
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in render(manifest, components).items():
+    for name, text in files.items():
         path = out / name
         path.write_text(text)
         written.append(path)
-    (out / manifest.name).chmod(0o755)
     for item, folder in _vendored(components):
         target = out / folder
         if target.exists():
@@ -55,6 +57,26 @@ def write(manifest: Manifest, components: list[Resolved]) -> list[Path]:
     return written
 
 
+def compile_program(manifest: Manifest, components: list[Resolved], out: Path) -> Path:
+    """ocb's *compile* step: the runnable program, ``out/<name>``."""
+    path = out / manifest.name
+    try:
+        path.write_text(program(manifest, components))
+        path.chmod(0o755)
+    except OSError as problem:
+        raise OutputError(
+            "failed to compile the OpenTelemetry Collector distribution: "
+            f"{_go_error('open', problem)}"
+        ) from None
+    return path
+
+
+def _go_error(operation: str, problem: OSError) -> str:
+    """`problem` as Go's ``*PathError`` words it: ``mkdir a/b: no such file or directory``."""
+    reason = problem.strerror or str(problem)
+    return f"{operation} {problem.filename}: {reason[:1].lower()}{reason[1:]}"
+
+
 def _vendored(components: list[Resolved]) -> Iterator[tuple[Resolved, str]]:
     for item in components:
         if item.entry.python and item.entry.path is not None:
@@ -63,14 +85,16 @@ def _vendored(components: list[Resolved]) -> Iterator[tuple[Resolved, str]]:
 
 def program(manifest: Manifest, components: list[Resolved]) -> str:
     packages = "".join(f"        {item.package!r},\n" for item in components)
+    specs = "".join(f"        {item.entry.spec!r},\n" for item in components)
     has_default = default_components() <= {
         (item.factory.kind, item.factory.component_type) for item in components
     }
-    description = manifest.description or f"{manifest.name}, built by sluice-builder"
+    title = " ".join(filter(None, (manifest.name, manifest.version)))
+    about = f"{title}: {manifest.description}" if manifest.description else title
     return f'''#!{sys.executable}
-"""{manifest.name} {manifest.version}: {description}
+"""{about}
 
-Written by sluice-builder {__version__} from {manifest.source.name}; rebuild rather than edit.
+Written by sluice-builder {__version__} from {manifest.source_name}; rebuild rather than edit.
 Same command line as sluice-collector; `{manifest.name} components` lists what it holds.
 """
 
@@ -80,11 +104,13 @@ from sluice.entry import collector
 
 DISTRIBUTION = dict(
     command={manifest.name!r},
-    description={description!r},
+    description={manifest.description!r},
     version={manifest.version!r},
     otelcol_version={(manifest.otelcol_version.text if manifest.otelcol_version else CORE_VERSION)!r},
     packages=(
 {packages}    ),
+    modules=(
+{specs}    ),
     default_config={has_default!r},
 )
 """The fields of its Distribution."""
@@ -100,6 +126,7 @@ def components_yaml(manifest: Manifest, components: list[Resolved]) -> str:
             "name": manifest.name,
             "description": manifest.description,
             "version": manifest.version,
+            "module": manifest.module,
             "otelcol_version": (
                 manifest.otelcol_version.text if manifest.otelcol_version else CORE_VERSION
             ),
@@ -110,9 +137,7 @@ def components_yaml(manifest: Manifest, components: list[Resolved]) -> str:
             kind.value: [
                 {
                     "type": item.factory.component_type,
-                    ("pymod" if item.entry.python else "gomod"): (
-                        f"{item.entry.module} {item.entry.version.text}"
-                    ),
+                    ("pymod" if item.entry.python else "gomod"): item.entry.spec,
                     "package": item.package,
                     "follows": item.distribution_version or item.factory.version,
                     "native": item.factory.needs_native,
@@ -123,7 +148,7 @@ def components_yaml(manifest: Manifest, components: list[Resolved]) -> str:
             for kind in KINDS
         },
     }
-    header = f"# Resolved by sluice-builder {__version__} from {manifest.source.name}.\n"
+    header = f"# Resolved by sluice-builder {__version__} from {manifest.source_name}.\n"
     return header + yaml.safe_dump(doc, sort_keys=False)
 
 
@@ -150,12 +175,13 @@ def dockerfile(manifest: Manifest, components: list[Resolved]) -> str:
         if third_party
         else ""
     )
+    tag = f"{manifest.name}:{manifest.version or 'latest'}"
     return f"""# {manifest.name} {manifest.version}, written by sluice-builder {__version__}.
 # It starts from the Sluice image, built from the Sluice repository with its
 # Dockerfile (docker build -t sluice-edge:{__version__} .), so the collector runs
 # on the same locked dependencies and compiled modules. From this folder:
-#   docker build -t {manifest.name}:{manifest.version} .
-#   docker run -v $PWD/config.yaml:/etc/{manifest.name}/config.yaml {manifest.name}:{manifest.version}
+#   docker build -t {tag} .
+#   docker run -v $PWD/config.yaml:/etc/{manifest.name}/config.yaml {tag}
 ARG SLUICE_IMAGE=sluice-edge:{__version__}
 FROM ${{SLUICE_IMAGE}}
 USER root

@@ -9,20 +9,21 @@ to merge; a path, ``env:NAME`` or ``yaml:...``), ``--set key.path=value``,
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
-
-import yaml
+from typing import Any
 
 from sluice import heap
 from sluice.collector import config as collector_config
-from sluice.collector.component import SIGNAL_NAMES, BuildInfo, ConnectorFactory, Kind
-from sluice.collector.confmap import expand, sources
+from sluice.collector.component import SIGNAL_NAMES, BuildInfo, Factory, Kind
+from sluice.collector.confmap import expand, goyaml, sources
 from sluice.collector.confmap.decode import Problems
 from sluice.collector.default_config import default_yaml
 from sluice.collector.distribution import SLUICE_COLLECTOR, Distribution
 from sluice.collector.factories import Factories
+from sluice.commandline import CommandParser
 from sluice.logs import env_level
 from sluice.transport import loop
 
@@ -30,7 +31,10 @@ NO_CONFIG = "at least one config flag must be provided"
 """Upstream's answer when a distribution without a default config gets none."""
 
 
-def _parser(distribution: Distribution) -> argparse.ArgumentParser:
+SUBCOMMANDS = ("validate", "components")
+
+
+def _parser(distribution: Distribution) -> CommandParser:
     program = distribution.command
     default = (
         "with no --config it runs the built-in default (OTLP on localhost:4317/4318, the "
@@ -38,13 +42,13 @@ def _parser(distribution: Distribution) -> argparse.ArgumentParser:
         if distribution.default_config
         else "--config is required"
     )
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=program,
         description=f"{distribution.description}. Reads standard collector YAML; {default}.",
         epilog="commands: validate (load and check the config, start nothing), components "
-        "(list the components built in and their stability)",
+        "(list the components built in and their stability), help",
     )
-    parser.add_argument("command", nargs="?", choices=["validate", "components"])
+    parser.add_argument("command", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument(
         "--config",
         action="append",
@@ -59,9 +63,7 @@ def _parser(distribution: Distribution) -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override one value, e.g. --set processors.batch.timeout=2s (applied last)",
     )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="validate the config and exit (same as validate)"
-    )
+    parser.add_switch("--dry-run", "validate the config and exit (same as validate)")
     parser.add_argument(
         "--feature-gates",
         action="append",
@@ -70,14 +72,27 @@ def _parser(distribution: Distribution) -> argparse.ArgumentParser:
         help="accepted for upstream command lines; this distribution registers no feature "
         "gates, so each one named is reported and ignored",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"{program} version {distribution.version}"
-    )
+    if distribution.version:  # as cobra, which has no version flag for an empty version
+        parser.add_argument(
+            "-v",
+            "--version",
+            action="version",
+            version=f"{program} version {distribution.version}",
+        )
     return parser
 
 
-def components_yaml(factories: Factories, distribution: Distribution) -> str:
-    """Upstream's ``components`` output shape."""
+def components_yaml(distribution: Distribution) -> str:
+    """Upstream's ``components`` output, as its yaml.v3 writes it."""
+    listed: dict[Kind, list[tuple[str, str, Factory[Any]]]] = {kind: [] for kind in Kind}
+    for index, package in enumerate(distribution.packages):
+        factory: Factory[Any] = importlib.import_module(package).FACTORY
+        module = (
+            distribution.modules[index]
+            if distribution.modules
+            else f"{factory.module} v{factory.version}"
+        )
+        listed[factory.kind].append((factory.component_type, module, factory))
     doc: dict[str, object] = {
         "buildinfo": {
             "command": distribution.command,
@@ -86,23 +101,29 @@ def components_yaml(factories: Factories, distribution: Distribution) -> str:
         }
     }
     for kind in Kind:
-        items = []
-        for type_ in factories.types(kind):
-            factory = factories.by_kind[kind][type_]
-            if kind is Kind.CONNECTOR:
-                assert isinstance(factory, ConnectorFactory)
-                stability = {
-                    f"{SIGNAL_NAMES[a]}-to-{SIGNAL_NAMES[b]}": factory.stability.get(
-                        f"{SIGNAL_NAMES[a]}_to_{SIGNAL_NAMES[b]}", "undefined"
-                    ).capitalize()
-                    for a in SIGNAL_NAMES
-                    for b in SIGNAL_NAMES
-                }
-            else:
-                stability = {k: v.capitalize() for k, v in sorted(factory.stability.items())}
-            items.append({"name": type_, "module": factory.module, "stability": stability})
-        doc[kind.value] = items
-    return yaml.safe_dump(doc, sort_keys=False, indent=4, default_flow_style=False)
+        doc[kind.value] = [
+            {"name": type_, "module": module, "stability": _stability(factory)}
+            for type_, module, factory in sorted(listed[kind], key=lambda item: item[0])
+        ]
+    return goyaml.dump(doc)
+
+
+def _stability(factory: Factory[Any]) -> dict[str, str]:
+    """The level of each signal upstream lists for the kind; ``Undefined``
+    where the component does not support it."""
+    if factory.kind is Kind.EXTENSION:
+        keys = {"extension": "extension"}
+    elif factory.kind is Kind.CONNECTOR:
+        keys = {
+            f"{SIGNAL_NAMES[a]}-to-{SIGNAL_NAMES[b]}": f"{SIGNAL_NAMES[a]}_to_{SIGNAL_NAMES[b]}"
+            for a in SIGNAL_NAMES
+            for b in SIGNAL_NAMES
+        }
+    else:
+        keys = {name: name for name in SIGNAL_NAMES.values()}
+    return {
+        shown: factory.stability.get(key, "undefined").capitalize() for shown, key in keys.items()
+    }
 
 
 def load(
@@ -154,14 +175,28 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
     """``sluice-collector``, or a program ``sluice-builder`` wrote (which
     passes its own distribution)."""
     program = distribution.command
-    args = _parser(distribution).parse_args(argv)
-    factories = Factories.load(distribution.packages)
-    if args.command == "components":
-        sys.stdout.write(components_yaml(factories, distribution))
+    parser = _parser(distribution)
+    args = parser.parse(argv)
+    command = args.command[0] if args.command else ""
+    if command == "help":
+        parser.print_help()
+        return 0
+    if command and command not in SUBCOMMANDS:
+        parser.error(f"unrecognized arguments: {command}")
+    if len(args.command) > 1:
+        parser.error(f"accepts 0 arg(s), received {len(args.command) - 1}")
+    for assignment in args.set:  # checked while reading the flags, as upstream
+        try:
+            sources.set_snippet(assignment)
+        except sources.SourceError as bad:
+            parser.error(str(bad))
+    if command == "components":
+        sys.stdout.write(components_yaml(distribution))
         return 0
     if not args.config and not distribution.default_config:
-        print(f"{program}: {NO_CONFIG}", file=sys.stderr)
+        print(f"Error: {NO_CONFIG}", file=sys.stderr)
         return 1
+    factories = Factories.load(distribution.packages)
     config, problems = load(args.config, args.set, factories)
     try:
         env_level()
@@ -174,7 +209,7 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
         print(f"{program}: the config does not load ({len(problems)} problem(s))", file=sys.stderr)
         return 1
     warnings = ignored_gates(args.feature_gates)
-    if args.command == "validate" or args.dry_run:
+    if command == "validate" or args.dry_run:
         for line in warnings:
             print(f"{program}: warning: {line}", file=sys.stderr)
         print("config is valid")

@@ -1,8 +1,8 @@
 """What a collector program is: its name, description and version, the
 collector core version its configs follow, and the component packages it
 holds. ``sluice-collector`` is one distribution (built from
-``distributions/sluice-collector/manifest.yaml``); ``sluice-builder`` writes
-programs that run :func:`sluice.collector.cli.main` with others."""
+``sluice/builder/default.yaml``); ``sluice-builder`` writes programs that run
+:func:`sluice.collector.cli.main` with others."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ class Distribution:
     version: str
     packages: tuple[str, ...]
     """Importable modules each holding one component's ``FACTORY``."""
+    modules: tuple[str, ...] = ()
+    """The manifest's ``<module> <version>`` of each package, in order, which
+    ``components`` shows; when empty, each factory's module path and version."""
     otelcol_version: str = CORE_VERSION
     default_config: bool = False
     """Whether running with no ``--config`` starts the built-in default

@@ -15,6 +15,7 @@ file), not a silent last-one-wins.
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from typing import Any
@@ -116,3 +117,153 @@ Loader.add_constructor(_MERGE, lambda _, node: node.value)
 def load(text: str) -> Any:
     """The document in `text` (raises yaml.YAMLError)."""
     return yaml.load(text, Loader=Loader)  # a SafeLoader subclass
+
+
+_OLD_BOOLS = frozenset(
+    (
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "on",
+        "On",
+        "ON",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "off",
+        "Off",
+        "OFF",
+    )
+)
+"""YAML 1.1 booleans, which yaml.v3 quotes so that older readers see text."""
+_BASE60_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?")
+_ESCAPES = {
+    "\0": "0",
+    "\a": "a",
+    "\b": "b",
+    "\t": "t",
+    "\n": "n",
+    "\v": "v",
+    "\f": "f",
+    "\r": "r",
+    "\x1b": "e",
+    '"': '"',
+    "\\": "\\",
+    "\x85": "N",
+    "\u2028": "L",
+    "\u2029": "P",
+}
+_ANALYZER = yaml.emitter.Emitter(io.StringIO())
+"""Used only for its scalar analysis (libyaml's, which yaml.v3 shares)."""
+
+
+def dump(value: Any) -> str:
+    """`value` (maps, lists and scalars) as yaml.v3's ``Marshal`` writes it:
+    block style, 4-space indentation with a sequence item's content after
+    its ``- ``, no line wrapping, and a string quoted only where a plain one
+    would read back as something else (``"true"``, ``"1.0"``)."""
+    lines: list[str] = []
+    _node(value, 0, lines, "")
+    return "\n".join(lines) + "\n"
+
+
+def _align(indent: int) -> int:
+    """The indentation of a node nested in a block node at `indent` (yaml.v3
+    aligns everything but a sequence item's content to multiples of 4)."""
+    return 4 * ((indent + 4) // 4)
+
+
+def _node(value: Any, indent: int, lines: list[str], lead: str) -> None:
+    """Append `value` at `indent`; `lead` is the text its first line starts
+    with (``key:`` or ``- `` already written at the indentation)."""
+    if isinstance(value, dict) and value:
+        first = True
+        for key, item in value.items():
+            head = (lead if first else " " * indent) + _scalar(str(key), 0, key=True) + ":"
+            first = False
+            _value(item, indent, lines, head)
+    elif isinstance(value, list) and value:
+        for position, item in enumerate(value):
+            head = (lead if position == 0 else " " * indent) + "- "
+            if isinstance(item, dict | list) and item:
+                _node(item, indent + 2, lines, head)
+            else:
+                lines.append(head + _scalar(item, indent + 2))
+    else:
+        lines.append(lead + _scalar(value, _align(indent)))
+
+
+def _value(item: Any, indent: int, lines: list[str], head: str) -> None:
+    """A mapping value after its ``key:``."""
+    if isinstance(item, dict | list) and item:
+        lines.append(head)
+        nested = _align(indent)
+        _node(item, nested, lines, " " * nested)
+    else:
+        lines.append(head + " " + _scalar(item, _align(indent)))
+
+
+def _scalar(value: Any, block_indent: int, key: bool = False) -> str:
+    """A scalar; a text of several lines is a literal block whose lines
+    are indented by `block_indent`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    text = str(value)
+    if "\n" in text and not key:
+        return _literal(text, block_indent)
+    reads_back = not (
+        text in _OLD_BOOLS or _BASE60_FLOAT.fullmatch(text) or _TIMESTAMP.fullmatch(text)
+    ) and isinstance(plain_scalar(text), str)
+    if not text or not reads_back or "\n" in text:
+        return _double_quoted(text)
+    analysis = _ANALYZER.analyze_scalar(text)
+    if analysis.allow_block_plain and not analysis.empty:
+        return text
+    if analysis.allow_single_quoted:
+        return "'" + text.replace("'", "''") + "'"
+    return _double_quoted(text)
+
+
+def _double_quoted(text: str) -> str:
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in _ESCAPES:
+            out.append("\\" + _ESCAPES[char])
+        elif char == "\ufeff" or not (
+            0x20 <= code <= 0x7E
+            or 0xA0 <= code <= 0xD7FF
+            or 0xE000 <= code <= 0xFFFD
+            or 0x10000 <= code <= 0x10FFFF
+        ):
+            out.append(
+                f"\\x{code:02X}"
+                if code <= 0xFF
+                else f"\\u{code:04X}"
+                if code <= 0xFFFF
+                else f"\\U{code:08X}"
+            )
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _literal(text: str, indent: int) -> str:
+    chomp = "-" if not text.endswith("\n") else "+" if text.endswith("\n\n") else ""
+    hint = "4" if text[:1] in (" ", "\n") else ""
+    body = text[:-1] if text.endswith("\n") else text
+    pad = " " * indent
+    return f"|{hint}{chomp}\n" + "\n".join(pad + line if line else "" for line in body.split("\n"))

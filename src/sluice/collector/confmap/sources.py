@@ -106,7 +106,7 @@ def set_snippet(assignment: str) -> str:
     """``key.path=value`` as the ``yaml:`` snippet upstream makes of it."""
     key, sep, value = assignment.partition("=")
     if not sep:
-        raise SourceError(f'--set "{assignment}": missing equal sign')
+        raise SourceError(f'invalid argument "{assignment}" for "--set" flag: missing equal sign')
     return f"yaml:{key.strip().replace('.', '::')}: {value.strip()}"
 
 
