@@ -12,12 +12,10 @@ keys. Every other problem is collected with the key path it concerns
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,8 @@ import yaml
 
 from sluice.collector.component import Kind
 from sluice.collector.confmap import goyaml
+from sluice.collector.internal.go_text import path_error
+from sluice.telemetry.pdata_text import float_fixed
 
 KINDS: tuple[Kind, ...] = (
     Kind.RECEIVER,
@@ -163,7 +163,9 @@ def load(path: Path | None, environ: Mapping[str, str] | None = None) -> Manifes
     try:
         raw = goyaml.load(path.read_text() if path is not None else default_text())
     except OSError as problem:
-        raise ManifestError([f"cannot read the manifest: {problem.strerror}"]) from None
+        raise ManifestError(
+            [f"failed to load configuration file: {path_error('open', problem)}"]
+        ) from None
     except yaml.YAMLError as problem:
         mark = getattr(problem, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -362,7 +364,7 @@ def _text(value: Any, key: str, problems: list[str]) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _go_float(value)
+        return float_fixed(value)  # Go's strconv.FormatFloat(value, 'f', -1, 64)
     problems.append(f"{key}: expected a string, got {_kind_of(value)}")
     return ""
 
@@ -384,16 +386,6 @@ def _flag(value: Any, key: str, problems: list[str]) -> bool:
         return False
     problems.append(f"{key}: expected true or false, got {_kind_of(value)}")
     return False
-
-
-def _go_float(value: float) -> str:
-    """Go's ``strconv.FormatFloat(value, 'f', -1, 64)``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    text = format(Decimal(repr(value)), "f")  # the shortest digits, never an exponent
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _kind_of(value: Any) -> str:

@@ -17,6 +17,7 @@ from sluice.builder.manifest import KINDS, Manifest
 from sluice.builder.modules import Resolved
 from sluice.collector.component import CORE_VERSION
 from sluice.collector.default_config import default_components
+from sluice.collector.internal.go_text import path_error
 
 VENDOR = "components"
 """Folder of the output holding copies of pymod entries' ``path`` sources."""
@@ -36,7 +37,7 @@ def generate(manifest: Manifest, components: list[Resolved], out: Path) -> list[
     try:
         out.mkdir(exist_ok=True)
     except OSError as problem:
-        raise OutputError(f"failed to create output path: {_go_error('mkdir', problem)}") from None
+        raise OutputError(f"failed to create output path: {path_error('mkdir', problem)}") from None
     files = {
         "components.yaml": components_yaml(manifest, components),
         "requirements.txt": requirements(components),
@@ -66,15 +67,9 @@ def compile_program(manifest: Manifest, components: list[Resolved], out: Path) -
     except OSError as problem:
         raise OutputError(
             "failed to compile the OpenTelemetry Collector distribution: "
-            f"{_go_error('open', problem)}"
+            f"{path_error('open', problem)}"
         ) from None
     return path
-
-
-def _go_error(operation: str, problem: OSError) -> str:
-    """`problem` as Go's ``*PathError`` words it: ``mkdir a/b: no such file or directory``."""
-    reason = problem.strerror or str(problem)
-    return f"{operation} {problem.filename}: {reason[:1].lower()}{reason[1:]}"
 
 
 def _vendored(components: list[Resolved]) -> Iterator[tuple[Resolved, str]]:

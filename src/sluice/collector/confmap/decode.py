@@ -132,7 +132,8 @@ def join(path: str, key: str) -> str:
     return f"{path}::{key}" if path else key
 
 
-def _go_type(value: Any) -> str:
+def go_type(value: Any) -> str:
+    """The Go type yaml.v3 decodes `value` into (``[]interface {}`` for a list)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -151,7 +152,7 @@ def _go_type(value: Any) -> str:
 def _mismatch(expected: str, value: Any, secret: bool = False) -> str:
     shown = REDACTED if secret else value
     return (
-        f"expected type '{expected}', got unconvertible type '{_go_type(value)}', value: '{shown}'"
+        f"expected type '{expected}', got unconvertible type '{go_type(value)}', value: '{shown}'"
     )
 
 

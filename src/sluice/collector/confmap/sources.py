@@ -20,8 +20,12 @@ import yaml
 
 from sluice import confexpand
 from sluice.collector.confmap import goyaml
+from sluice.collector.confmap.decode import go_type
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(.*)$", re.S)
+_DRIVE_LETTER = re.compile(r"^[A-z]:")
+"""Upstream's test for a Windows path (``C:...``), which is a file whatever
+follows; its ``[A-z]`` takes ``[\\]^_`` and the backquote too."""
 
 
 class SourceError(ValueError):
@@ -64,6 +68,8 @@ def merge(base: Any, over: Any) -> Any:
 def read(uri: str) -> Any:
     """The map one ``--config`` value holds (raises SourceError)."""
     match = _SCHEME.match(uri)
+    if match is None and ":" in uri and not _DRIVE_LETTER.match(uri):
+        raise SourceError(f'invalid uri: "{uri}"')
     scheme, rest = (match.group(1), match.group(2)) if match else ("file", uri)
     if scheme == "file":
         path = Path(rest)
@@ -98,7 +104,9 @@ def read(uri: str) -> Any:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise SourceError(f"{where}: the config must be a map, got {type(value).__name__}")
+        raise SourceError(
+            f"{where}: retrieved value (type={go_type(value)}) cannot be used as a Conf"
+        )
     return nest(value)
 
 

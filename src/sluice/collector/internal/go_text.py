@@ -30,6 +30,7 @@ __all__ = [
     "float_fixed",
     "float_v",
     "hex_id",
+    "path_error",
     "timestamp",
     "typed",
     "value_as_string",
@@ -53,6 +54,13 @@ METRIC_TYPES = {
     "summary": "Summary",
 }
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def path_error(operation: str, problem: OSError) -> str:
+    """`problem` as Go's ``*fs.PathError`` words it: ``open a.yaml: no such
+    file or directory``."""
+    reason = problem.strerror or str(problem)
+    return f"{operation} {problem.filename}: {reason[:1].lower()}{reason[1:]}"
 
 
 def enum_name(names: list[str], number: int) -> str:
