@@ -48,19 +48,25 @@ exporters:
 """
 
 
+def run_builder(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "sluice-builder"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
 def build(
     folder: Path, manifest: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "manifest.yaml").write_text(manifest)
-    return subprocess.run(
-        [str(BIN / "sluice-builder"), "--config", "manifest.yaml", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=folder,
-        env={**os.environ, **(env or {})},
-    )
+    return run_builder("--config", "manifest.yaml", *args, cwd=folder, env=env)
 
 
 def run_program(
@@ -236,17 +242,13 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_help_and_version() -> None:
-    helped = subprocess.run(
-        [str(BIN / "sluice-builder"), "--help"], capture_output=True, text=True, timeout=60
-    )
+    helped = run_builder("--help")
     assert helped.returncode == 0
     assert (
         OTLP in helped.stdout and POLICY in helped.stdout and "sluice.components" in helped.stdout
     )
     for args in (["--version"], ["version"]):  # version: ocb's subcommand
-        version = subprocess.run(
-            [str(BIN / "sluice-builder"), *args], capture_output=True, text=True, timeout=60
-        )
+        version = run_builder(*args)
         assert version.returncode == 0
         assert version.stdout.strip() == "sluice-builder version 0.1.0"
 
@@ -259,14 +261,7 @@ def test_without_a_manifest_it_builds_sluice_collector_giving_the_installed_comp
 ) -> None:
     """As ocb builds its default otelcorecol without --config; DIST_OUTPUT_PATH
     sets dist::output_path, as ocb's environment overrides."""
-    built = subprocess.run(
-        [str(BIN / "sluice-builder")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={**os.environ, "DIST_OUTPUT_PATH": "out"},
-    )
+    built = run_builder(cwd=tmp_path, env={"DIST_OUTPUT_PATH": "out"})
     assert built.returncode == 0, built.stderr
     program = tmp_path / "out" / "sluice-collector"
     ours = run_program(program, "components")
@@ -672,23 +667,11 @@ def test_a_path_is_taken_from_the_current_folder(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "manifest.yaml").write_text(manifest)
     (tmp_path / "sub" / "local").mkdir()
-    missing = subprocess.run(
-        [str(BIN / "sluice-builder"), "--config", "sub/manifest.yaml", "--dry-run"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    missing = run_builder("--config", "sub/manifest.yaml", "--dry-run", cwd=tmp_path)
     assert missing.returncode == 1
     assert f"exporters::0::path: filepath does not exist: {tmp_path / 'local'}" in missing.stderr
     (tmp_path / "local").mkdir()
-    found = subprocess.run(
-        [str(BIN / "sluice-builder"), "--config", "sub/manifest.yaml", "--dry-run"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    found = run_builder("--config", "sub/manifest.yaml", "--dry-run", cwd=tmp_path)
     assert found.returncode == 0, found.stderr
 
 
@@ -769,12 +752,6 @@ def test_the_deprecated_output_path_flag_overrides_the_manifest(tmp_path: Path) 
 def test_a_bad_command_line_exits_1_in_cobras_words(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    ran = subprocess.run(
-        [str(BIN / "sluice-builder"), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    ran = run_builder(*args, cwd=tmp_path)
     assert ran.returncode == 1
     assert ran.stderr.startswith(message), ran.stderr
