@@ -36,7 +36,9 @@ class CommandParser(argparse.ArgumentParser):
     def add_switch(self, name: str, help: str, default: bool = False) -> None:
         """A boolean flag: ``name``, ``name=true`` or ``name=false``."""
         self._switches.add(name)
-        self.add_argument(name, nargs="?", const=True, default=default, type=go_bool, help=help)
+        self.add_argument(
+            name, nargs="?", const=True, default=default, type=go_bool, metavar="BOOL", help=help
+        )
 
     def parse(self, argv: Sequence[str] | None) -> argparse.Namespace:
         """`argv` (the process's arguments when None) parsed; a bad command
