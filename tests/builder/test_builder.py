@@ -197,7 +197,13 @@ def test_a_config_using_a_component_the_build_lacks_fails_with_unknown_type(
     # Unlike sluice-collector, a custom build has no default config.
     bare = run_program(tmp_path / "dist" / "seed-collector")
     assert bare.returncode == 1
-    assert "at least one config flag must be provided" in bare.stderr
+    assert bare.stderr == "Error: at least one config flag must be provided\n"
+    # A --set is a config flag too, as upstream: the config is that snippet alone.
+    only_set = run_program(
+        tmp_path / "dist" / "seed-collector", "validate", "--set", "processors.batch.timeout=1s"
+    )
+    assert only_set.returncode == 1
+    assert 'unknown type: "batch" for id: "batch"' in only_set.stderr
 
 
 def test_the_program_imports_only_the_components_it_holds(tmp_path: Path) -> None:

@@ -127,13 +127,16 @@ def _stability(factory: Factory[Any]) -> dict[str, str]:
 
 
 def load(
-    configs: list[str], sets: list[str], factories: Factories
+    configs: list[str], sets: list[str], factories: Factories, default: bool = True
 ) -> tuple[collector_config.Config | None, list[str]]:
-    """The config, or the problems (one line each, naming the source when known)."""
+    """The config, or the problems (one line each, naming the source when
+    known). With no `configs`, the built-in default config when `default`,
+    under the `sets`; otherwise the `sets` alone, as upstream, where a
+    ``--set`` is a config flag too."""
     try:
         loaded = (
             sources.Loaded(configs, sets)
-            if configs
+            if configs or not default
             else sources.Loaded([f"yaml:{default_yaml()}"], sets)
         )
     except sources.SourceError as problem:
@@ -193,11 +196,11 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
     if command == "components":
         sys.stdout.write(components_yaml(distribution))
         return 0
-    if not args.config and not distribution.default_config:
+    if not args.config and not args.set and not distribution.default_config:
         print(f"Error: {NO_CONFIG}", file=sys.stderr)
         return 1
     factories = Factories.load(distribution.packages)
-    config, problems = load(args.config, args.set, factories)
+    config, problems = load(args.config, args.set, factories, distribution.default_config)
     try:
         env_level()
     except ValueError as bad:
@@ -221,6 +224,8 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
         logging.getLogger("sluice.collector").warning(line)
     heap.limit_arenas()
     build_info = BuildInfo(program, distribution.description, distribution.version)
-    return loop.run(
-        run(config, build_info=build_info, reload=lambda: load(args.config, args.set, factories))
-    )
+
+    def reload() -> tuple[collector_config.Config | None, list[str]]:
+        return load(args.config, args.set, factories, distribution.default_config)
+
+    return loop.run(run(config, build_info=build_info, reload=reload))
