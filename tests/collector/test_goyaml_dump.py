@@ -56,6 +56,7 @@ def test_the_upstream_components_output_round_trips() -> None:
         ("tab\there", '"tab\\there"'),
         ("bell\a", '"bell\\a"'),
         ("x" * 120, "x" * 120),  # never wrapped
+        ("Collecteur à politiques", "Collecteur à politiques"),  # yaml.v3 writes Unicode
     ],
 )
 def test_scalars_are_quoted_only_where_plain_would_read_back_otherwise(

@@ -158,7 +158,7 @@ _ESCAPES = {
     "\u2028": "L",
     "\u2029": "P",
 }
-_ANALYZER = yaml.emitter.Emitter(io.StringIO())
+_ANALYZER = yaml.emitter.Emitter(io.StringIO(), allow_unicode=True)
 """Used only for its scalar analysis (libyaml's, which yaml.v3 shares)."""
 
 
