@@ -56,7 +56,7 @@ class PatternSpec:
         if self.case_insensitive and regex_dialect.needs_re2_for_caseless(self.text):
             return None
         if self.op is MatchOp.REGEX:
-            return regex_dialect.to_hyperscan(self.text)
+            return regex_dialect.to_hyperscan(self.text, self.case_insensitive)
         start, end = _LITERAL_ANCHORS[self.op]
         return regex_dialect.literal_to_hyperscan(self.text, start, end)
 

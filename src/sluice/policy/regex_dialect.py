@@ -181,7 +181,7 @@ def needs_re2_for_caseless(pattern_or_literal: str) -> bool:
     return False
 
 
-def to_hyperscan(pattern: str) -> bytes | None:
+def to_hyperscan(pattern: str, caseless: bool = False) -> bytes | None:
     """Translate an RE2 pattern into Hyperscan syntax with the same search semantics.
 
     The result, compiled with ``HS_FLAG_UTF8 | HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY``
@@ -189,12 +189,14 @@ def to_hyperscan(pattern: str) -> bytes | None:
     :func:`needs_re2_for_caseless` is False), matches somewhere in a string exactly when RE2's
     unanchored search does.  Returns ``None`` when RE2 rejects the pattern or no faithful
     translation is known; the caller then matches with RE2.  The result is not compiled here,
-    so Hyperscan may still reject it (for example ``a\\zb``).
+    so Hyperscan may still reject it (for example ``a\\zb``). `caseless` says the result is
+    compiled with ``HS_FLAG_CASELESS``; negated classes then name the non-ASCII characters
+    that RE2's case folding takes out of them (see :func:`_render_class`).
     """
     if re2_error(pattern) is not None:
         return None
     try:
-        tree = _Parser(pattern).parse()
+        tree = _Parser(pattern, caseless).parse()
         if _empty_through_not_word(tree) and not _can_be_empty(tree, asserting=False):
             raise _Untranslatable("\\B reachable by an empty match")
         return _render(tree, at_start=True).encode("ascii")
@@ -299,8 +301,11 @@ class _Parser:
     Anything it does not fully understand raises :class:`_Untranslatable`.
     """
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, caseless: bool = False) -> None:
         self.pattern = pattern
+        self.caseless = caseless
+        """The pattern is compiled with ``HS_FLAG_CASELESS``: folding applies where
+        no inline flag says otherwise."""
         self.pos = 0
 
     def parse(self) -> _Node:
@@ -471,7 +476,7 @@ class _Parser:
             return [_Assert(_ESCAPE_ASSERTIONS[letter])]
         if letter.lower() in _PERL_CLASSES:
             self.pos += 2
-            return [_perl_class_atom(letter, flags.fold)]
+            return [_perl_class_atom(letter, flags.fold, self._folding(flags))]
         if letter == "Q":
             self.pos += 2
             end = self.pattern.find("\\E", self.pos)
@@ -576,7 +581,11 @@ class _Parser:
                 raise _Untranslatable("bad range")
             positive.append((low, high))
         self.pos += 1  # "]"
-        return _class_atom(_merge(positive), negative, negated, flags.fold)
+        return _class_atom(_merge(positive), negative, negated, flags.fold, self._folding(flags))
+
+    def _folding(self, flags: _Flags) -> bool:
+        """Whether case folding applies under `flags`."""
+        return self.caseless if flags.fold is None else flags.fold
 
 
 # --------------------------------------------------------------------------------------------
@@ -616,12 +625,12 @@ def _literal(code_point: int, fold: bool | None) -> _Atom:
     return _Atom(text)
 
 
-def _perl_class_atom(letter: str, fold: bool | None) -> _Atom:
+def _perl_class_atom(letter: str, fold: bool | None, folding: bool) -> _Atom:
     """``\\d``, ``\\s``, ``\\w`` and their negations as explicit ASCII classes."""
     members = _PERL_CLASSES[letter.lower()]
     if letter.islower():
-        return _class_atom(_set_ranges(members), [], False, fold)
-    return _class_atom([], [members], False, fold)
+        return _class_atom(_set_ranges(members), [], False, fold, folding)
+    return _class_atom([], [members], False, fold, folding)
 
 
 def _set_ranges(members: frozenset[int] | set[int]) -> _Ranges:
@@ -640,8 +649,23 @@ def _merge(ranges: _Ranges) -> _Ranges:
     return merged
 
 
-def _render_class(ranges: _Ranges, negated: bool) -> str:
-    """A Hyperscan bracket class with every member escaped."""
+_FOLDING_LETTERS = frozenset(b"sSkK")
+"""ASCII letters RE2's case folding joins to non-ASCII characters: ``s`` to U+017F LATIN
+SMALL LETTER LONG S, ``k`` to U+212A KELVIN SIGN."""
+
+
+def _render_class(ranges: _Ranges, negated: bool, folding: bool = False) -> str:
+    """A Hyperscan bracket class with every member escaped.
+
+    A negated class holding ``s`` or ``k`` under `folding` is untranslatable: RE2 leaves the
+    letters' non-ASCII fold partners out of it (``(?i)[^s]`` does not match U+017F), and
+    Hyperscan, which does too for such a class alone, lets U+017F through it in repeated
+    alternations (``(?:[^s]+|aaa)+a`` matches ``\u017fa`` caselessly, also with U+017F named
+    in the class)."""
+    if negated and folding:
+        members = {c for low, high in ranges if low < 0x80 for c in range(low, min(high, 0x7F) + 1)}
+        if members & _FOLDING_LETTERS:
+            raise _Untranslatable("negated class holding s or k under case folding")
     body = "".join(
         _cp_text(low) if low == high else f"{_cp_text(low)}-{_cp_text(high)}"
         for low, high in ranges
@@ -659,7 +683,11 @@ def _fold_closed(members: frozenset[int] | set[int]) -> bool:
 
 
 def _class_atom(
-    positive: _Ranges, negative: list[frozenset[int]], negated: bool, fold: bool | None
+    positive: _Ranges,
+    negative: list[frozenset[int]],
+    negated: bool,
+    fold: bool | None,
+    folding: bool = False,
 ) -> _Atom:
     """Render a class: union of `positive` ranges and complements of the `negative` sets.
 
@@ -675,10 +703,10 @@ def _class_atom(
     if not negative:
         if not positive:
             raise _Untranslatable("empty class")
-        return _Atom(_with_fold(_render_class(positive, negated), fold))
+        return _Atom(_with_fold(_render_class(positive, negated, folding), fold))
     if not negated:
         parts = [_render_class(positive, False)] if positive else []
-        parts.extend(_render_class(_set_ranges(members), True) for members in negative)
+        parts.extend(_render_class(_set_ranges(members), True, folding) for members in negative)
         text = parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
         return _Atom(_with_fold(text, fold))
     ascii_positive = {
