@@ -287,6 +287,33 @@ def test_each_record_counts_under_one_result_and_a_transform_wins() -> None:
     assert bodies(doc)[0] == "card [REDACTED]"
 
 
+def test_a_transform_that_changes_nothing_leaves_the_record_kept() -> None:
+    """``transformed`` counts kept records a transform changed (COLLECTOR.md
+    section 4): removing or redacting what is not there, adding what is
+    there without upsert, a rename its target blocks, change nothing."""
+    snap = compile_log(
+        {
+            "match": [{"log_field": "body", "contains": "x"}],
+            "keep": "all",
+            "transform": {
+                "remove": [{"log_attribute": "secret"}],
+                "redact": [
+                    {"log_field": "body", "regex": "[0-9]+"},
+                    {"log_attribute": "token"},
+                ],
+                "rename": [{"from_log_attribute": "old", "to": "new"}],
+                "add": [{"log_attribute": "env", "value": "prod"}],
+            },
+        }
+    )
+    unchanged = logs(rec("x one", env="dev"), rec("x two", old="a", new="b", env="prod"))
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), unchanged)
+    assert (outcome.kept, outcome.transformed, outcome.modified) == (2, 0, False)
+    changed = logs(rec("x 1", env="dev"), rec("x", secret="s"), rec("x", old="a"), rec("x"))
+    outcome = snap.evaluate(Signal.LOG, json_view(Signal.LOG), changed)
+    assert (outcome.kept, outcome.transformed, outcome.modified) == (0, 4, True)
+
+
 def test_many_policies_sharing_a_condition_each_decide_correctly() -> None:
     policies = [
         {

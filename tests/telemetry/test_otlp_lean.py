@@ -325,7 +325,7 @@ def test_removes_and_renames_edit_like_the_message_view() -> None:
     ]
     svc = attribute("svc", text("web"))
     records = [
-        svc + body(b"") + length_field(9, bytes(16)),  # present but empty: cleared all the same
+        svc + body(b"") + length_field(9, bytes(16)),  # present but empty: absent, left as it came
         svc + body(text("b")) + attribute("old", text("1")) + attribute("gone", text("x")),
         LAYOUTS["sample, odd key layout"] + svc,
         body(text("no svc")) + attribute("gone", text("stays")),

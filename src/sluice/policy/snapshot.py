@@ -24,7 +24,7 @@ from sluice.policy.model import ID_FIELDS, KeepKind, Policy, Selector, Signal, S
 from sluice.policy.sampling import sample_log, sample_trace, write_threshold
 from sluice.policy.stats import MISSES, PolicyRuntime
 from sluice.policy.table import CompiledPolicy, SignalTable, most_restrictive
-from sluice.policy.transform import CompiledTransform
+from sluice.policy.transform import CHANGED, CompiledTransform
 from sluice.policy.view import PRESENT, Ctx, FieldReader, RecordView, Value
 
 log = logging.getLogger(__name__)
@@ -383,15 +383,17 @@ class PolicySnapshot:
         if table.signal is _LOG:
             for policy in matched:
                 for step in policy.transforms:
-                    hit = step.apply(view, place.ctx())
-                    slot = step.counter_slot + (0 if hit else 1)
+                    result = step.apply(view, place.ctx())
+                    slot = step.counter_slot + (0 if result else 1)  # a hit, or a miss
                     policy.counter[slot] += 1
-                    changed = True
-                    if hit and step.touches_container:
-                        status = 2
+                    if result == CHANGED:
+                        changed = True
+                        if step.touches_container:
+                            status = 2
         if changed:
             outcome.modified = True
-        # One result per record: a transform ran wins over how it was kept.
+        # One result per record: a transform that changed it wins over how it
+        # was kept.
         if changed and table.signal is _LOG:
             outcome.transformed += 1
         elif kind is not _ALL:  # a sample or a rate limit kept it

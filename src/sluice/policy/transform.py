@@ -161,6 +161,13 @@ class Redactor:
 
 _SURROGATES: Final = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
 
+MISS: Final = 0
+"""What :meth:`CompiledTransform.apply` returns when the step found nothing to act on."""
+HIT: Final = 1
+"""A hit that left the record as it was."""
+CHANGED: Final = 2
+"""A hit that changed the record."""
+
 
 @dataclass(frozen=True, slots=True)
 class CompiledTransform:
@@ -181,31 +188,41 @@ class CompiledTransform:
         slot = 2 + 2 * _STAGES.index(step.op)
         return cls(step, redactor, slot, step.target.level < Level.RECORD)
 
-    def apply(self, view: RecordView, ctx: Ctx) -> bool:
-        """Run the step on one record; True on a hit (see the sync counters)."""
+    def apply(self, view: RecordView, ctx: Ctx) -> int:
+        """Run the step on one record: :data:`MISS`, :data:`HIT` (a hit for
+        the sync counters that changed nothing: an add without upsert of a
+        present key, a rename its target blocks) or :data:`CHANGED`."""
         step = self.step
         op = step.op
         if op is TransformOp.REMOVE:
-            return view.remove(ctx, step.target)
+            return CHANGED if view.remove(ctx, step.target) else MISS
         if op is TransformOp.RENAME:
             assert step.source is not None
-            return view.rename(ctx, step.source, step.target.path[-1], step.upsert)
+            if not view.rename(ctx, step.source, step.target.path[-1], step.upsert):
+                return MISS
+            # The source stays where a target blocked it (or it is the target).
+            return HIT if view.get(ctx, step.source) is not None else CHANGED
         current = view.get(ctx, step.target)
         if isinstance(current, bytes) and step.target.name in ID_FIELDS:
             current = current.hex()
         if op is TransformOp.ADD:
-            if step.upsert or current is None:
+            if current is None or (step.upsert and current != step.value):
                 view.set_string(ctx, step.target, step.value)
-            return True
+                return CHANGED
+            return HIT
         if self.redactor is None:
             if current is None:
-                return False
+                return MISS
+            if current == step.value:
+                return HIT
             view.set_string(ctx, step.target, step.value)
-            return True
+            return CHANGED
         if not isinstance(current, str) or not current:
-            return False
+            return MISS
         replaced = self.redactor.replace(current)
         if replaced is None:
-            return False
+            return MISS
+        if replaced == current:
+            return HIT
         view.set_string(ctx, step.target, replaced)
-        return True
+        return CHANGED

@@ -644,7 +644,8 @@ class JsonLogView(_JsonView):
 
     def remove(self, ctx: Ctx, selector: Selector) -> bool:
         if selector.source is Source.FIELD:
-            existed = self.get(ctx, selector) is not None
+            if self.get(ctx, selector) is None:
+                return False  # absent (or empty): nothing to change
             name = selector.name
             if name == "body":
                 ctx.record.pop("body", None)
@@ -656,7 +657,7 @@ class JsonLogView(_JsonView):
                 ctx.resource["schemaUrl"] = ""
             elif name == "scope_schema_url":
                 ctx.scope["schemaUrl"] = ""
-            return existed
+            return True
         holder = self._holder(ctx, selector.source)
         return isinstance(holder, dict) and remove_attribute(holder, selector.path)
 

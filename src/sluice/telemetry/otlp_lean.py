@@ -391,10 +391,9 @@ class LeanLogView(ProtoLogView):
         self._store(ctx, selector)
 
     def remove(self, ctx: Ctx, selector: Selector) -> bool:
-        # Stored even when nothing was there: clearing a field that is present
-        # but empty (an empty body) still changes the record.
         removed = RAW_LOG_VIEW.remove(self._as_message(ctx, selector), selector)
-        self._store(ctx, selector)
+        if removed:  # nothing there (or empty): the record stays as it came
+            self._store(ctx, selector)
         return removed
 
     def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:

@@ -414,7 +414,8 @@ class ProtoLogView(_ProtoView):
 
     def remove(self, ctx: Ctx, selector: Selector) -> bool:
         if selector.source is Source.FIELD:
-            existed = self.get(ctx, selector) is not None
+            if self.get(ctx, selector) is None:
+                return False  # absent (or empty): nothing to change
             name = selector.name
             if name == "body":
                 ctx.record.ClearField("body")
@@ -424,7 +425,7 @@ class ProtoLogView(_ProtoView):
                 ctx.scope.schema_url = ""
             else:
                 ctx.record.ClearField(name)
-            return existed
+            return True
         return remove_attribute(self._attributes(ctx, selector.source), selector.path)
 
     def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
