@@ -151,6 +151,12 @@ def test_config_problems_name_the_provider_key() -> None:
         "'ftp://policies.example.com/sync'"
     ]
     assert load("config_empty.yaml")[1] == ["providers: at least one policy provider is required"]
+    assert load("config_many_problems.yaml")[1] == [  # every problem, not the first one only
+        "providers[0]: 'path' is required for a file provider",
+        "providers[1]::url: expected an http:// or https:// URL, got "
+        "'ftp://policies.example.com/sync'",
+        "providers[2]::poll_interval_secs: expected a number from 0.01 to 86400, got 0",
+    ]
     assert FACTORY.default_config().validate()  # providers are required
     assert load("config_unknown_key.yaml")[1] == ["processors::policy: has invalid keys: enabled"]
     assert load("config_unknown_provider_key.yaml")[1] == [

@@ -9,6 +9,7 @@ from typing import Any
 
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.providers import ConfigError, ProviderConfig, parse_providers
+from sluice.providers.config import parse_provider
 
 KEY = "providers"
 
@@ -31,10 +32,22 @@ class PolicyConfig(ComponentConfig):
         if not self.providers:
             yield KEY, "at least one policy provider is required"
             return
-        try:
-            self.provider_configs()
-        except ConfigError as problem:
-            yield _problem(str(problem))
+        if not isinstance(self.providers, list):
+            yield KEY, "expected a list of providers"
+            return
+        # Each entry checked on its own, so that every bad entry is reported.
+        bad = False
+        for index, entry in enumerate(self.providers):
+            try:
+                parse_provider(entry, f"{KEY}[{index}]", index, Path.cwd(), expand=False)
+            except ConfigError as problem:
+                bad = True
+                yield _problem(str(problem))
+        if not bad:
+            try:  # what concerns the list as a whole (duplicate ids)
+                self.provider_configs()
+            except ConfigError as problem:
+                yield _problem(str(problem))
 
 
 def _problem(message: str) -> Problem:
