@@ -246,6 +246,26 @@ def test_metrics_and_traces_are_filtered_and_counted(policy_file: Path) -> None:
     assert count(telemetry, "traces", "no_match") == 1
 
 
+def test_the_counter_has_the_results_of_the_spec_from_the_start(policy_file: Path) -> None:
+    """COLLECTOR.md section 4: dropped, kept, sampled, no_match, transformed,
+    each at 0 before any record; a record that cannot be read shows up as
+    ``malformed`` only once there has been one."""
+    telemetry = ServiceTelemetry()
+    policy_settings = settings("policy", telemetry=telemetry)
+    FACTORY.create(policy_settings, file_config(policy_file), Signal.LOG, Sink())
+
+    def results() -> dict[str, float]:
+        (family,) = [
+            f for f in telemetry.registry.collect() if f.name == "otelcol_processor_policy_records"
+        ]
+        return {s.labels["result"]: s.value for s in family.samples if s.name.endswith("_total")}
+
+    spec = {"dropped": 0, "kept": 0, "sampled": 0, "transformed": 0, "no_match": 0}
+    assert results() == spec
+    PolicyRegistries.of(policy_settings).counter("policy", Signal.LOG).malformed += 1
+    assert results() == {**spec, "malformed": 1}
+
+
 def test_a_batch_whose_records_are_all_dropped_goes_nowhere(policy_file: Path) -> None:
     telemetry = ServiceTelemetry()
     sink = Sink()

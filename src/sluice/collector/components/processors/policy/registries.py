@@ -48,8 +48,9 @@ class _Shared:
 class PolicyRecords:
     """``otelcol_processor_policy_records_total{processor,telemetry_type,result}``:
     one :class:`OutcomeTally` per processor and signal, added to once per
-    batch and read as a counter family at scrape time (every result present
-    from the processor's creation, at 0)."""
+    batch and read as a counter family at scrape time (every result of
+    COLLECTOR.md section 4 present from the processor's creation, at 0;
+    ``malformed``, Sluice's own, once a record could not be read)."""
 
     def __init__(self) -> None:
         self.tallies: dict[tuple[str, str], OutcomeTally] = {}
@@ -69,7 +70,8 @@ class PolicyRecords:
         )
         for (processor_id, telemetry_type), tally in list(self.tallies.items()):
             for result, count in tally.results():
-                family.add_metric([processor_id, telemetry_type, result], count)
+                if count or result != "malformed":  # not one of section 4's results
+                    family.add_metric([processor_id, telemetry_type, result], count)
         yield family
 
 
