@@ -41,6 +41,23 @@ def test_a_remote_provider_without_url_names_the_field(kind: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        ({"type": "file", "path": ""}, "path"),
+        ({"type": "file", "path": "${SLUICE_TEST_UNSET:-}"}, "path"),
+        ({"type": "grpc", "url": ""}, "url"),
+        ({"type": "http", "url": ""}, "url"),
+    ],
+)
+def test_an_empty_path_or_url_is_a_missing_one(entry: dict[str, str], key: str) -> None:
+    """An empty path would read the working directory, an empty gRPC target
+    dial nothing: both fail at every poll instead of at start."""
+    assert error_of([entry]) == (
+        f"config.json: policy_providers[0]: {key!r} is required for a {entry['type']} provider"
+    )
+
+
+@pytest.mark.parametrize(
     ("kind", "url"),
     [
         ("http", "http://user:secretpw@h/v1/policy/sync"),

@@ -288,12 +288,15 @@ def parse_provider(
     if not pid.strip():
         raise ConfigError(f"{where}.id: expected a non-empty string, got {pid!r}")
     values: dict[str, Any] = {"type": kind, "id": pid}
+    # An empty path or url (an unset ${VAR:-} too) is a missing one: it would
+    # read the working directory or dial nothing at every poll.
     if kind == "file":
-        if "path" not in raw:
+        path = _string(raw["path"], f"{where}.path", expand) if "path" in raw else ""
+        if not path:
             raise ConfigError(f"{where}: 'path' is required for a file provider")
-        values["path"] = _string(raw["path"], f"{where}.path", expand)
+        values["path"] = path
     else:
-        if "url" not in raw:
+        if "url" not in raw or _string(raw["url"], f"{where}.url", expand) == "":
             raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
         values["url"] = _sync_url(raw["url"], f"{where}.url", kind, expand)
     values["poll_interval_secs"] = _POLL_SECS[text](
