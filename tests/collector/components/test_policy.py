@@ -156,6 +156,7 @@ def test_config_problems_name_the_provider_key() -> None:
         "providers[1]::url: expected an http:// or https:// URL, got "
         "'ftp://policies.example.com/sync'",
         "providers[2]::poll_interval_secs: expected a number from 0.01 to 86400, got 0",
+        "providers[4]::id: duplicate provider id 'local'",
     ]
     assert FACTORY.default_config().validate()  # providers are required
     assert load("config_unknown_key.yaml")[1] == ["processors::policy: has invalid keys: enabled"]

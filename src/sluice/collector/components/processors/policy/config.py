@@ -36,18 +36,16 @@ class PolicyConfig(ComponentConfig):
             yield KEY, "expected a list of providers"
             return
         # Each entry checked on its own, so that every bad entry is reported.
-        bad = False
+        seen: set[str] = set()
         for index, entry in enumerate(self.providers):
             try:
-                parse_provider(entry, f"{KEY}[{index}]", index, Path.cwd(), expand=False)
-            except ConfigError as problem:
-                bad = True
-                yield _problem(str(problem))
-        if not bad:
-            try:  # what concerns the list as a whole (duplicate ids)
-                self.provider_configs()
+                config = parse_provider(entry, f"{KEY}[{index}]", index, Path.cwd(), expand=False)
             except ConfigError as problem:
                 yield _problem(str(problem))
+                continue
+            if config.id in seen:  # as parse_providers words it
+                yield f"{KEY}[{index}]::id", f"duplicate provider id {config.id!r}"
+            seen.add(config.id)
 
 
 def _problem(message: str) -> Problem:
