@@ -319,3 +319,63 @@ def test_series_all_dropped_is_202(edge: EdgeProcess, accepting: Upstream) -> No
         _, status, _ = MetricsApi(api).submit_metrics(payload)
     assert status == 202
     assert accepting.received() == []
+
+
+def test_transforms_on_a_ddtags_tag_edit_the_tag(
+    start_edge: EdgeLauncher, accepting: Upstream
+) -> None:
+    """A tag read by name (EDGE.md section 3) is edited where it is, in
+    ``ddtags``: a redacted tag no longer carries its value anywhere."""
+    edge = start_edge(
+        policies(
+            {
+                "id": "tags",
+                "name": "edit tags",
+                "log": {
+                    "match": [{"log_attribute": "env", "exists": True}],
+                    "transform": {
+                        "remove": [{"log_attribute": "secret"}],
+                        "redact": [
+                            {"log_attribute": "token"},
+                            {"log_attribute": "user", "regex": "[0-9]+", "replacement": "N"},
+                        ],
+                        "rename": [
+                            {"from_log_attribute": "team", "to": "squad"},
+                            {"from_log_attribute": "region", "to": "zone"},
+                        ],
+                        "add": [
+                            {"log_attribute": "version", "value": "2", "upsert": True},
+                            {"log_attribute": "env", "value": "kept"},
+                        ],
+                    },
+                },
+            }
+        ),
+        program="sluice-edge-datadog",
+    )
+    items = [
+        HTTPLogItem(
+            message="m",
+            service="checkout",
+            ddtags="env:prod,token:abc123,secret:s3,user:ann42,team:x,secret:s4,"
+            "region:eu,zone:b,version:1,bare",
+        ),
+        HTTPLogItem(message="own key", token="t", ddtags="env:prod,token:tag-value"),
+    ]
+    _, status, _ = submit(edge.port, items)
+    assert status == 202
+    [got] = accepting.received()
+    first, second = json.loads(got.decoded())
+    assert first == {
+        "message": "m",
+        "service": "checkout",
+        "ddtags": "env:prod,token:[REDACTED],user:annN,squad:x,region:eu,zone:b,version:2,bare",
+    }
+    # A record key of that name is what the selector reads and edits; a name
+    # that is neither a key nor a tag is added as a key.
+    assert second == {
+        "message": "own key",
+        "token": "[REDACTED]",
+        "ddtags": "env:prod,token:tag-value",
+        "version": "2",
+    }

@@ -180,6 +180,29 @@ def _tags(record: dict[str, Any]) -> dict[str, str]:
     return tags
 
 
+def _tag_key(tag: str) -> str:
+    return tag.strip().partition(":")[0]
+
+
+def _tag_edited(raw: str, key: str, value: str | None = None, to: str | None = None) -> str:
+    """`raw` (a ``ddtags`` string) with its tags `key` edited, every other tag's
+    text as it was: the first one given `value`; or every one renamed `to`,
+    replacing the tags named `to`; or every one removed."""
+    out: list[str] = []
+    first = True
+    for tag in raw.split(","):
+        name = _tag_key(tag)
+        if name != key:
+            if to is None or name != to:
+                out.append(tag)
+        elif to is not None:
+            out.append(tag.replace(key, to, 1))
+        elif value is not None:
+            out.append(f"{tag[: len(tag) - len(tag.lstrip())]}{key}:{value}" if first else tag)
+            first = False
+    return ",".join(out)
+
+
 def _nested(record: dict[str, Any], path: Sequence[str]) -> Any:
     """A path of two or more keys through nested objects, else the dotted
     literal key (``{"a.b": ...}``); None when absent."""
@@ -310,7 +333,28 @@ class DatadogLogView(FlatRecordView):
     def _edited(self, ctx: Ctx) -> None:
         ctx.scope.mark_edited(ctx.record)
 
+    @staticmethod
+    def _tag(record: Any, selector: Selector) -> str | None:
+        """The ``ddtags`` tag an attribute selector reads (and so edits): its
+        key, when the record has no value of that name and has such a tag."""
+        if selector.source in _NO_TAGS_SOURCES or not isinstance(record, dict):
+            return None
+        path = _log_path(selector)
+        if len(path) != 1 or record.get(path[0]) is not None or path[0] not in _tags(record):
+            return None
+        return path[0]
+
+    def _edit_tags(
+        self, ctx: Ctx, key: str, value: str | None = None, to: str | None = None
+    ) -> None:
+        ctx.record["ddtags"] = _tag_edited(ctx.record["ddtags"], key, value, to)
+        self._edited(ctx)
+
     def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
+        tag = self._tag(ctx.record, selector)
+        if tag is not None:
+            self._edit_tags(ctx, tag, value=value)
+            return
         target = self._target(ctx, selector, create=True)
         if target is not None:
             holder, key = target
@@ -318,6 +362,10 @@ class DatadogLogView(FlatRecordView):
             self._edited(ctx)
 
     def remove(self, ctx: Ctx, selector: Selector) -> bool:
+        tag = self._tag(ctx.record, selector)
+        if tag is not None:
+            self._edit_tags(ctx, tag)
+            return True
         target = self._target(ctx, selector, create=False)
         if target is None or target[1] not in target[0]:
             return False
@@ -328,6 +376,12 @@ class DatadogLogView(FlatRecordView):
     def rename(self, ctx: Ctx, source: Selector, to: str, upsert: bool) -> bool:
         if source.source is Source.FIELD:
             return False
+        tag = self._tag(ctx.record, source)
+        if tag is not None:
+            # Within the tags, as an attribute is renamed within its list.
+            if to != tag and (upsert or to not in _tags(ctx.record)):
+                self._edit_tags(ctx, tag, to=to)
+            return True
         target = self._target(ctx, source, create=False)
         if target is None or target[1] not in target[0]:
             return False
@@ -340,6 +394,7 @@ class DatadogLogView(FlatRecordView):
 
 
 LOG_VIEW = DatadogLogView()
+_NO_TAGS_SOURCES = (Source.FIELD, Source.SCOPE_ATTRIBUTE)
 
 
 def _log_path(selector: Selector) -> tuple[str, ...]:
