@@ -379,3 +379,38 @@ def test_transforms_on_a_ddtags_tag_edit_the_tag(
         "ddtags": "env:prod,token:tag-value",
         "version": "2",
     }
+
+
+def test_transforms_on_a_path_read_from_a_dotted_key_edit_that_key(
+    start_edge: EdgeLauncher, accepting: Upstream
+) -> None:
+    """A path that reads the dotted literal key ``usr.id`` (EDGE.md section 3)
+    is edited there, not created as nested objects beside it."""
+    edge = start_edge(
+        policies(
+            {
+                "id": "paths",
+                "name": "edit paths",
+                "log": {
+                    "match": [{"log_attribute": ["usr", "id"], "exists": True}],
+                    "transform": {
+                        "remove": [{"log_attribute": ["net", "ip"]}],
+                        "redact": [{"log_attribute": ["usr", "id"]}],
+                        "rename": [{"from_log_attribute": ["usr", "email"], "to": "mail"}],
+                    },
+                },
+            }
+        ),
+        program="sluice-edge-datadog",
+    )
+    body = [
+        {"message": "a", "usr.id": 5, "net.ip": "10.0.0.1", "usr.email": "a@b.c"},
+        {"message": "b", "usr": {"id": 6, "email": "d@e.f"}, "net": {"ip": "10.0.0.2"}},
+    ]
+    answer = edge.post("/api/v2/logs", json.dumps(body).encode(), "application/json")
+    assert answer.status == 202
+    [got] = accepting.received()
+    assert json.loads(got.body) == [
+        {"message": "a", "usr.id": "[REDACTED]", "mail": "a@b.c"},
+        {"message": "b", "usr": {"id": "[REDACTED]", "mail": "d@e.f"}, "net": {}},
+    ]

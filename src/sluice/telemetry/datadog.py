@@ -203,15 +203,21 @@ def _tag_edited(raw: str, key: str, value: str | None = None, to: str | None = N
     return ",".join(out)
 
 
+def _walk(record: dict[str, Any], path: Sequence[str]) -> Any:
+    """The value at a path of keys through nested objects; None when absent."""
+    current: Any = record
+    for key in path:
+        if not isinstance(current, dict):
+            return None
+        current = current.get(key)
+    return current
+
+
 def _nested(record: dict[str, Any], path: Sequence[str]) -> Any:
     """A path of two or more keys through nested objects, else the dotted
     literal key (``{"a.b": ...}``); None when absent."""
-    current: Any = record
-    for key in path:
-        if not isinstance(current, dict) or key not in current:
-            return record.get(".".join(path))
-        current = current[key]
-    return current if current is not None else record.get(".".join(path))
+    value = _walk(record, path)
+    return record.get(".".join(path)) if value is None else value
 
 
 def _field_keys(name: str) -> Sequence[str]:
@@ -321,6 +327,10 @@ class DatadogLogView(FlatRecordView):
             keys = _field_keys(selector.name)
             return record, _first_key(record, keys) or keys[0]
         path = _log_path(selector)
+        if len(path) > 1 and _walk(record, path) is None:
+            dotted = ".".join(path)
+            if record.get(dotted) is not None:
+                return record, dotted  # what the selector reads (see _nested)
         holder: Any = record
         for key in path[:-1]:
             if not isinstance(holder.get(key), dict):
