@@ -193,6 +193,7 @@ def test_series_mapping_name_type_unit_tags_and_host(
             drop("ms", {"metric_field": "unit", "exact": "ms"}),
             drop("db-host", {"resource_attribute": "host", "exact": "db-1"}),
             drop("otel-host", {"resource_attribute": "host.name", "exact": "db-2"}),
+            drop("otel-service", {"resource_attribute": "service.name", "exact": "noisy"}),
             drop("bare-tag", {"datapoint_attribute": "canary", "exists": True}),
             drop("regex-tag", {"datapoint_attribute": "team", "regex": "^pay"}),
         )
@@ -207,13 +208,16 @@ def test_series_mapping_name_type_unit_tags_and_host(
             {"metric": "a.db2", "host": "db-2"},
             {"metric": "a.canary", "tags": ["canary", "team:core"]},
             {"metric": "a.payments", "tags": ["team:payments"]},
+            {"metric": "a.noisy", "tags": ["env:prod", "service:noisy"]},
+            {"metric": "kept.quiet", "tags": ["service:quiet"]},
             {"metric": "kept.untyped", "type": MetricPayload.UNSPECIFIED},
         ]
     )
     body = payload.SerializeToString()
     assert edge.post("/api/v2/series", body, PROTOBUF).status == 202
     [got] = upstream.received()
-    assert names(MetricPayload.FromString(got.body)) == ["kept.gauge", "kept.untyped"]
+    kept = names(MetricPayload.FromString(got.body))
+    assert kept == ["kept.gauge", "kept.quiet", "kept.untyped"]
 
 
 def test_all_dropped_is_202_none_dropped_is_forwarded_byte_for_byte(

@@ -12,7 +12,8 @@ same for every form:
 * attributes (``datapoint_attribute``, ``resource_attribute``) are the tags
   (``key:value``, a bare ``key`` has the value ``""``), then the resources by
   type (``host`` is the v2 host resource, the v1 ``host`` field, a sketch's
-  ``host``); ``host.name`` also reads ``host``. Scope attributes are absent.
+  ``host``); ``host.name`` also reads ``host``, ``service.name`` the tag
+  ``service``. Scope attributes are absent.
 
 Protobuf payloads are read through the lean messages of
 :mod:`sluice.telemetry.agent_payload` and, when a series is dropped,
@@ -48,8 +49,9 @@ SERIES_TYPES: dict[Any, str] = {
 }
 """Datadog series types (v2: numbers, v1 JSON: names) as the OTLP metric types
 policies name."""
-ATTRIBUTE_ALIASES = {"host.name": "host"}
-"""OTel attribute names read from their Datadog counterparts when absent."""
+ATTRIBUTE_ALIASES = {"host.name": "host", "service.name": "service"}
+"""OTel attribute names read from their Datadog counterparts when absent (as
+for logs, EDGE.md section 3)."""
 
 Getter = Callable[[Any, dict[str, Any]], Any]
 """Reads one selector off a record; the dict holds what a record's selectors
