@@ -414,3 +414,21 @@ def test_transforms_on_a_path_read_from_a_dotted_key_edit_that_key(
         {"message": "a", "usr.id": "[REDACTED]", "mail": "a@b.c"},
         {"message": "b", "usr": {"id": "[REDACTED]", "mail": "d@e.f"}, "net": {}},
     ]
+
+
+def test_an_empty_message_or_status_reads_the_next_key(
+    edge: EdgeProcess, accepting: Upstream
+) -> None:
+    """An empty string is absent for a field (POLICY.md 2.1), so body and
+    severity read the next key (EDGE.md section 3: ``message``, if absent
+    ``msg``, then ``log``; ``status``, else ``level``)."""
+    body = [
+        {"message": "", "msg": "GET /healthcheck 200"},
+        {"message": "", "log": "GET /healthcheck 200"},
+        {"status": "", "level": "debug", "message": "cache miss"},
+        {"message": "", "msg": "kept", "status": "", "level": "info"},
+    ]
+    answer = edge.post("/api/v2/logs", json.dumps(body).encode(), "application/json")
+    assert answer.status == 202
+    [got] = accepting.received()
+    assert json.loads(got.body) == body[3:]

@@ -230,8 +230,10 @@ def _field_keys(name: str) -> Sequence[str]:
 
 
 def _first_key(record: dict[str, Any], keys: Sequence[str]) -> str | None:
+    """The key a field reads (see :func:`_log_getter`), None when it is absent."""
     for key in keys:
-        if record.get(key) is not None:
+        value = record.get(key)
+        if value is not None and value != "":
             return key
     return None
 
@@ -425,12 +427,13 @@ def _log_getter(selector: Selector) -> Callable[[dict[str, Any], dict[str, Any]]
         first, fallbacks = keys[0], keys[1:]
 
         def field(record: dict[str, Any], cache: dict[str, Any]) -> Any:
+            # An empty string is absent for a field (POLICY.md 2.1): the next key is read.
             value = record.get(first)
-            if value is None:
+            if value is None or value == "":
                 for key in fallbacks:
-                    value = record.get(key)
-                    if value is not None:
-                        break
+                    other = record.get(key)
+                    if other is not None and other != "":
+                        return other
             return value
 
         return field
