@@ -35,9 +35,11 @@ Differences handled by the translation (all verified against the real libraries)
 Untranslatable (``None``): patterns RE2 rejects, Unicode classes (``\\pN``, ``\\p{Greek}``,
 ``\\PN``), ``\\C``, the ``U`` flag, multi-line ``^`` not at the start of the pattern, non-ASCII
 characters under an inline ``(?i)``, surrogate code points, a few negated classes whose
-case-folded meaning cannot be expressed as one Hyperscan class, and patterns with an empty
-match through ``\\B`` (``\\B``, ``a|\\B``, ``x*\\B``): RE2 also finds that match between
-the bytes of a multi-byte character, Hyperscan in UTF-8 mode does not.
+case-folded meaning cannot be expressed as one Hyperscan class, negated classes holding ``s``
+or ``k`` where case folding applies (Hyperscan lets U+017F through some of them), and
+patterns with an empty match through ``\\B`` (``\\B``, ``a|\\B``, ``x*\\B``): RE2 also
+finds that match between the bytes of a multi-byte character, Hyperscan in UTF-8 mode does
+not.
 """
 
 from __future__ import annotations
