@@ -11,18 +11,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-_GO_BOOLS = {
-    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
-}
+from sluice.gostrconv import parse_bool
+
 _ARGUMENT = re.compile(r"^argument (\S+): (.*)$", re.S)
 _BAD_BOOL = re.compile(r'^strconv\.ParseBool: parsing "(.*)": invalid syntax$', re.S)
 
 
 def go_bool(text: str) -> bool:
     """Go's ``strconv.ParseBool``, as pflag reads a boolean flag's value."""
-    if text in _GO_BOOLS:
-        return _GO_BOOLS[text]
+    value = parse_bool(text)
+    if value is not None:
+        return value
     raise argparse.ArgumentTypeError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
 
 

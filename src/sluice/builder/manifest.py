@@ -25,6 +25,7 @@ import yaml
 from sluice.collector.component import Kind
 from sluice.collector.confmap import goyaml
 from sluice.collector.internal.go_text import path_error
+from sluice.gostrconv import parse_bool
 from sluice.telemetry.pdata_text import float_fixed
 
 KINDS: tuple[Kind, ...] = (
@@ -51,10 +52,6 @@ _DIST_FLAGS = ("debug_compilation", "cgo_enabled")
 _ENTRY_KEYS = ("name", "import", "gomod", "path", "pymod")
 DEFAULT_MODULE = "go.opentelemetry.io/collector/cmd/builder"
 """``dist.module`` when the manifest sets none, as ocb."""
-_GO_BOOLS = {
-    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
-}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]+)?$")
 
@@ -380,8 +377,9 @@ def _flag(value: Any, key: str, problems: list[str]) -> bool:
     if isinstance(value, str):
         if value == "":
             return False
-        if value in _GO_BOOLS:
-            return _GO_BOOLS[value]
+        flag = parse_bool(value)
+        if flag is not None:
+            return flag
         problems.append(f"{key}: cannot parse {value!r} as bool (true or false)")
         return False
     problems.append(f"{key}: expected true or false, got {_kind_of(value)}")

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sluice.goquote import quoted
+from sluice.gostrconv import quoted
 from sluice.ottl.compiler import Compiled, Compiler
 from sluice.ottl.contexts import Context
 from sluice.ottl.errors import OttlConfigError, OttlRuntimeError

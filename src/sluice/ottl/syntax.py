@@ -15,7 +15,7 @@ from typing import Any
 from lark import Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, VisitError
 
-from sluice.goquote import quoted
+from sluice.gostrconv import quoted
 from sluice.ottl.errors import OttlConfigError
 from sluice.ottl.grammar import parser
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 
 import re2
 
-from sluice.goquote import backquoted
+from sluice.gostrconv import backquoted
 
 __all__ = [
     "RE2_OPTIONS",

@@ -1,7 +1,19 @@
-"""Go's ways of quoting text (``strconv.Quote`` and ``%#q``), for error
-messages that must read as upstream's Go components write them."""
+"""What Sluice needs of Go's ``strconv``: quoting text (``strconv.Quote`` and
+``%#q``) for error messages that must read as upstream's Go components write
+them, and reading a boolean (``strconv.ParseBool``)."""
 
 from __future__ import annotations
+
+_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def parse_bool(text: str) -> bool | None:
+    """Go's ``strconv.ParseBool``; None where Go returns an error."""
+    return _BOOLS.get(text)
+
 
 _SHORT_ESCAPES = {
     "\a": "\\a",
