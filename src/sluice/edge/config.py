@@ -20,6 +20,7 @@ from sluice.providers.config import (
     ConfigError,
     ProviderConfig,
     Reader,
+    flag_reader,
     http_url,
     integer_reader,
     is_host,
@@ -75,12 +76,7 @@ def _number(low: float, high: float, low_open: bool = False) -> Reader:
     return number_reader(low, high, low_open, text=True)
 
 
-def _flag(raw: Any, where: str) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.lower() in ("true", "false"):
-        return raw.lower() == "true"
-    raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+_flag = flag_reader(text=True)
 
 
 def _log_level(raw: Any, where: str) -> str:

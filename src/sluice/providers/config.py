@@ -109,6 +109,26 @@ def number_reader(low: float, high: float, low_open: bool = False, text: bool = 
     return read
 
 
+def flag_reader(text: bool = False) -> Reader:
+    """``true`` or ``false``. With `text`, those words as text in any case
+    (an expanded ``${VAR}``) count as their value."""
+
+    def read(raw: Any, where: str) -> bool:
+        if isinstance(raw, bool):
+            return raw
+        if text and isinstance(raw, str) and raw.lower() in ("true", "false"):
+            return raw.lower() == "true"
+        raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+
+    return read
+
+
+def duplicate_id(where: str, index: int, pid: str) -> ConfigError:
+    """The problem of entry `index` of the providers list at `where`, whose
+    id an earlier entry has."""
+    return ConfigError(f"{where}[{index}].id: duplicate provider id {pid!r}")
+
+
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
 """One label of a host name: letters, digits, hyphens inside (and the
 underscores some private networks' names have)."""
@@ -157,7 +177,8 @@ _TIMEOUT_SECS = {text: number_reader(0.01, 3_600, text=text) for text in (False,
 _RESPONSE_BYTES = {
     text: integer_reader(1024, MAX_RESPONSE_BYTES, text=text) for text in (False, True)
 }
-"""The readers of a provider's numbers, by whether numeric text counts."""
+_TLS = {text: flag_reader(text) for text in (False, True)}
+"""The readers of a provider's numbers and flag, by whether text counts."""
 
 
 @dataclass(frozen=True)
@@ -330,12 +351,7 @@ def parse_provider(
     values["max_response_bytes"] = _RESPONSE_BYTES[text](
         raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES), f"{where}.max_response_bytes"
     )
-    tls = raw.get("tls", False)
-    if text and isinstance(tls, str) and tls.lower() in ("true", "false"):
-        tls = tls.lower() == "true"
-    if not isinstance(tls, bool):
-        raise ConfigError(f"{where}.tls: expected true or false, got {tls!r}")
-    values["tls"] = tls
+    values["tls"] = _TLS[text](raw.get("tls", False), f"{where}.tls")
     if "ca_file" in raw:
         values["ca_file"] = _ca_file(raw["ca_file"], f"{where}.ca_file", expand, base_dir)
     config = ProviderConfig(**values)
@@ -358,6 +374,6 @@ def parse_providers(
     seen: set[str] = set()
     for i, provider in enumerate(providers):
         if provider.id in seen:
-            raise ConfigError(f"{where}[{i}].id: duplicate provider id {provider.id!r}")
+            raise duplicate_id(where, i, provider.id)
         seen.add(provider.id)
     return providers

@@ -9,7 +9,7 @@ from typing import Any
 
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.providers import ConfigError, ProviderConfig, parse_providers
-from sluice.providers.config import parse_provider
+from sluice.providers.config import duplicate_id, parse_provider
 
 KEY = "providers"
 
@@ -43,8 +43,8 @@ class PolicyConfig(ComponentConfig):
             except ConfigError as problem:
                 yield _problem(str(problem))
                 continue
-            if config.id in seen:  # as parse_providers words it
-                yield f"{KEY}[{index}]::id", f"duplicate provider id {config.id!r}"
+            if config.id in seen:
+                yield _problem(str(duplicate_id(KEY, index, config.id)))
             seen.add(config.id)
 
 
