@@ -1,4 +1,5 @@
-"""Give freed heap memory back to the operating system.
+"""Give freed heap memory back to the operating system, and tell how much
+the C heap holds.
 
 glibc keeps freed heap pages for reuse: after a burst (compiling pattern
 databases, 1 MiB bodies from many clients, a flood of aborted uploads) the
@@ -16,6 +17,7 @@ import ctypes
 import ctypes.util
 import os
 from collections.abc import Callable
+from typing import Any
 
 TRIM_EVERY_SECS = 5.0
 """After traffic, how often (at most) the event loop trims the heap."""
@@ -45,6 +47,39 @@ def _libc_function(symbol: str) -> Callable[..., int] | None:
 
 _MALLOC_TRIM = _libc_function("malloc_trim")
 _MALLOPT = _libc_function("mallopt")
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+_MALLINFO2: Any = _libc_function("mallinfo2")  # glibc 2.33+
+if _MALLINFO2 is not None:
+    _MALLINFO2.restype = _MallInfo2
+    _MALLINFO2.argtypes = []
+
+
+def c_heap() -> tuple[int, int] | None:
+    """The C heap's bytes in use and bytes obtained from the OS (glibc's
+    ``mallinfo2``); None where the C library cannot tell."""
+    if _MALLINFO2 is None:
+        return None
+    info = _MALLINFO2()
+    return info.uordblks + info.hblkhd, info.arena + info.hblkhd
 
 
 def limit_arenas() -> None:

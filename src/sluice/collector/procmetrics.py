@@ -11,58 +11,22 @@ seen).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+from sluice.collector.components.processors.memorylimiter.memory import resident_bytes
+from sluice.heap import c_heap
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena",
-            "ordblks",
-            "smblks",
-            "hblks",
-            "hblkhd",
-            "usmblks",
-            "fsmblks",
-            "uordblks",
-            "fordblks",
-            "keepcost",
-        )
-    ]
-
-
-def _mallinfo2() -> Callable[[], _MallInfo2] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        function = ctypes.CDLL(name).mallinfo2
-    except (OSError, AttributeError):  # not glibc 2.33+
-        return None
-    function.restype = _MallInfo2
-    function.argtypes = []
-    return function
-
-
-_MALLINFO2 = _mallinfo2()
-
-
-def resident_bytes() -> int:
+def _resident_bytes() -> int:
     """The process's resident set size (0 when ``/proc`` cannot tell)."""
     try:
-        with open("/proc/self/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * _PAGE_SIZE
+        return resident_bytes()
     except (OSError, IndexError, ValueError):
         return 0
 
@@ -79,15 +43,15 @@ class ProcessMetrics(Collector):
 
     def _heap(self) -> tuple[int, int, int]:
         """(bytes in use, bytes from the OS, cumulative bytes allocated)."""
-        if _MALLINFO2 is None:
+        heap = c_heap()
+        if heap is None:
             return 0, 0, 0
-        info = _MALLINFO2()
-        in_use = info.uordblks + info.hblkhd
+        in_use, from_os = heap
         with self._lock:
             self._allocated += max(in_use - self._in_use, 0)
             self._in_use = in_use
             allocated = self._allocated
-        return in_use, info.arena + info.hblkhd, allocated
+        return in_use, from_os, allocated
 
     def collect(self) -> Iterator[Metric]:
         times = os.times()
@@ -121,5 +85,5 @@ class ProcessMetrics(Collector):
         yield GaugeMetricFamily(
             "otelcol_process_memory_rss",
             "Total physical memory (resident set size) [alpha]",
-            value=resident_bytes(),
+            value=_resident_bytes(),
         )

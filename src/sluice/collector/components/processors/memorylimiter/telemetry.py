@@ -12,8 +12,6 @@ from sluice.collector.component import Settings
 from sluice.collector.telemetry import ITEMS
 from sluice.policy import Signal
 
-_UNITS = {Signal.LOG: "log records", Signal.METRIC: "metric points", Signal.TRACE: "spans"}
-
 
 class MemoryLimiterTelemetry:
     SHARED_KEY = "memory_limiter_telemetry"
@@ -22,7 +20,8 @@ class MemoryLimiterTelemetry:
         def family(kind: str, signal: Signal, what: str) -> Counter:
             return Counter(
                 f"otelcol_processor_{kind}_{ITEMS[signal]}",
-                f"Number of {_UNITS[signal]} {what} the next component in the pipeline."
+                f"Number of {ITEMS[signal].replace('_', ' ')} {what} the next component in the"
+                " pipeline."
                 " [deprecated since v0.110.0]",
                 ["processor"],
                 registry=registry,
