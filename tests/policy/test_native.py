@@ -10,20 +10,23 @@ import sys
 
 import hyperscan
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sluice.policy import native
 from sluice.policy.model import MatchOp
 from sluice.policy.patterns import FieldScanner, PatternSpec
+from sluice.policy.shardplan import compiled_form, end_check
 
 FLAGS = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8
 
 
-def blob(*expressions: bytes) -> bytes:
+def blob(*expressions: bytes, flags: list[int] | None = None) -> bytes:
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(
         expressions=list(expressions),
         ids=list(range(len(expressions))),
-        flags=[FLAGS] * len(expressions),
+        flags=flags or [FLAGS] * len(expressions),
     )
     return bytes(hyperscan.dumpb(database))
 
@@ -66,9 +69,11 @@ from sluice.policy.model import MatchOp
 from sluice.policy.patterns import FieldScanner, PatternSpec
 specs = [PatternSpec(MatchOp.REGEX, r"err(or)?\\b"), PatternSpec(MatchOp.CONTAINS, "TIME", True),
          PatternSpec(MatchOp.REGEX, "err(?:or)?\\\\b"), PatternSpec(MatchOp.ENDS_WITH, "€"),
-         PatternSpec(MatchOp.EXACT, "GET /", True), PatternSpec(MatchOp.REGEX, "^[ab]{2}$")]
+         PatternSpec(MatchOp.EXACT, "GET /", True), PatternSpec(MatchOp.REGEX, "^[ab]{2}$"),
+         PatternSpec(MatchOp.STARTS_WITH, "ab"), PatternSpec(MatchOp.EXACT, "err")]
 scanner = FieldScanner(list(enumerate(specs)), 99, None, memoize=False)
-values = ["error now", "a timeout", "GET /", "get /", "price 5 €", "aa", "ab", "", "err"]
+values = ["error now", "a timeout", "GET /", "get /", "price 5 €", "aa", "ab", "", "err",
+          "xab ab", "abab", "err err", "an err"]
 print(json.dumps([native.ACTIVE, [sorted(scanner.compute(v)) for v in values]]))
 """
     runs = {}
@@ -82,6 +87,50 @@ print(json.dumps([native.ACTIVE, [sorted(scanner.compute(v)) for v in values]]))
     assert runs["1"].startswith("[true,") and runs["0"].startswith("[false,")
     assert runs["1"].split(",", 1)[1] == runs["0"].split(",", 1)[1]
     assert "[0, 2, 99]" in runs["1"]  # "error now" hits both spellings and the exists id
+
+
+def test_start_anchored_literals_are_compiled_floating_and_confirmed_by_where_they_end() -> None:
+    """starts_with and exact literals (case-sensitive, ASCII) leave Hyperscan's
+    start-anchored DFA: found anywhere, a report counts only where one at the
+    start would end (and, for exact, where the value ends)."""
+    starts, exact = (b"\\Aab\\x2d1", 56), (b"\\Aab\\x2d1\\z", 56)
+    assert (end_check(starts), end_check(exact)) == (4, -4)
+    assert compiled_form(starts) == (b"ab\\x2d1", 56 & ~hyperscan.HS_FLAG_SINGLEMATCH)
+    assert compiled_form(exact)[0] == b"ab\\x2d1"
+    # Left anchored: caseless ones (folding may change a match's length), the
+    # empty literal, non-ASCII text and anything that is not a plain literal.
+    for kept in [(b"\\Aab", 57), (b"\\A\\z", 56), ("\\Aé".encode(), 56), (b"\\Aa+", 56)]:
+        assert end_check(kept) == 0 and compiled_form(kept) == kept
+    compiled = [compiled_form(e) for e in (starts, exact, (b"zz", 56))]
+    database = native.load_database(blob(*(e for e, _ in compiled), flags=[f for _, f in compiled]))
+    matcher = native.matcher([(database, [[1], [2], [3]], [4, -4, 0])])
+    assert matcher.scan(b"ab-1") == (1, 2)
+    assert matcher.scan(b"ab-1 and ab-1") == (1,)
+    assert matcher.scan(b"xab-1") == ()
+    assert matcher.scan(b"ab-1zz ab-1") == (1, 3)
+    assert matcher.scan(b"ab-1zzab-1") == (1, 3)
+    assert matcher.scan(b"ab-") == ()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text("ab-", min_size=1, max_size=3), min_size=1, max_size=4),
+    st.lists(st.text("ab-", max_size=9), min_size=1, max_size=6),
+)
+def test_literal_conditions_answer_as_python_strings_do(
+    literals: list[str], values: list[str]
+) -> None:
+    ops = {
+        MatchOp.STARTS_WITH: str.startswith,
+        MatchOp.EXACT: str.__eq__,
+        MatchOp.ENDS_WITH: str.endswith,
+        MatchOp.CONTAINS: lambda value, text: text in value,
+    }
+    specs = [PatternSpec(op, text) for text in literals for op in ops]
+    scanner = FieldScanner(list(enumerate(specs)), None, None, memoize=False)
+    for value in values:
+        expected = [i for i, spec in enumerate(specs) if ops[spec.op](value, spec.text)]
+        assert sorted(scanner.compute(value)) == expected, value
 
 
 def test_scanner_with_duplicated_expressions_reports_every_pattern() -> None:

@@ -167,6 +167,9 @@ typedef struct {
     Py_ssize_t count;   /* patterns in the database */
     long *first;        /* per local id: the first pattern id, or -1 */
     PyObject **extra;   /* per local id: a tuple of more pattern ids, or NULL */
+    long *ends;         /* per local id: how a report is confirmed (shardplan.end_check:
+                         * 0 always, L ends at L, -L ends at L = the value's length),
+                         * or NULL when every report is a match */
 } Shard;
 
 typedef struct {
@@ -180,6 +183,7 @@ typedef struct {
     Py_ssize_t found_len;
     /* Which (shard, local id) pairs with extra ids matched. */
     Shard *current;
+    unsigned long long length; /* of the value being scanned */
     PyObject *pending;
     int failed;
     /* A copy of a value that ends too close to a page boundary (see
@@ -199,6 +203,7 @@ Matcher_clear_shards(Matcher *self)
             PyMem_Free(shard->extra);
         }
         PyMem_Free(shard->first);
+        PyMem_Free(shard->ends);
         Py_XDECREF(shard->database);
     }
     PyMem_Free(self->shards);
@@ -217,14 +222,45 @@ Matcher_dealloc(Matcher *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Fill `shard` from (database, ids): ids[local] is a sequence of the pattern
- * ids that local id stands for (maybe none). */
+/* Fill shard->ends from a sequence of `count` ints (see Shard). */
+static int
+Shard_fill_ends(Shard *shard, PyObject *ends)
+{
+    PyObject *fast = PySequence_Fast(ends, "a shard's ends are a sequence of ints");
+    if (fast == NULL)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != shard->count) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "a shard has one end check per pattern");
+        return -1;
+    }
+    shard->ends = PyMem_Calloc(shard->count ? shard->count : 1, sizeof(long));
+    if (shard->ends == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t local = 0; local < shard->count; local++) {
+        long end = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, local));
+        if (end == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        shard->ends[local] = end;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* Fill `shard` from (database, ids) or (database, ids, ends): ids[local] is a
+ * sequence of the pattern ids that local id stands for (maybe none), ends
+ * (None or one int per local id) how its reports are confirmed. */
 static int
 Shard_fill(Shard *shard, PyObject *item)
 {
     PyObject *database, *ids;
-    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
-        PyErr_SetString(PyExc_TypeError, "a shard is a (Database, ids) tuple");
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 2 || PyTuple_GET_SIZE(item) > 3) {
+        PyErr_SetString(PyExc_TypeError, "a shard is a (Database, ids[, ends]) tuple");
         return -1;
     }
     database = PyTuple_GET_ITEM(item, 0);
@@ -286,6 +322,8 @@ Shard_fill(Shard *shard, PyObject *item)
         Py_DECREF(of);
     }
     Py_DECREF(fast);
+    if (PyTuple_GET_SIZE(item) == 3 && PyTuple_GET_ITEM(item, 2) != Py_None)
+        return Shard_fill_ends(shard, PyTuple_GET_ITEM(item, 2));
     return 0;
 }
 
@@ -349,6 +387,13 @@ on_match(unsigned int local, unsigned long long from, unsigned long long to, uns
     Shard *shard = self->current;
     if ((Py_ssize_t)local >= shard->count)
         return 0; /* cannot happen with the ids the database was built with */
+    if (shard->ends != NULL) {
+        long end = shard->ends[local];
+        if (end > 0 && to != (unsigned long long)end)
+            return 0; /* a start-anchored literal found after the start */
+        if (end < 0 && (to != (unsigned long long)-end || to != self->length))
+            return 0; /* an exact literal that is not the whole value */
+    }
     long id = shard->first[local];
     if (id >= 0 && Matcher_push(self, id) < 0) {
         self->failed = 1;
@@ -416,6 +461,7 @@ matcher_scan(Matcher *self, const char *data, Py_ssize_t length)
         data = self->padded;
     }
     self->found_len = 0;
+    self->length = (unsigned long long)length;
     self->failed = 0;
     self->pending = NULL;
     for (Py_ssize_t s = 0; s < self->shard_count; s++) {

@@ -124,11 +124,14 @@ def load_database(blob: bytes) -> Any:
     return hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
 
 
-def matcher(shards: Sequence[tuple[Any, Sequence[Sequence[int]]]]) -> Any:
-    """A native matcher over `shards` ((database, ids) pairs: ids[local] are
-    the pattern ids of the database's pattern `local`); None when scans go
-    through the binding. Its ``scan(data)`` returns the pattern ids that hit
-    the UTF-8 bytes `data`."""
+def matcher(
+    shards: Sequence[tuple[Any, Sequence[Sequence[int]], Sequence[int] | None]],
+) -> Any:
+    """A native matcher over `shards` ((database, ids, ends): ids[local] are
+    the pattern ids of the database's pattern `local`, ends[local] how its
+    reports are confirmed, see :func:`shardplan.end_check`; None when no
+    pattern needs it); None when scans go through the binding. Its
+    ``scan(data)`` returns the pattern ids that hit the UTF-8 bytes `data`."""
     if _EXTENSION is None:
         return None
     return _EXTENSION.Matcher(shards)

@@ -23,6 +23,7 @@ from sluice.policy.cache import CompileCache, default_directory
 from sluice.policy.conditions import PatternSpec
 from sluice.policy.databases import Entry, FieldDatabases, budget_from_environment
 from sluice.policy.model import MatchOp
+from sluice.policy.shardplan import end_check
 from sluice.policy.view import PRESENT, _Present
 
 __all__ = ["MEMO_LIMIT", "DatabaseCache", "FieldScanner", "PatternSpec"]
@@ -46,21 +47,38 @@ service name) are answered without scanning. A field that fills the memo has
 too many distinct values (message bodies) and is scanned without one."""
 
 
+def _end_checks(entries: Sequence[Entry]) -> tuple[int, ...] | None:
+    """Each entry's :func:`end_check`; None when no entry needs one."""
+    ends = tuple(end_check(entry) for entry in entries)
+    return ends if any(ends) else None
+
+
 class _Sink:
     """Turns one database's match ids into the scanner's pattern ids. The
     database numbers its patterns by position; an entry may stand for several
     patterns (the same expression written two ways), or for none (an entry
-    kept from an earlier build whose pattern is gone)."""
+    kept from an earlier build whose pattern is gone). A report of a
+    start-anchored literal compiled floating counts only where it ends as
+    `ends` says (see :func:`end_check`). A scan's context is the list the
+    ids go to and the value's length."""
 
-    __slots__ = ("extra", "first")
+    __slots__ = ("ends", "extra", "first")
 
-    def __init__(self, ids: Sequence[Sequence[int]]):
+    def __init__(self, ids: Sequence[Sequence[int]], ends: Sequence[int] | None):
         self.first: tuple[int, ...] = tuple(found[0] if found else -1 for found in ids)
         self.extra: dict[int, tuple[int, ...]] = {
             local: tuple(found[1:]) for local, found in enumerate(ids) if len(found) > 1
         }
+        self.ends = ends
 
-    def on_match(self, local: int, _start: int, _end: int, _flags: int, hits: list[int]) -> None:
+    def on_match(
+        self, local: int, _start: int, end: int, _flags: int, scan: tuple[list[int], int]
+    ) -> None:
+        hits, length = scan
+        if self.ends is not None:
+            want = self.ends[local]
+            if want and (end != abs(want) or (want < 0 and end != length)):
+                return
         found = self.first[local]
         if found >= 0:
             hits.append(found)
@@ -161,7 +179,11 @@ class FieldScanner:
             for pattern_id in by_entry.get(entry, ()):
                 self._fallback.append((pattern_id, cache.re2(specs[pattern_id])))
         ids_of = [
-            (shard.database, [by_entry.get(e, ()) for e in shard.entries])
+            (
+                shard.database,
+                [by_entry.get(e, ()) for e in shard.entries],
+                _end_checks(shard.entries),
+            )
             for shard in self.databases.shards
         ]
         self._native: Any = native.matcher(ids_of) if ids_of else None
@@ -169,7 +191,9 @@ class FieldScanner:
         self._shards: tuple[tuple[Any, Callable[..., None]], ...] = ()
         """Without the native matcher: each database with its match callback."""
         if self._native is None:
-            self._shards = tuple((database, _Sink(ids).on_match) for database, ids in ids_of)
+            self._shards = tuple(
+                (database, _Sink(ids, ends).on_match) for database, ids, ends in ids_of
+            )
         self._only_databases = self._native is not None and not (
             self._exact or self._fallback or self.exists_only
         )
@@ -242,9 +266,10 @@ class FieldScanner:
         shards = self._shards
         if shards:
             scratch = self._scratch.get(threading.get_ident()) or self._scratch_for_thread()
+            scan = (ids, len(data))
             for index in range(len(shards)):
                 database, sink = shards[index]
-                database.scan(data, sink, 0, ids, scratch[index])
+                database.scan(data, sink, 0, scan, scratch[index])
         if self._fallback:
             if text is None:
                 text = data.decode()
