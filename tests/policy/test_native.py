@@ -97,10 +97,23 @@ def test_start_anchored_literals_are_compiled_floating_and_confirmed_by_where_th
     assert (end_check(starts), end_check(exact)) == (4, -4)
     assert compiled_form(starts) == (b"ab\\x2d1", 56 & ~hyperscan.HS_FLAG_SINGLEMATCH)
     assert compiled_form(exact)[0] == b"ab\\x2d1"
-    # Left anchored: caseless ones (folding may change a match's length), the
-    # empty literal, non-ASCII text and anything that is not a plain literal.
-    for kept in [(b"\\Aab", 57), (b"\\A\\z", 56), ("\\Aé".encode(), 56), (b"\\Aa+", 56)]:
+    assert end_check((b"\\AaB\\x2d", 57)) == 3  # caseless: no letter folds longer
+    # Left anchored: caseless ones with s or k (Hyperscan folds them to U+017F
+    # and U+212A, longer), the empty literal, non-ASCII text and anything that
+    # is not a plain literal.
+    for kept in [(b"\\Aas", 57), (b"\\AK", 57), (b"\\A\\z", 56), ("\\Aé".encode(), 56)]:
         assert end_check(kept) == 0 and compiled_form(kept) == kept
+    assert end_check((b"\\Aa+", 56)) == 0
+    folded = FieldScanner(
+        [
+            (0, PatternSpec(MatchOp.STARTS_WITH, "as", True)),
+            (1, PatternSpec(MatchOp.EXACT, "k", True)),
+        ],
+        None,
+        None,
+        memoize=False,
+    )
+    assert folded.compute("A\u017fX") == (0,) and folded.compute("\u212a") == (1,)
     compiled = [compiled_form(e) for e in (starts, exact, (b"zz", 56))]
     database = native.load_database(blob(*(e for e, _ in compiled), flags=[f for _, f in compiled]))
     matcher = native.matcher([(database, [[1], [2], [3]], [4, -4, 0])])
@@ -114,8 +127,8 @@ def test_start_anchored_literals_are_compiled_floating_and_confirmed_by_where_th
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.text("ab-", min_size=1, max_size=3), min_size=1, max_size=4),
-    st.lists(st.text("ab-", max_size=9), min_size=1, max_size=6),
+    st.lists(st.text("abB-", min_size=1, max_size=3), min_size=1, max_size=4),
+    st.lists(st.text("abB-", max_size=9), min_size=1, max_size=6),
 )
 def test_literal_conditions_answer_as_python_strings_do(
     literals: list[str], values: list[str]
@@ -127,9 +140,14 @@ def test_literal_conditions_answer_as_python_strings_do(
         MatchOp.CONTAINS: lambda value, text: text in value,
     }
     specs = [PatternSpec(op, text) for text in literals for op in ops]
+    specs += [PatternSpec(op, text.upper(), True) for text in literals for op in ops]
     scanner = FieldScanner(list(enumerate(specs)), None, None, memoize=False)
     for value in values:
-        expected = [i for i, spec in enumerate(specs) if ops[spec.op](value, spec.text)]
+        expected = [
+            i
+            for i, spec in enumerate(specs)
+            if ops[spec.op](value.upper() if spec.case_insensitive else value, spec.text)
+        ]
         assert sorted(scanner.compute(value)) == expected, value
 
 

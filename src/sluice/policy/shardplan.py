@@ -28,9 +28,14 @@ its run was refused)."""
 
 
 _ANCHORED_LITERAL = re.compile(rb"\\A((?:\\x[0-7][0-9a-f]|[0-9A-Za-z])+)(\\z)?")
-"""A case-sensitive ASCII literal anchored at the start (``starts_with``) or
-at both ends (``exact``), as :func:`regex_dialect.literal_to_hyperscan`
-writes it (a regex that translates to one is the same pattern)."""
+"""An ASCII literal anchored at the start (``starts_with``) or at both ends
+(``exact``), as :func:`regex_dialect.literal_to_hyperscan` writes it (a
+regex that translates to one is the same pattern)."""
+_LENGTH_FOLDING = re.compile(rb"[KkSs]")
+"""The ASCII letters whose caseless matches can be longer than they are:
+under ``HS_FLAG_UTF8 | HS_FLAG_CASELESS`` Hyperscan matches ``k`` with
+U+212A and ``s`` with U+017F, and no other ASCII letter with anything
+outside ASCII (checked over every code point)."""
 
 
 def end_check(entry: Entry) -> int:
@@ -45,11 +50,11 @@ def end_check(entry: Entry) -> int:
     (about 8% of a 10,000-policy body scan), where the same literals cost
     little among the literal matcher's. A literal found at the start ends at
     its length; found elsewhere, it ends later."""
-    if entry[1] & hyperscan.HS_FLAG_CASELESS:
-        return 0  # folding can change a match's length (s and U+017F)
     found = _ANCHORED_LITERAL.fullmatch(entry[0])
     if found is None:
         return 0
+    if entry[1] & hyperscan.HS_FLAG_CASELESS and _LENGTH_FOLDING.search(found.group(1)):
+        return 0  # a match's length is not the literal's
     length = len(re.sub(rb"\\x..", b"x", found.group(1)))
     return -length if found.group(2) else length
 
