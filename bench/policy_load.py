@@ -296,7 +296,7 @@ def section_update(runs: int, budget: int) -> JsonObj:
         path.write_text(json.dumps(document))
         # This process holds the benchmark's data too: give it the headroom
         # Edge has in `budget` (Edge holds ~40 MiB before its policies).
-        from sluice.policy.compiler_process import resident_bytes
+        from sluice.heap import resident_bytes
 
         cache = CompileCache(Path(tmp) / "cache", budget=resident_bytes() + ((budget - 40) << 20))
         registry = PolicyRegistry(cache=cache)

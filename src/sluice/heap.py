@@ -1,5 +1,5 @@
 """Give freed heap memory back to the operating system, and tell how much
-the C heap holds.
+the C heap and the process hold.
 
 glibc keeps freed heap pages for reuse: after a burst (compiling pattern
 databases, 1 MiB bodies from many clients, a flood of aborted uploads) the
@@ -18,6 +18,8 @@ import ctypes.util
 import os
 from collections.abc import Callable
 from typing import Any
+
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 TRIM_EVERY_SECS = 5.0
 """After traffic, how often (at most) the event loop trims the heap."""
@@ -71,6 +73,12 @@ _MALLINFO2: Any = _libc_function("mallinfo2")  # glibc 2.33+
 if _MALLINFO2 is not None:
     _MALLINFO2.restype = _MallInfo2
     _MALLINFO2.argtypes = []
+
+
+def resident_bytes() -> int:
+    """The process's resident set size (``/proc/self/statm``)."""
+    with open("/proc/self/statm", "rb") as statm:
+        return int(statm.read().split()[1]) * _PAGE_SIZE
 
 
 def c_heap() -> tuple[int, int] | None:

@@ -19,8 +19,7 @@ from collections.abc import Iterator
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from sluice.collector.components.processors.memorylimiter.memory import resident_bytes
-from sluice.heap import c_heap
+from sluice.heap import c_heap, resident_bytes
 
 
 def _resident_bytes() -> int:

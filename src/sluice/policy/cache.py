@@ -36,6 +36,7 @@ import orjson
 
 import sluice
 from sluice.gcpause import collection_paused
+from sluice.heap import resident_bytes
 from sluice.policy import (
     codec,
     compiler_process,
@@ -259,7 +260,7 @@ class CompileCache:
             and compiler_process.can_fork()
         ):
             return parse(raw, self)
-        headroom = compiler_process.headroom_within(self.budget, compiler_process.resident_bytes())
+        headroom = compiler_process.headroom_within(self.budget, resident_bytes())
         try:
             payload, _ = compiler_process.run_forked(
                 lambda: self._parse_in_child(raw, parse), headroom

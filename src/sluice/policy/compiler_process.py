@@ -67,12 +67,6 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and os.path.exists(_ROLLUP)
 
 
-def resident_bytes() -> int:
-    """This process's resident size."""
-    with open("/proc/self/statm", encoding="ascii") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def headroom_within(budget: int, resident: int) -> int:
     """How much the compiler child may take so that it and the serving
     process (`resident` bytes) together stay within `budget` bytes."""

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sluice.heap import release_free_memory
+from sluice.heap import release_free_memory, resident_bytes
 from sluice.policy import compiler_process, native, shardplan
 from sluice.policy.shardplan import Entry as Entry
 from sluice.policy.shardplan import Plans, ShardPlan
@@ -146,7 +146,7 @@ def build_layout(
     resident = 0
     if budget and len(entries) > SMALL_BUILD and compiler_process.can_fork():
         release_free_memory()  # what the process freed (a parsed document) is headroom too
-        resident = compiler_process.resident_bytes()
+        resident = resident_bytes()
         headroom = compiler_process.headroom_within(budget, resident)
         plans, peak = compiler_process.run_isolated(entries, headroom)
     else:
@@ -167,7 +167,7 @@ def build_small_many(
     total = sum(len(run) for run in runs)
     if budget and total >= BATCH_MIN_PATTERNS and compiler_process.can_fork():
         started = time.perf_counter()
-        resident = compiler_process.resident_bytes()
+        resident = resident_bytes()
         headroom = compiler_process.headroom_within(budget, resident)
         try:
             planned, peak = compiler_process.plan_many(runs, headroom)

@@ -20,11 +20,7 @@ from sluice.collector.components.processors.memorylimiter import FACTORY
 from sluice.collector.components.processors.memorylimiter import limiter as limiter_module
 from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
 from sluice.collector.components.processors.memorylimiter.limiter import Limits, MemoryLimiter
-from sluice.collector.components.processors.memorylimiter.memory import (
-    MIB,
-    resident_bytes,
-    total_memory,
-)
+from sluice.collector.components.processors.memorylimiter.memory import MIB, total_memory
 from sluice.collector.components.processors.memorylimiter.processor import (
     MemoryLimiterProcessor,
 )
@@ -33,6 +29,7 @@ from sluice.collector.components.processors.memorylimiter.telemetry import (
 )
 from sluice.collector.confmap.decode import Duration, Problems, decode
 from sluice.collector.telemetry import ServiceTelemetry
+from sluice.heap import resident_bytes
 from sluice.policy import Signal
 from tests.collector.components.pipeline_data import Sink, logs, metrics, settings
 

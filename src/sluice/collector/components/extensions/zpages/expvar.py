@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import Any
 
-from sluice.collector.components.processors.memorylimiter.memory import resident_bytes
+from sluice.heap import resident_bytes
 
 
 def variables() -> bytes:

@@ -29,7 +29,6 @@ class MemoryLimiterProcessorFactory(ProcessorFactory[MemoryLimiterConfig]):
         )
         from sluice.collector.components.processors.memorylimiter.memory import (
             MIB,
-            resident_bytes,
             total_memory,
         )
         from sluice.collector.components.processors.memorylimiter.processor import (
@@ -38,6 +37,7 @@ class MemoryLimiterProcessorFactory(ProcessorFactory[MemoryLimiterConfig]):
         from sluice.collector.components.processors.memorylimiter.telemetry import (
             MemoryLimiterTelemetry,
         )
+        from sluice.heap import resident_bytes
 
         limiters: dict[str, MemoryLimiter] = settings.shared.setdefault(SHARED_KEY, {})
         limiter = limiters.get(str(settings.id))

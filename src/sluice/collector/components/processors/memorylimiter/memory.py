@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 MIB = 1 << 20
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 _CGROUP_LIMITS = (
     Path("/sys/fs/cgroup/memory.max"),  # cgroup v2
     Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"),  # cgroup v1
 )
 _UNLIMITED_V1 = 1 << 62
 """cgroup v1 writes "no limit" as a huge page-rounded number."""
-
-
-def resident_bytes() -> int:
-    """The process's resident set size (``/proc/self/statm``)."""
-    with open("/proc/self/statm", "rb") as statm:
-        return int(statm.read().split()[1]) * _PAGE_SIZE
 
 
 def total_memory() -> int:
