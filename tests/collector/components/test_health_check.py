@@ -250,14 +250,34 @@ def test_response_body_with_only_healthy_sends_an_empty_unhealthy_body(start: An
     assert hc.get()[0::2] == (200, b"ALL OK")
 
 
-def test_check_collector_pipeline_is_accepted_with_a_warning(
+def test_check_collector_pipeline_answers_500_without_json_as_upstream(
     start: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # upstream's WithCheckCollectorPipeline and WithCustomPathWithCheckCollectorPipeline
     with caplog.at_level(logging.WARNING):
-        hc = start(check_collector_pipeline=CheckCollectorPipeline(enabled=True))
+        hc = start(check_collector_pipeline=CheckCollectorPipeline(enabled=True), path="/health")
     assert "check_collector_pipeline is deprecated" in caplog.text
+    status, headers, body = hc.get("/health")
+    assert (status, body, "content-type" in headers) == (500, b"", False)
     hc.report("collector", Status.OK)
-    assert hc.get()[0] == 200
+    status, headers, body = hc.get("/health")
+    assert (status, body, "content-type" in headers) == (200, b"", False)
+    hc.report("collector", Status.STOPPING)
+    assert hc.get("/health")[0::2] == (500, b"")
+    assert hc.get("/")[0] == 404
+
+
+def test_check_collector_pipeline_sends_the_response_body_texts(start: Any) -> None:
+    # upstream's WithCustomStaticResponseBodyWithCheckCollectorPipeline
+    hc = start(
+        check_collector_pipeline=CheckCollectorPipeline(enabled=True),
+        response_body=ResponseBody("ALL OK", "NOT OK"),
+    )
+    assert hc.get()[0::2] == (500, b"NOT OK")
+    hc.report("collector", Status.OK)
+    assert hc.get()[0::2] == (200, b"ALL OK")
+    hc.report("collector", Status.STOPPING)
+    assert hc.get()[0::2] == (500, b"NOT OK")
 
 
 def test_middleware_keys_are_not_applied_as_upstream(

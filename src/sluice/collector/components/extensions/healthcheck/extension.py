@@ -14,7 +14,10 @@ import ssl
 import time
 
 from sluice.collector.component import Component, Host, Status
-from sluice.collector.components.extensions.healthcheck.config import HealthCheckConfig
+from sluice.collector.components.extensions.healthcheck.config import (
+    HealthCheckConfig,
+    ResponseBody,
+)
 from sluice.collector.components.extensions.healthcheck.responses import (
     page_not_found,
     path_matches,
@@ -25,6 +28,9 @@ from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener
+
+NO_TEXT = ResponseBody()
+"""The empty bodies the pipeline check sends without ``response_body``."""
 
 COLLECTOR = "collector"
 """The status instance the service reports its own lifecycle under."""
@@ -49,8 +55,8 @@ class HealthCheckExtension(Component):
     async def start(self, host: Host) -> None:
         if self.config.check_collector_pipeline.enabled:
             self.logger.warning(
-                "check_collector_pipeline is deprecated upstream and not supported: "
-                "the health check reports whether the collector is running"
+                "check_collector_pipeline is deprecated upstream: exporter failures are "
+                "not counted, the answer is 200 while the collector runs, 500 otherwise"
             )
         # Upstream's server would fail on a missing authenticator, then not use it.
         server_authenticator(self.config.auth, host)
@@ -91,6 +97,11 @@ class HealthCheckExtension(Component):
     async def handle(self, request: Request) -> Response:
         if not path_matches(self.config.path, request.path):
             return page_not_found()
+        if self.config.check_collector_pipeline.enabled:
+            # Upstream's pipeline handler: no JSON, 500 when not ready. Its
+            # failure count never grows (nothing feeds the OpenCensus view it
+            # reads), so readiness alone decides, as there.
+            return static_status(self.ready, self.config.response_body or NO_TEXT, 500)
         if self.config.response_body is not None:
             return static_status(self.ready, self.config.response_body)
         uptime = time.monotonic_ns() - self._up_since_monotonic
