@@ -28,6 +28,34 @@ def code_for_http(status: int) -> int:
     return _CODE_BY_HTTP.get(status, 2)
 
 
+_GO_CODE_NAMES = (
+    "OK",
+    "Canceled",
+    "Unknown",
+    "InvalidArgument",
+    "DeadlineExceeded",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "FailedPrecondition",
+    "Aborted",
+    "OutOfRange",
+    "Unimplemented",
+    "Internal",
+    "Unavailable",
+    "DataLoss",
+    "Unauthenticated",
+)
+
+
+def status_error_text(code: int, message: str) -> str:
+    """How grpc-go writes a status error (``status.Error(code, message)``):
+    ``rpc error: code = <Go's name of the code> desc = <message>``."""
+    name = _GO_CODE_NAMES[code] if 0 <= code < len(_GO_CODE_NAMES) else f"Code({code})"
+    return f"rpc error: code = {name} desc = {message}"
+
+
 def _message_classes() -> dict[str, Any]:
     proto = descriptor_pb2.FileDescriptorProto(
         name="sluice/rpc_status.proto", package="sluice.rpc", syntax="proto3"

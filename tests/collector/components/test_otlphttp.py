@@ -395,6 +395,46 @@ def test_400_is_not_retried_and_counted_as_failed(
     assert "responded with HTTP Status Code 400, Message=bad record" in line
 
 
+@pytest.mark.parametrize(
+    ("status", "retryable", "code"),
+    [
+        (400, False, "InvalidArgument"),
+        (401, False, "Unauthenticated"),
+        (403, False, "PermissionDenied"),
+        (404, False, "Unimplemented"),
+        (413, False, "Unknown"),
+        (500, False, "Unknown"),
+        (429, True, "ResourceExhausted"),
+        (502, True, "Unavailable"),
+        (503, True, "Unavailable"),
+        (504, True, "Unavailable"),
+    ],
+)
+def test_a_failure_reads_as_upstreams_grpc_status_error(
+    sink: Upstream, status: int, retryable: bool, code: str
+) -> None:
+    """Upstream turns a non-2xx answer into a gRPC status error (the code its
+    httphelper maps the HTTP status to), made permanent unless retryable
+    (otlphttpexporter otlp_test.go TestErrorResponses)."""
+    sink.respond = Reply(status, encode_status(3, "Bad field"), content_type=None)
+    url = f"{sink.url}/v1/logs"
+    expected = (
+        f"rpc error: code = {code} desc = error exporting items, request to {url} "
+        f"responded with HTTP Status Code {status}, Message=Bad field, Details=[]"
+    )
+    if not retryable:
+        expected = f"Permanent error: {expected}"
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as refused:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert refused.value.retryable is retryable
+        assert str(refused.value) == expected
+
+    retry_off = RetrySettings(enabled=False)
+    run(config(sink, retry_on_failure=retry_off, sending_queue=QueueSettings(enabled=False)), body)
+
+
 def test_retries_end_after_max_elapsed_time(sink: Upstream) -> None:
     sink.respond = Reply(503)
     retry = replace(FAST_RETRY, max_elapsed_time=Duration(0.2))

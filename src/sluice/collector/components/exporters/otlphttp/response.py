@@ -9,7 +9,8 @@
 - 307 and 308 are followed by the sender; a 301, 302 or 303 names its
   ``Location``.
 - Anything else: permanent. The error names the URL, the status and the
-  ``google.rpc.Status`` message of the body when there is one.
+  ``google.rpc.Status`` message of the body when there is one, as the
+  gRPC status error the HTTP status maps to (``rpc error: code = …``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from google.protobuf.message import DecodeError
 
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
 from sluice.collector.exporterhelper import ExportError, partial_success
-from sluice.collector.rpc_status import code_for_http, parse_status
+from sluice.collector.rpc_status import code_for_http, parse_status, status_error_text
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamResponse
 
@@ -68,7 +69,9 @@ def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError
     if note:
         message += f", {note}"
     message += _status_text(response)
+    # Upstream returns it as the gRPC status its HTTP status maps to.
     code = code_for_http(status)
+    message = status_error_text(code, message)
     if status not in RETRYABLE_STATUSES:
         return ExportError(message, retryable=False, code=code)
     delay = None
