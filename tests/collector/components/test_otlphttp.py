@@ -395,6 +395,22 @@ def test_400_is_not_retried_and_counted_as_failed(
     assert "responded with HTTP Status Code 400, Message=bad record" in line
 
 
+def refusal(sink: Upstream, reply: Reply) -> ConsumerError:
+    """The error of one batch the sink answers with `reply`, with neither
+    retries nor a queue (the exporter's own error, as its caller gets it)."""
+    sink.respond = reply
+    refused: list[ConsumerError] = []
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError) as raised:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        refused.append(raised.value)
+
+    retry_off = RetrySettings(enabled=False)
+    run(config(sink, retry_on_failure=retry_off, sending_queue=QueueSettings(enabled=False)), body)
+    return refused[0]
+
+
 @pytest.mark.parametrize(
     ("status", "retryable", "code"),
     [
@@ -414,25 +430,30 @@ def test_a_failure_reads_as_upstreams_grpc_status_error(
     sink: Upstream, status: int, retryable: bool, code: str
 ) -> None:
     """Upstream turns a non-2xx answer into a gRPC status error (the code its
-    httphelper maps the HTTP status to), made permanent unless retryable
-    (otlphttpexporter otlp_test.go TestErrorResponses)."""
-    sink.respond = Reply(status, encode_status(3, "Bad field"), content_type=None)
+    httphelper maps the HTTP status to), made permanent unless retryable, in
+    which case it is a throttle error with the server's delay (otlphttpexporter
+    otlp_test.go TestErrorResponses)."""
+    error = refusal(sink, Reply(status, encode_status(3, "Bad field"), content_type=None))
     url = f"{sink.url}/v1/logs"
     expected = (
         f"rpc error: code = {code} desc = error exporting items, request to {url} "
         f"responded with HTTP Status Code {status}, Message=Bad field, Details=[]"
     )
-    if not retryable:
-        expected = f"Permanent error: {expected}"
+    wrapper = "Throttle (0s), error" if retryable else "Permanent error"
+    assert error.retryable is retryable
+    assert str(error) == f"{wrapper}: {expected}"
 
-    async def body(exporter: Exporter, _: Settings) -> None:
-        with pytest.raises(ConsumerError) as refused:
-            await exporter.consumer(Signal.LOG).consume(logs(1))
-        assert refused.value.retryable is retryable
-        assert str(refused.value) == expected
 
-    retry_off = RetrySettings(enabled=False)
-    run(config(sink, retry_on_failure=retry_off, sending_queue=QueueSettings(enabled=False)), body)
+@pytest.mark.parametrize(
+    ("status", "retry_after", "delay"),
+    [(503, "30", "30s"), (429, "90", "1m30s"), (502, "30", "0s"), (504, "30", "0s")],
+)
+def test_a_throttle_error_names_the_servers_delay(
+    sink: Upstream, status: int, retry_after: str, delay: str
+) -> None:
+    """Only 429 and 503 read Retry-After, as upstream ("503-Retry-After")."""
+    error = refusal(sink, Reply(status, headers=[("Retry-After", retry_after)]))
+    assert str(error).startswith(f"Throttle ({delay}), error: rpc error: code = ")
 
 
 def test_retries_end_after_max_elapsed_time(sink: Upstream) -> None:

@@ -4,8 +4,9 @@
   rejected) is logged as a warning. A body whose ``Content-Type`` is exactly
   protobuf or JSON but that does not parse is a retryable error, as upstream
   (other types are not read).
-- 429, 502, 503, 504: retryable. For 429 and 503, ``Retry-After`` (seconds or
-  an HTTP date) sets the least wait before the next attempt.
+- 429, 502, 503, 504: retryable (upstream's throttle error, ``Throttle (30s),
+  error: …``). For 429 and 503, ``Retry-After`` (seconds or an HTTP date)
+  sets the least wait before the next attempt.
 - 307 and 308 are followed by the sender; a 301, 302 or 303 names its
   ``Location``.
 - Anything else: permanent. The error names the URL, the status and the
@@ -23,6 +24,7 @@ import time
 from google.protobuf.message import DecodeError
 
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
+from sluice.collector.components.extensions.healthcheck.gotext import go_duration
 from sluice.collector.exporterhelper import ExportError, partial_success
 from sluice.collector.rpc_status import code_for_http, parse_status, status_error_text
 from sluice.policy import Signal
@@ -77,6 +79,10 @@ def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError
     delay = None
     if status in THROTTLING_STATUSES:
         delay = retry_after(header(response, b"retry-after"))
+    # Upstream returns it as exporterhelper's throttle error, whose text
+    # names the delay (0s: none, the retry policy's own backoff).
+    waited = go_duration(round((delay or 0.0) * 1e9))
+    message = f"Throttle ({waited}), error: {message}"
     return ExportError(message, retryable=True, retry_after=delay, code=code)
 
 
