@@ -445,6 +445,31 @@ def test_a_failure_reads_as_upstreams_grpc_status_error(
 
 
 @pytest.mark.parametrize(
+    ("answer", "read"),
+    [
+        (Reply(400, b"", content_type=None), ", Message=, Details=[]"),
+        (
+            Reply(400, encode_status(3, "Bad field"), content_type="text/plain"),
+            ", Message=Bad field, Details=[]",
+        ),
+        (Reply(400, b'{"code":3,"message":"Bad field"}'), ""),
+        (Reply(400, b"bad", content_type="text/plain"), ""),
+        (Reply(503, encode_status(3, "a" * (64 * 1024 + 1)), content_type=None), ""),
+    ],
+    ids=["empty", "status-any-type", "json", "text", "over-64KiB"],
+)
+def test_the_error_reads_the_body_as_a_protobuf_status_only(
+    sink: Upstream, answer: Reply, read: str
+) -> None:
+    """Upstream reads the body of a 4xx/5xx answer as a protobuf Status
+    whatever its Content-Type (an empty body is an empty Status), and adds
+    nothing when it is not one (otlp_test.go "Bad response payload")."""
+    error = str(refusal(sink, answer))
+    tail = error.partition(f"HTTP Status Code {answer.status}")[2]
+    assert tail == read
+
+
+@pytest.mark.parametrize(
     ("status", "retry_after", "delay"),
     [(503, "30", "30s"), (429, "90", "1m30s"), (502, "30", "0s"), (504, "30", "0s")],
 )

@@ -45,10 +45,6 @@ def header(response: UpstreamResponse, name: bytes) -> str:
     return ""
 
 
-def media_type(response: UpstreamResponse) -> str:
-    return header(response, b"content-type").partition(";")[0].strip().lower()
-
-
 def retry_after(value: str, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value (delta seconds or an HTTP date)."""
     if not value:
@@ -87,23 +83,14 @@ def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError
 
 
 def _status_text(response: UpstreamResponse) -> str:
-    body = response.body[:MAX_BODY_READ]
-    if not body or not 400 <= response.status <= 599:
+    """The Status in a 4xx/5xx body, as upstream reads it: protobuf whatever
+    the ``Content-Type`` (no body is an empty Status); "" when it is not one."""
+    if not 400 <= response.status <= 599:
         return ""
-    media = media_type(response)
-    if media == JSON:
-        try:
-            document = json.loads(body)
-        except ValueError:
-            document = None
-        if isinstance(document, dict) and "message" in document:
-            details = document.get("details", [])
-            return f", Message={document['message']}, Details={details}"
-    elif media in (PROTOBUF, ""):
-        status = parse_status(body)
-        if status is not None and (status.message or status.code):
-            return f", Message={status.message}, Details={list(status.detail_types)}"
-    return f", Body={body[:256].decode('utf-8', 'replace')!r}"
+    status = parse_status(response.body[:MAX_BODY_READ])
+    if status is None:
+        return ""
+    return f", Message={status.message}, Details={list(status.detail_types)}"
 
 
 def check_partial_success(
