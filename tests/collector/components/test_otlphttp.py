@@ -366,12 +366,11 @@ def test_retry_after_past_max_elapsed_time_is_still_waited_for(sink: Upstream) -
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 0
 
 
-def test_retry_after_as_seconds_or_http_date() -> None:
-    assert retry_after("3") == 3.0
-    assert retry_after("Wed, 21 Oct 2015 07:28:05 GMT", now=1445412480.0) == 5.0
-    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412490.0) == 0.0
-    assert retry_after("soon") is None
-    assert retry_after("") is None
+def test_retry_after_is_read_as_whole_seconds_only() -> None:
+    # Upstream reads it with strconv.Atoi: an HTTP date is no delay.
+    assert [retry_after(v) for v in ("3", "+3", "-3", "007")] == [3, 3, -3, 7]
+    assert retry_after("Wed, 21 Oct 2015 07:28:05 GMT") == 0
+    assert [retry_after(v) for v in ("1.5", "soon", "", "²", "9" * 30)] == [0] * 5
 
 
 def test_400_is_not_retried_and_counted_as_failed(
@@ -471,7 +470,13 @@ def test_the_error_reads_the_body_as_a_protobuf_status_only(
 
 @pytest.mark.parametrize(
     ("status", "retry_after", "delay"),
-    [(503, "30", "30s"), (429, "90", "1m30s"), (502, "30", "0s"), (504, "30", "0s")],
+    [
+        (503, "30", "30s"),
+        (429, "90", "1m30s"),
+        (502, "30", "0s"),
+        (504, "30", "0s"),
+        (503, "Wed, 21 Oct 2099 07:28:00 GMT", "0s"),
+    ],
 )
 def test_a_throttle_error_names_the_servers_delay(
     sink: Upstream, status: int, retry_after: str, delay: str

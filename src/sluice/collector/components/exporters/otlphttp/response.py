@@ -5,8 +5,8 @@
   protobuf or JSON but that does not parse is a retryable error, as upstream
   (other types are not read).
 - 429, 502, 503, 504: retryable (upstream's throttle error, ``Throttle (30s),
-  error: …``). For 429 and 503, ``Retry-After`` (seconds or an HTTP date)
-  sets the least wait before the next attempt.
+  error: …``). For 429 and 503, ``Retry-After`` in whole seconds (an HTTP
+  date is ignored, as upstream) sets the least wait before the next attempt.
 - 307 and 308 are followed by the sender; a 301, 302 or 303 names its
   ``Location``.
 - Anything else: permanent. The error names the URL, the status and the
@@ -16,10 +16,9 @@
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import time
+import re
 
 from google.protobuf.message import DecodeError
 
@@ -30,6 +29,7 @@ from sluice.collector.rpc_status import code_for_http, parse_status, status_erro
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamResponse
 
+_SECONDS = re.compile(r"[+-]?[0-9]+")
 RETRYABLE_STATUSES = frozenset((429, 502, 503, 504))
 THROTTLING_STATUSES = frozenset((429, 503))
 """The statuses whose ``Retry-After`` is honoured."""
@@ -45,19 +45,14 @@ def header(response: UpstreamResponse, name: bytes) -> str:
     return ""
 
 
-def retry_after(value: str, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (delta seconds or an HTTP date)."""
-    if not value:
-        return None
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+def retry_after(value: str) -> int:
+    """The whole seconds of a ``Retry-After`` value as upstream reads it
+    (``strconv.Atoi``: an optional sign and decimal digits); 0 for anything
+    else, an HTTP date included."""
+    if _SECONDS.fullmatch(value) is None:
+        return 0
+    seconds = int(value)
+    return seconds if -(2**63) <= seconds < 2**63 else 0
 
 
 def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError:
@@ -72,13 +67,13 @@ def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError
     message = status_error_text(code, message)
     if status not in RETRYABLE_STATUSES:
         return ExportError(message, retryable=False, code=code)
-    delay = None
+    seconds = 0
     if status in THROTTLING_STATUSES:
-        delay = retry_after(header(response, b"retry-after"))
+        seconds = retry_after(header(response, b"retry-after"))
     # Upstream returns it as exporterhelper's throttle error, whose text
     # names the delay (0s: none, the retry policy's own backoff).
-    waited = go_duration(round((delay or 0.0) * 1e9))
-    message = f"Throttle ({waited}), error: {message}"
+    message = f"Throttle ({go_duration(seconds * 1_000_000_000)}), error: {message}"
+    delay = float(seconds) if seconds > 0 else None
     return ExportError(message, retryable=True, retry_after=delay, code=code)
 
 
