@@ -143,8 +143,8 @@ def test_an_endpoint_is_required() -> None:
 def test_invalid_values_are_each_named() -> None:
     _, problems = load_config(OtlpHttpConfig, TESTDATA / "otlphttp/config_invalid.yaml", "otlphttp")
     assert problems == [
-        "encoding: unsupported value 'xml' (valid values: proto, json)",
         "endpoint: endpoint must be a valid URL (http:// or https://, with a host)",
+        "encoding: invalid encoding type: xml",
         'compression: unsupported compression type "brotli"',
         "headers::Bad Header: is not a valid header name",
         "proxy_url: an HTTP proxy is not supported by Sluice's otlphttp exporter",
@@ -154,6 +154,13 @@ def test_invalid_values_are_each_named() -> None:
         "sending_queue::storage: a persistent queue is not supported by Sluice; "
         "remove 'storage' (the queue is kept in memory)",
     ]
+
+
+@pytest.mark.parametrize("encoding", ["", "invalid", "JSON"])
+def test_an_unknown_encoding_is_upstreams_error(encoding: str) -> None:
+    # otlphttpexporter config_test.go TestUnmarshalEncoding: only proto and json.
+    problems = list(OtlpHttpConfig(endpoint="http://127.0.0.1:4318", encoding=encoding).validate())
+    assert problems == [("encoding", f"invalid encoding type: {encoding}")]
 
 
 def test_disabled_queue_and_retry_are_not_validated() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
 from urllib.parse import urlsplit
 
 from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem, section_problems
@@ -19,6 +18,7 @@ from sluice.policy import Signal
 
 COMPRESSIONS = ("gzip", "zstd", "deflate", "zlib", "snappy", "lz4", "none", "")
 """What request bodies can be compressed with ("" and none: not at all), as upstream."""
+ENCODINGS = ("proto", "json")
 _TIMEOUT = Duration(30.0)
 _NO_DURATION = Duration(0.0)
 
@@ -35,7 +35,8 @@ class OtlpHttpConfig(ComponentConfig):
     traces_endpoint: str = ""
     metrics_endpoint: str = ""
     logs_endpoint: str = ""
-    encoding: Literal["proto", "json"] = "proto"
+    encoding: str = "proto"
+    """``proto`` or ``json``; anything else is upstream's ``invalid encoding type``."""
     compression: str = "gzip"
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
@@ -75,6 +76,8 @@ class OtlpHttpConfig(ComponentConfig):
             url = getattr(self, key)
             if url and not _is_http_url(url):
                 yield key, f"{key} must be a valid URL (http:// or https://, with a host)"
+        if self.encoding not in ENCODINGS:
+            yield "encoding", f"invalid encoding type: {self.encoding}"
         if self.compression not in COMPRESSIONS:
             yield "compression", f'unsupported compression type "{self.compression}"'
         yield from header_problems(self.headers)
