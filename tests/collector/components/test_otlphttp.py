@@ -401,9 +401,10 @@ def test_400_is_not_retried_and_counted_as_failed(
     assert "responded with HTTP Status Code 400, Message=bad record" in line
 
 
-def refusal(sink: Upstream, reply: Reply) -> ConsumerError:
+def refusal(sink: Upstream, reply: Reply, **changes: Any) -> ConsumerError:
     """The error of one batch the sink answers with `reply`, with neither
-    retries nor a queue (the exporter's own error, as its caller gets it)."""
+    retries nor a queue (the exporter's own error, as its caller gets it);
+    `changes` to the config."""
     sink.respond = reply
     refused: list[ConsumerError] = []
 
@@ -413,7 +414,8 @@ def refusal(sink: Upstream, reply: Reply) -> ConsumerError:
         refused.append(raised.value)
 
     retry_off = RetrySettings(enabled=False)
-    run(config(sink, retry_on_failure=retry_off, sending_queue=QueueSettings(enabled=False)), body)
+    queue_off = QueueSettings(enabled=False)
+    run(config(sink, retry_on_failure=retry_off, sending_queue=queue_off, **changes), body)
     return refused[0]
 
 
@@ -528,9 +530,11 @@ def test_a_connection_refused_is_retried(sink: Upstream) -> None:
     retry = replace(FAST_RETRY, max_elapsed_time=Duration(0.1))
     queue_off = QueueSettings(enabled=False)
 
+    # Upstream wraps Go's client error, 'Post "<url>": <why>'.
+    wording = f'no more retries left: failed to make an HTTP request: Post "{dead.url}/v1/logs": '
     run(
         config(sink, endpoint=dead.url, retry_on_failure=retry, sending_queue=queue_off),
-        refuses_a_record(True, "no more retries left: failed to make an HTTP request"),
+        refuses_a_record(True, wording),
     )
 
 
@@ -590,9 +594,11 @@ def test_a_redirect_loop_is_a_retryable_failure_after_10_redirects(sink: Upstrea
     sink.respond = Reply(307, headers=[("Location", "/v1/logs")])
     retry = RetrySettings(enabled=False)
 
+    # Go's client names the Location it would have followed next.
+    wording = 'failed to make an HTTP request: Post "/v1/logs": stopped after 10 redirects'
     run(
         config(sink, retry_on_failure=retry, sending_queue=QueueSettings(enabled=False)),
-        refuses_a_record(True, "stopped after 10 redirects"),
+        refuses_a_record(True, wording),
     )
     assert len(sink.wait_for(11)) == 11
     time.sleep(0.05)
@@ -631,6 +637,14 @@ def test_a_timeout_is_a_retryable_failure(sink: Upstream) -> None:
     )
     assert len(sink.wait_for(2)) == 2
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
+def test_a_timeout_reads_as_gos_client_timeout(sink: Upstream) -> None:
+    error = str(refusal(sink, Reply(200, delay=0.5), timeout=Duration(0.1)))
+    assert error == (
+        f'failed to make an HTTP request: Post "{sink.url}/v1/logs": '
+        "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+    )
 
 
 def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixture) -> None:

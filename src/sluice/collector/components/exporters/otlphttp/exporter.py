@@ -29,8 +29,14 @@ from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.configauth import ClientAuthenticator, client_authenticator
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
 from sluice.collector.exporterhelper.exporter import USER_AGENT
+from sluice.gostrconv import quoted
 from sluice.policy import Signal
-from sluice.transport.http_client import UpstreamError, UpstreamPool, UpstreamResponse
+from sluice.transport.http_client import (
+    UpstreamError,
+    UpstreamPool,
+    UpstreamResponse,
+    UpstreamTimeout,
+)
 
 MAX_REDIRECTS = 10
 """Redirects followed in a row, as Go's default client."""
@@ -49,6 +55,18 @@ def _header_block(headers: dict[str, str]) -> bytes:
         b"%s: %s\r\n" % (name.encode("latin-1"), value.encode("latin-1"))
         for name, value in headers.items()
         if name.encode("latin-1").lower() not in _MANAGED_HEADERS
+    )
+
+
+_CLIENT_TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+"""What Go's client says of a request that ran out of time."""
+
+
+def _request_failed(url: str, problem: str) -> ExportError:
+    """A request that got no answer, as upstream words it (Go's client
+    errors read ``Post "<url>": <problem>``): retryable."""
+    return ExportError(
+        f"failed to make an HTTP request: Post {quoted(url)}: {problem}", retryable=True
     )
 
 
@@ -155,21 +173,19 @@ class OtlpHttpSender(Sender):
         while True:
             try:
                 answer = await route.pool.request("POST", route.path, route.query, headers, payload)
+            except UpstreamTimeout:
+                raise _request_failed(route.url, _CLIENT_TIMEOUT) from None
             except UpstreamError as problem:
-                raise ExportError(
-                    f"failed to make an HTTP request to {route.url}: {problem}", retryable=True
-                ) from None
+                raise _request_failed(route.url, str(problem)) from None
             if 200 <= answer.status <= 299:
                 response.check_partial_success(signal, route.url, answer, self.logger)
                 return
             if answer.status not in _REDIRECTS:
                 raise response.failure(route.url, answer)
             if redirects == MAX_REDIRECTS:
-                raise ExportError(
-                    f"failed to make an HTTP request to {route.url}: stopped after "
-                    f"{MAX_REDIRECTS} redirects",
-                    retryable=True,
-                )
+                # Go's client names the Location it did not follow.
+                location = response.header(answer, b"location")
+                raise _request_failed(location, f"stopped after {MAX_REDIRECTS} redirects")
             redirects += 1
             route = self._redirected(route, answer)
 
