@@ -146,7 +146,6 @@ def test_invalid_values_are_each_named() -> None:
         "endpoint: endpoint must be a valid URL (http:// or https://, with a host)",
         "encoding: invalid encoding type: xml",
         'compression: unsupported compression type "brotli"',
-        "headers::Bad Header: is not a valid header name",
         "proxy_url: an HTTP proxy is not supported by Sluice's otlphttp exporter",
         "retry_on_failure: 'randomization_factor' must be within [0, 1]",
         "retry_on_failure: 'max_elapsed_time' must not be less than 'max_interval'",
@@ -161,6 +160,15 @@ def test_an_unknown_encoding_is_upstreams_error(encoding: str) -> None:
     # otlphttpexporter config_test.go TestUnmarshalEncoding: only proto and json.
     problems = list(OtlpHttpConfig(endpoint="http://127.0.0.1:4318", encoding=encoding).validate())
     assert problems == [("encoding", f"invalid encoding type: {encoding}")]
+
+
+def test_any_header_name_loads_as_upstream() -> None:
+    # Upstream's own testdata/config.yaml sets "can you have a . here?".
+    config, problems = load_config(
+        OtlpHttpConfig, TESTDATA / "otlphttp/config_any_header_name.yaml", "otlphttp"
+    )
+    assert problems == []
+    assert config.headers["can you have a . here?"] == "F0000000-0000-0000-0000-000000000000"
 
 
 def test_disabled_queue_and_retry_are_not_validated() -> None:
@@ -637,6 +645,36 @@ def test_a_timeout_is_a_retryable_failure(sink: Upstream) -> None:
     )
     assert len(sink.wait_for(2)) == 2
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        ({"can you have a . here?": "x"}, 'invalid header field name "can you have a . here?"'),
+        ({"x-evil": "a\r\nX-Injected: 1"}, 'invalid header field value for "X-Evil"'),
+        ({"Host": "a b"}, "http: invalid Host header"),
+    ],
+    ids=["name", "value", "host"],
+)
+def test_a_header_go_cannot_send_fails_every_request(
+    sink: Upstream, headers: dict[str, str], why: str
+) -> None:
+    """Upstream loads the config; Go's client then refuses each request
+    (retryable, nothing is sent)."""
+    error = refusal(sink, Reply(200), headers=headers)
+    assert error.retryable
+    assert str(error).startswith(f'failed to make an HTTP request: Post "{sink.url}/v1/logs": ')
+    assert str(error).endswith(why)
+    assert sink.received() == []
+
+
+def test_a_header_value_is_sent_as_utf8(sink: Upstream) -> None:
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(config(sink, headers={"X-Team": "équipe 日本"}), body)
+    (request,) = sink.wait_for(1)
+    assert (request.header("X-Team") or "").encode("latin-1").decode("utf-8") == "équipe 日本"
 
 
 def test_a_timeout_reads_as_gos_client_timeout(sink: Upstream) -> None:

@@ -13,7 +13,6 @@ from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
-from sluice.collector.exporterhelper.config import header_problems
 from sluice.policy import Signal
 
 COMPRESSIONS = ("gzip", "zstd", "deflate", "zlib", "snappy", "lz4", "none", "")
@@ -80,7 +79,6 @@ class OtlpHttpConfig(ComponentConfig):
             yield "encoding", f"invalid encoding type: {self.encoding}"
         if self.compression not in COMPRESSIONS:
             yield "compression", f'unsupported compression type "{self.compression}"'
-        yield from header_problems(self.headers)
         if self.proxy_url:
             yield "proxy_url", "an HTTP proxy is not supported by Sluice's otlphttp exporter"
         if self.timeout < 0:

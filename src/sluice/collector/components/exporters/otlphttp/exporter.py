@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+import string
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -28,6 +29,7 @@ from sluice.collector.components.exporters.otlphttp import body, response
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.configauth import ClientAuthenticator, client_authenticator
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
+from sluice.collector.exporterhelper.config import is_header_name
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
@@ -51,11 +53,32 @@ _MANAGED_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding", 
 
 
 def _header_block(headers: dict[str, str]) -> bytes:
+    """Header lines; values are written as UTF-8, as Go writes its strings."""
     return b"".join(
-        b"%s: %s\r\n" % (name.encode("latin-1"), value.encode("latin-1"))
+        b"%s: %s\r\n" % (name.encode("latin-1"), value.encode("utf-8"))
         for name, value in headers.items()
         if name.encode("latin-1").lower() not in _MANAGED_HEADERS
     )
+
+
+_HOST_CHARS = frozenset(string.ascii_letters + string.digits + "!$%&'()*+,-.:;=[]_~")
+"""What Go's client allows in a ``Host`` header (httpguts.ValidHostHeader)."""
+
+
+def _unsendable(headers: dict[str, str]) -> str | None:
+    """Why Go's client refuses every request carrying `headers` (a name that
+    is not a token, a value with a control character, a bad ``Host``), as
+    it words it; None when they can be sent. Upstream loads such a config
+    and fails each request, so does Sluice."""
+    for name, value in headers.items():
+        if not is_header_name(name):
+            return f"net/http: invalid header field name {quoted(name)}"
+        if any((c < " " and c != "\t") or c == "\x7f" for c in value):
+            canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+            return f"net/http: invalid header field value for {quoted(canonical)}"
+    if not set(headers.get("Host", "")) <= _HOST_CHARS:
+        return "http: invalid Host header"
+    return None
 
 
 _CLIENT_TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
@@ -115,7 +138,8 @@ class OtlpHttpSender(Sender):
         if body.is_compressed(config.compression):
             headers["Content-Encoding"] = config.compression
         headers.update(configured)
-        self.headers = _header_block(headers)
+        self.unsendable = _unsendable(config.headers)
+        self.headers = b"" if self.unsendable else _header_block(headers)
         self.routes: dict[Signal, _Route] = {}
         self.pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
         """One pool per origin: the signals' URLs and the redirects' targets."""
@@ -146,7 +170,7 @@ class OtlpHttpSender(Sender):
                 server_name=self.config.tls.server_name_override,
                 # Upstream's header round tripper sets the request's Host from
                 # a header configured as exactly "Host", on every hop.
-                host_header=self.config.headers.get("Host", ""),
+                host_header="" if self.unsendable else self.config.headers.get("Host", ""),
             )
         return pool
 
@@ -166,6 +190,8 @@ class OtlpHttpSender(Sender):
         return attempt
 
     async def _post(self, signal: Signal, route: _Route, payload: bytes) -> None:
+        if self.unsendable:
+            raise _request_failed(route.url, self.unsendable)
         headers = self.headers
         if self.authenticator is not None:
             headers += _header_block(dict(self.authenticator.request_headers()))
