@@ -26,6 +26,7 @@ from sluice.collector.component import (
 )
 from sluice.collector.components.exporters.otlp import FACTORY
 from sluice.collector.components.exporters.otlp.config import KeepaliveSettings, OtlpGrpcConfig
+from sluice.collector.components.exporters.otlp.exporter import classify
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
@@ -319,6 +320,15 @@ def test_resource_exhausted_without_retry_info_is_permanent(
     assert (
         "not retryable error: Permanent error: rpc error: code = ResourceExhausted desc = quota"
         in caplog.text
+    )
+
+
+def test_status_codes_are_named_as_grpc_go_names_them() -> None:
+    """grpc-go spells CANCELLED ``Canceled``: capitalising the name's parts
+    gave ``Cancelled``."""
+    assert str(classify("CANCELLED", "gone", None)) == "rpc error: code = Canceled desc = gone"
+    assert str(classify("DEADLINE_EXCEEDED", "slow", None)).startswith(
+        "rpc error: code = DeadlineExceeded desc"
     )
 
 

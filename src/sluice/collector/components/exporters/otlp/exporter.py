@@ -28,7 +28,7 @@ from sluice.collector.configauth import (
 from sluice.collector.configgrpc import channel_arguments
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import USER_AGENT
-from sluice.collector.rpc_status import parse_status
+from sluice.collector.rpc_status import parse_status, status_error_text
 from sluice.policy import Signal
 
 if TYPE_CHECKING:
@@ -95,8 +95,7 @@ def classify(code: str, details: str, trailers: Any) -> ExportError:
         if key == _STATUS_DETAILS and isinstance(value, bytes):
             status = parse_status(value)
             retry_delay = status.retry_delay if status is not None else None
-    go_name = "".join(part.capitalize() for part in code.split("_"))
-    message = f"rpc error: code = {go_name} desc = {details}"
+    message = status_error_text(_CODES.get(code, 2), details)
     retryable = code in RETRYABLE_CODES or (
         code == "RESOURCE_EXHAUSTED" and retry_delay is not None
     )
