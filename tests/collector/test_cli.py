@@ -650,3 +650,24 @@ def test_a_bad_command_line_exits_1_in_cobras_words(args: list[str], message: st
 def test_help_is_also_a_command() -> None:
     result = run_cli("help")
     assert result.returncode == 0 and "--config" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("cut", "problem"),
+    [
+        ("receivers", "no receiver configuration specified in config"),
+        ("exporters", "no exporter configuration specified in config"),
+        ("receivers processors exporters", "empty configuration file"),
+    ],
+)
+def test_a_config_without_receivers_exporters_or_any_component_says_so(
+    cut: str, problem: str
+) -> None:
+    """As upstream's Config.Validate, whose first checks these are: also when
+    the pipelines name components, which are then not configured either."""
+    sections = yaml.safe_load(_config())
+    for section in cut.split():
+        del sections[section]
+    config, problems = _loaded(yaml.safe_dump(sections))
+    assert config is None
+    assert problems[0] == problem, problems

@@ -280,6 +280,16 @@ def load(raw: Any, factories: Factories) -> Config:
     telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
+    # Upstream's first checks once the config decodes, whatever else is wrong:
+    # a config that declares no component at all, or no receiver or no
+    # exporter, says so (also when its pipelines name some).
+    if not any(_declares(raw, kind) for kind in Kind):
+        problems.add("", "empty configuration file")
+    else:
+        if not _declares(raw, Kind.RECEIVER):
+            problems.add("", "no receiver configuration specified in config")
+        if not _declares(raw, Kind.EXPORTER):
+            problems.add("", "no exporter configuration specified in config")
     extension_names = shallow(service.get("extensions")) or []
     if not isinstance(extension_names, list):
         problems.add("service::extensions", "expected a list of extension ids")
@@ -296,15 +306,20 @@ def load(raw: Any, factories: Factories) -> Config:
                 "service::extensions", f'references extension "{cid}" which is not configured'
             )
     pipelines = _pipelines(shallow(service.get("pipelines")), components, problems)
-    if not components[Kind.RECEIVER] and not problems:
-        problems.add("", "no receiver configuration specified in config")
-    if not components[Kind.EXPORTER] and not problems:
-        problems.add("", "no exporter configuration specified in config")
     if not problems:
         _check_graph(components, pipelines, problems)
     if problems:
         raise ConfigInvalid(problems.lines, problems.paths)
     return Config(components, pipelines, tuple(extensions), telemetry, endpoint)
+
+
+def _declares(raw: Mapping[str, Any], kind: Kind) -> bool:
+    """Whether the config's section of `kind` lists at least one component
+    (configured or not: an unknown type is its own problem)."""
+    section = shallow(raw.get(kind.value))
+    if isinstance(section, Mapping):
+        return bool(section)
+    return section is not None  # another type is its own problem
 
 
 def _pipelines(
