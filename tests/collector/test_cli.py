@@ -671,3 +671,13 @@ def test_a_config_without_receivers_exporters_or_any_component_says_so(
     config, problems = _loaded(yaml.safe_dump(sections))
     assert config is None
     assert problems[0] == problem, problems
+
+
+def test_the_logging_exporter_points_to_debug() -> None:
+    """Upstream removed it and answers so for the type ``logging`` (with or
+    without a name), instead of listing the valid types."""
+    text = _config().replace("exporters:\n  debug:\n", "exporters:\n  debug:\n  logging/x:\n")
+    assert _problem(text) == (
+        "exporters::logging/x: the logging exporter has been deprecated, use the debug "
+        "exporter instead"
+    )

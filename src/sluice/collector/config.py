@@ -234,6 +234,11 @@ def _section(
             problems.add(kind.value, f'duplicate name "{key}" after unmarshaling {cid}')
             continue
         factory = factories.get(kind, cid.type)
+        if factory is None and cid.type == "logging":  # upstream's answer, in any section
+            problems.add(
+                path, "the logging exporter has been deprecated, use the debug exporter instead"
+            )
+            continue
         if factory is None:
             valid = " ".join(factories.types(kind))
             problems.add(
