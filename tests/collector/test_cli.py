@@ -681,3 +681,30 @@ def test_the_logging_exporter_points_to_debug() -> None:
         "exporters::logging/x: the logging exporter has been deprecated, use the debug "
         "exporter instead"
     )
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "problem"),
+    [
+        ("Logs", 'service::pipelines::Logs: in "Logs" id: invalid character(s) in type "Logs"'),
+        (
+            "logs_2/a",
+            'service::pipelines::logs_2/a: in "logs_2/a" id: invalid character(s) in type "logs_2"',
+        ),
+        (
+            "profiles",
+            'service::pipelines config validation failed: pipeline "profiles": profiling '
+            'signal support is at alpha level, gated under the "service.profilesSupport" '
+            "feature gate",
+        ),
+        (
+            "wrongtype/x",
+            'service::pipelines config validation failed: pipeline "wrongtype/x": unknown '
+            'signal "wrongtype"',
+        ),
+    ],
+)
+def test_pipeline_ids_are_read_as_upstreams_pipeline_ids(pipeline: str, problem: str) -> None:
+    """A pipeline's signal is 1 to 62 lower-case ASCII letters (not a
+    component type's rules), and profiles are behind upstream's gate."""
+    assert _problem(_config().replace("    logs:\n", f"    {pipeline}:\n")) == problem

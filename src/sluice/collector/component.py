@@ -50,6 +50,9 @@ SIGNAL_NAMES: Mapping[Signal, str] = {
 SIGNALS_BY_NAME: Mapping[str, Signal] = {name: s for s, name in SIGNAL_NAMES.items()}
 
 _TYPE = re.compile(r"^[a-zA-Z][0-9a-zA-Z_]{0,62}$")
+SIGNAL_TYPE = re.compile(r"^[a-z]{1,62}$")
+"""What a pipeline id's signal may be (upstream's ``pipeline.ID``), before
+it is checked against the signals the service knows."""
 
 
 @dataclass(frozen=True, order=True)
@@ -63,10 +66,11 @@ class ComponentID:
         return f"{self.type}/{self.name}" if self.name else self.type
 
     @classmethod
-    def parse(cls, text: str) -> ComponentID:
+    def parse(cls, text: str, type_pattern: re.Pattern[str] = _TYPE) -> ComponentID:
         """Raises ValueError with upstream's wording for a malformed id. As
         upstream: the id splits at its first ``/`` (a name may hold more),
-        each part is trimmed, and the name is checked before the type."""
+        each part is trimmed, and the name is checked before the type
+        (`type_pattern`: :data:`SIGNAL_TYPE` for a pipeline's id)."""
         type_, sep, name = text.partition("/")
         type_ = type_.strip()
         if not type_:
@@ -80,7 +84,7 @@ class ComponentID:
             problem = name_problem(name)
             if problem:
                 raise ValueError(f'in "{name}" id: {problem}')
-        if not _TYPE.match(type_):
+        if not type_pattern.match(type_):
             raise ValueError(f'in "{text}" id: invalid character(s) in type "{type_}"')
         return cls(type_, name)
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from sluice.collector.component import (
     SIGNAL_NAMES,
+    SIGNAL_TYPE,
     SIGNALS_BY_NAME,
     ComponentConfig,
     ComponentID,
@@ -30,6 +31,9 @@ from sluice.collector.factories import Factories
 from sluice.confexpand import Expanded
 from sluice.policy import Signal
 from sluice.transport.listener import parse_endpoint
+
+PROFILES_GATE = "service.profilesSupport"
+"""The feature gate upstream's profiles pipelines need (Sluice has no profiles)."""
 
 TOP_KEYS = ("receivers", "processors", "exporters", "connectors", "extensions", "service")
 
@@ -341,7 +345,7 @@ def _pipelines(
     for key, value in raw.items():
         path = join("service::pipelines", str(key))
         try:
-            pid = ComponentID.parse(str(key))
+            pid = ComponentID.parse(str(key), SIGNAL_TYPE)
         except ValueError as bad:
             problems.add(path, str(bad))
             continue
@@ -350,7 +354,13 @@ def _pipelines(
             continue
         signal = SIGNALS_BY_NAME.get(pid.type)
         if signal is None:
-            problems.add("", f'{prefix}: pipeline "{pid}": unknown signal "{pid.type}"')
+            problem = (
+                f'profiling signal support is at alpha level, gated under the "{PROFILES_GATE}" '
+                "feature gate"
+                if pid.type == "profiles"
+                else f'unknown signal "{pid.type}"'
+            )
+            problems.add("", f'{prefix}: pipeline "{pid}": {problem}')
             continue
         spec = decode(PipelineConfig, value, path, problems)
         # A receiver or exporter listed twice is one consumer (upstream's graph
