@@ -382,7 +382,7 @@ def test_telemetry_levels_are_read_as_upstream_reads_them() -> None:
         assert problems == [] and config is not None, problems
     config, _ = _telemetry("NONE", "info")
     assert config is not None and config.metrics_endpoint is None
-    [problem] = _telemetry("verbose", "info")[1]
+    [problem] = _telemetry("Verbose", "info")[1]
     assert problem.endswith(': service::telemetry::metrics::level: unknown metrics level "verbose"')
 
 
@@ -569,6 +569,10 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
         ("    logs:\n      sampling: {foo: 1}\n", "logs::sampling: has invalid keys: foo"),
         ("    logs:\n      sampling: {tick: soon}\n", 'invalid duration "soon"'),
         ("    traces: {foo: 1}\n", "service::telemetry::traces: has invalid keys: foo"),
+        (
+            "    traces: {level: Verbose}\n",
+            'service::telemetry::traces::level: unknown metrics level "verbose"',
+        ),
         ("    resource: {a: {b: 1}}\n", "service::telemetry::resource::a: expected type"),
     ],
 )

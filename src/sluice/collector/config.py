@@ -117,6 +117,16 @@ PROMETHEUS_KEYS = frozenset(
 """The keys of a pull reader's ``prometheus`` exporter (only host and port are used)."""
 
 
+def telemetry_level(level: str, path: str, problems: Problems) -> bool:
+    """Whether `level` is one of :data:`METRICS_LEVELS` in any case, as
+    upstream's ``configtelemetry.Level`` (of metrics and traces alike) reads
+    it; its error shows the lower-cased text."""
+    if level.lower() in METRICS_LEVELS:
+        return True
+    problems.add(path, f'unknown metrics level "{level.lower()}"')
+    return False
+
+
 def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
     """Where the Prometheus endpoint listens (None: disabled, or a problem
     was added). As upstream, a configured ``address`` is checked at any
@@ -127,8 +137,7 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
         except ValueError as bad:
             problems.add(path, f"failing to parse metrics address {metrics.address!r}: {bad}")
             return None
-    if metrics.level.lower() not in METRICS_LEVELS:
-        problems.add(f"{path}::level", f'unknown metrics level "{metrics.level}"')
+    if not telemetry_level(metrics.level, f"{path}::level", problems):
         return None
     if metrics.level.lower() == "none":
         return None
@@ -289,6 +298,7 @@ def load(raw: Any, factories: Factories) -> Config:
     telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
+    telemetry_level(telemetry.traces.level, "service::telemetry::traces::level", problems)
     # Upstream's first checks once the config decodes, whatever else is wrong:
     # a config that declares no component at all, or no receiver or no
     # exporter, says so (also when its pipelines name some).
