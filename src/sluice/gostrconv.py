@@ -1,6 +1,7 @@
 """What Sluice needs of Go's ``strconv``: quoting text (``strconv.Quote`` and
 ``%#q``) for error messages that must read as upstream's Go components write
-them, and reading a boolean (``strconv.ParseBool``)."""
+them, and reading a boolean (``strconv.ParseBool``) or an integer
+(``strconv.Atoi``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,21 @@ _BOOLS = {
 def parse_bool(text: str) -> bool | None:
     """Go's ``strconv.ParseBool``; None where Go returns an error."""
     return _BOOLS.get(text)
+
+
+_INT64 = 1 << 63
+
+
+def atoi(text: str) -> int:
+    """Go's ``strconv.Atoi`` (a 64-bit int): decimal digits after an
+    optional sign; raises ValueError with Go's words."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        raise ValueError(f"strconv.Atoi: parsing {quoted(text)}: invalid syntax")
+    value = int(text)
+    if not -_INT64 <= value < _INT64:
+        raise ValueError(f"strconv.Atoi: parsing {quoted(text)}: value out of range")
+    return value
 
 
 _SHORT_ESCAPES = {

@@ -551,7 +551,46 @@ def test_metrics_readers_as_upstream_reads_them() -> None:
         "service::telemetry::metrics: address localhost:99999: port 99999 out of range"
     ]
     _, problems = _metrics("    metrics:\n      level: none\n      address: nowhere\n")
-    assert "failing to parse metrics address 'nowhere'" in problems[0]
+    assert 'failing to parse metrics address "nowhere"' in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        (
+            "1212:212121:2121",
+            'failing to parse metrics address "1212:212121:2121": address 1212:212121:2121: '
+            "too many colons in address",
+        ),
+        (
+            "[::1]:x:1",
+            'failing to parse metrics address "[::1]:x:1": address [::1]:x:1: too many colons '
+            "in address",
+        ),
+        (
+            "[::1:8888",
+            "failing to parse metrics address \"[::1:8888\": address [::1:8888: missing ']' in "
+            "address",
+        ),
+        (
+            "localhost:http",
+            'failing to extract the port from the metrics address "localhost:http": '
+            'strconv.Atoi: parsing "http": invalid syntax',
+        ),
+        (
+            "localhost:",
+            'failing to extract the port from the metrics address "localhost:": strconv.Atoi: '
+            'parsing "": invalid syntax',
+        ),
+    ],
+)
+def test_the_metrics_address_is_split_as_upstream_splits_it(address: str, problem: str) -> None:
+    """v0.115's ``address`` goes through Go's net.SplitHostPort and
+    strconv.Atoi, at any level, with their words."""
+    _, problems = _metrics(f"    metrics:\n      level: basic\n      address: '{address}'\n")
+    assert problems == [f"service::telemetry::metrics: {problem}"]
+    _, problems = _metrics(f"    metrics:\n      level: none\n      address: '{address}'\n")
+    assert problems == [f"service::telemetry::metrics: {problem}"]
 
 
 def test_log_levels_in_any_case_and_empty_is_info() -> None:

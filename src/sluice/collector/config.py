@@ -29,8 +29,9 @@ from sluice.collector.confmap.decode import (
 from sluice.collector.cycles import cycle_message
 from sluice.collector.factories import Factories
 from sluice.confexpand import Expanded
+from sluice.gostrconv import atoi, quoted
 from sluice.policy import Signal
-from sluice.transport.listener import parse_endpoint
+from sluice.transport.listener import parse_endpoint, split_host_port
 
 PROFILES_GATE = "service.profilesSupport"
 """The feature gate upstream's profiles pipelines need (Sluice has no profiles)."""
@@ -132,10 +133,23 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
     was added). As upstream, a configured ``address`` is checked at any
     level, and ``readers: []`` serves no metrics."""
     if metrics.address:
+        address = quoted(metrics.address)
+        try:
+            _, port = split_host_port(metrics.address)
+        except ValueError as bad:
+            problems.add(path, f"failing to parse metrics address {address}: {bad}")
+            return None
+        try:
+            atoi(port)
+        except ValueError as bad:
+            problems.add(
+                path, f"failing to extract the port from the metrics address {address}: {bad}"
+            )
+            return None
         try:
             parse_endpoint(metrics.address)
         except ValueError as bad:
-            problems.add(path, f"failing to parse metrics address {metrics.address!r}: {bad}")
+            problems.add(path, str(bad))
             return None
     if not telemetry_level(metrics.level, f"{path}::level", problems):
         return None

@@ -19,6 +19,38 @@ from sluice.transport.http_server import (
 )
 
 
+def split_host_port(address: str) -> tuple[str, str]:
+    """Go's ``net.SplitHostPort``: the host (without an IPv6 address's
+    brackets) and the port text; raises ValueError with Go's words."""
+
+    def problem(why: str) -> ValueError:
+        return ValueError(f"address {address}: {why}")
+
+    colon = address.rfind(":")
+    if colon < 0:
+        raise problem("missing port in address")
+    start, end = 0, 0
+    if address.startswith("["):
+        close = address.find("]")
+        if close < 0:
+            raise problem("missing ']' in address")
+        if close + 1 != colon:
+            if close + 1 < len(address) and address[close + 1] == ":":
+                raise problem("too many colons in address")
+            raise problem("missing port in address")
+        host = address[1:close]
+        start, end = 1, close + 1
+    else:
+        host = address[:colon]
+        if ":" in host:
+            raise problem("too many colons in address")
+    if "[" in address[start:]:
+        raise problem("unexpected '[' in address")
+    if "]" in address[end:]:
+        raise problem("unexpected ']' in address")
+    return host, address[colon + 1 :]
+
+
 def parse_endpoint(endpoint: str) -> tuple[str, int]:
     """``host:port``, ``[v6]:port`` or ``:port`` (all interfaces) as upstream
     writes endpoints; raises ValueError naming the problem."""
