@@ -390,3 +390,26 @@ def test_decode_errors_name_the_key_path() -> None:
         "processors::batch::inner: has invalid keys: endpont",
         "processors::batch::names: expected type 'slice', got unconvertible type 'int', value: '1'",
     ]
+
+
+def test_a_mismatch_shows_the_value_as_go_prints_it() -> None:
+    """mapstructure's ``value: '%v'``: Go's words for booleans, floats, lists
+    and maps, not Python's (upstream's e2e types_test: a bool read into a
+    string field)."""
+    problems = Problems()
+    decode(
+        _Outer,
+        {"size": True, "timeout": [1, "a"], "inner": {"endpoint": {"b": 2.5, "a": None}}},
+        "x",
+        problems,
+    )
+    decode(_Fields, {"number": [1.5, False]}, "y", problems)
+    assert problems.lines == [
+        "x::size: expected type 'int', got unconvertible type 'bool', value: 'true'",
+        "x::timeout: expected type 'time.Duration', got unconvertible type '[]interface {}', "
+        "value: '[1 a]'",
+        "x::inner::endpoint: expected type 'string', got unconvertible type "
+        "'map[string]interface {}', value: 'map[a:<nil> b:2.5]'",
+        "y::number: expected type 'int', got unconvertible type '[]interface {}', "
+        "value: '[1.5 false]'",
+    ]

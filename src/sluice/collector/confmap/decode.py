@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any, Literal, TypeVar, Union
 
 from sluice.confexpand import Expanded
+from sluice.telemetry.pdata_text import float_v
 
 T = TypeVar("T")
 
@@ -149,8 +150,25 @@ def go_type(value: Any) -> str:
     return type(value).__name__
 
 
+def go_value(value: Any) -> str:
+    """`value` as Go's ``%v`` prints what yaml.v3 decoded it into: ``true``,
+    ``1e+06``, ``[a b]``, ``map[a:1 b:2]`` (keys sorted), ``<nil>``."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return float_v(value)
+    if isinstance(value, Mapping):
+        items = sorted((str(k), go_value(v)) for k, v in value.items())
+        return "map[" + " ".join(f"{k}:{v}" for k, v in items) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(v) for v in value) + "]"
+    return str(value)
+
+
 def _mismatch(expected: str, value: Any, secret: bool = False) -> str:
-    shown = REDACTED if secret else value
+    shown = REDACTED if secret else go_value(value)
     return (
         f"expected type '{expected}', got unconvertible type '{go_type(value)}', value: '{shown}'"
     )
@@ -256,16 +274,16 @@ def _zero(hint: Any) -> Any:
 
 def _scalar(hint: Any, value: Any, path: str, problems: Problems, current: Any) -> Any:
     if hint is Duration:
-        if isinstance(value, bool):
-            problems.add(path, _mismatch("time.Duration", value))
-            return current
-        if isinstance(value, int):
-            return Duration(value / 1e9)
-        try:
-            return Duration(parse_duration(str(value)))
-        except ValueError as bad:
-            problems.add(path, str(bad))
-            return current
+        if isinstance(value, str):
+            try:
+                return Duration(parse_duration(value))
+            except ValueError as bad:
+                problems.add(path, str(bad))
+                return current
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return Duration(int(value) / 1e9)  # nanoseconds, a float's fraction cut as Go's
+        problems.add(path, _mismatch("time.Duration", value))
+        return current
     if hint is bool:
         if isinstance(value, bool):
             return value
