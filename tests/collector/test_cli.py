@@ -608,6 +608,7 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
         ("    logs:\n      sampling: {foo: 1}\n", "logs::sampling: has invalid keys: foo"),
         ("    logs:\n      sampling: {tick: soon}\n", 'invalid duration "soon"'),
         ("    traces: {foo: 1}\n", "service::telemetry::traces: has invalid keys: foo"),
+        ("    traces: [1]\n", "service::telemetry::traces: expected a map, got 'slice'"),
         (
             "    traces: {level: Verbose}\n",
             'service::telemetry::traces::level: unknown metrics level "verbose"',
@@ -751,3 +752,23 @@ def test_pipeline_ids_are_read_as_upstreams_pipeline_ids(pipeline: str, problem:
     """A pipeline's signal is 1 to 62 lower-case ASCII letters (not a
     component type's rules), and profiles are behind upstream's gate."""
     assert _problem(_config().replace("    logs:\n", f"    {pipeline}:\n")) == problem
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (("processors:\n  batch:\n    timeout: 1s\n", "processors: [batch]\n"), "processors: "),
+        (("service:\n", "extensions: 1\nservice:\n"), "extensions: "),
+        (("  pipelines:\n    logs:\n", "  pipelines:\n    - logs:\n"), "service::pipelines: "),
+    ],
+)
+def test_sections_of_the_wrong_kind_are_named_with_gos_kinds(
+    edit: tuple[str, str], problem: str
+) -> None:
+    text = _config().replace(*edit)
+    kind = "int" if "1" in edit[1] else "slice"
+    assert f"{problem}expected a map, got '{kind}'" in _loaded(text)[1]
+    text = _config().replace("service:\n", "service:\n  extensions: zpages\n")
+    assert _problem(text) == (
+        "service::extensions: source data must be an array or slice, got string"
+    )

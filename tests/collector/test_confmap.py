@@ -388,7 +388,7 @@ def test_decode_errors_name_the_key_path() -> None:
         "processors::batch::size: expected type 'int', got unconvertible type 'string', value: 'lots'",
         'processors::batch::timeout: time: invalid duration "2x"',
         "processors::batch::inner: has invalid keys: endpont",
-        "processors::batch::names: expected type 'slice', got unconvertible type 'int', value: '1'",
+        "processors::batch::names: source data must be an array or slice, got int",
     ]
 
 
@@ -412,4 +412,16 @@ def test_a_mismatch_shows_the_value_as_go_prints_it() -> None:
         "'map[string]interface {}', value: 'map[a:<nil> b:2.5]'",
         "y::number: expected type 'int', got unconvertible type '[]interface {}', "
         "value: '[1.5 false]'",
+    ]
+
+
+def test_a_section_or_list_of_the_wrong_kind_is_named_as_mapstructure_names_it() -> None:
+    problems = Problems()
+    decode(_Outer, {"inner": [1], "headers": "a", "names": {"a": 1}}, "x", problems)
+    decode(_Outer, 2.5, "y", problems)
+    assert problems.lines == [
+        "x::inner: expected a map, got 'slice'",
+        "x::headers: expected a map, got 'string'",
+        "x::names: source data must be an array or slice, got map",
+        "y: expected a map, got 'float64'",
     ]

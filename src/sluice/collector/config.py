@@ -24,6 +24,8 @@ from sluice.collector.confmap.decode import (
     Problems,
     decode,
     join,
+    not_a_list,
+    not_a_map,
     shallow,
 )
 from sluice.collector.cycles import cycle_message
@@ -248,7 +250,7 @@ def _section(
     if raw is None:
         return found
     if not isinstance(raw, Mapping):
-        problems.add(kind.value, f"expected a map, got '{type(raw).__name__}'")
+        problems.add(kind.value, not_a_map(raw))
         return found
     for key, value in raw.items():
         path = join(kind.value, str(key))
@@ -304,7 +306,7 @@ def load(raw: Any, factories: Factories) -> Config:
     components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
     service = shallow(raw.get("service")) or {}
     if not isinstance(service, Mapping):
-        problems.add("service", f"expected a map, got '{type(service).__name__}'")
+        problems.add("service", not_a_map(service))
         service = {}
     bad_keys = sorted(str(k) for k in service if k not in ("extensions", "pipelines", "telemetry"))
     if bad_keys:
@@ -325,7 +327,7 @@ def load(raw: Any, factories: Factories) -> Config:
             problems.add("", "no exporter configuration specified in config")
     extension_names = shallow(service.get("extensions")) or []
     if not isinstance(extension_names, list):
-        problems.add("service::extensions", "expected a list of extension ids")
+        problems.add("service::extensions", not_a_list(extension_names))
         extension_names = []
     extensions = _ids(
         [n.text if isinstance(n, Expanded) else str(n) for n in extension_names],
@@ -363,7 +365,7 @@ def _pipelines(
         problems.add("", f"{prefix}: service must have at least one pipeline")
         return {}
     if not isinstance(raw, Mapping):
-        problems.add("service::pipelines", "expected a map of pipelines")
+        problems.add("service::pipelines", not_a_map(raw))
         return {}
     pipelines: dict[ComponentID, Pipeline] = {}
     for key, value in raw.items():

@@ -150,6 +150,26 @@ def go_type(value: Any) -> str:
     return type(value).__name__
 
 
+def go_kind(value: Any) -> str:
+    """The ``reflect.Kind`` of what yaml.v3 decodes `value` into (``slice``
+    for a list, ``map`` for a mapping)."""
+    if isinstance(value, Mapping):
+        return "map"
+    if isinstance(value, list):
+        return "slice"
+    return go_type(value)
+
+
+def not_a_map(value: Any) -> str:
+    """mapstructure's words for a section (a map or struct) given something else."""
+    return f"expected a map, got '{go_kind(value)}'"
+
+
+def not_a_list(value: Any) -> str:
+    """mapstructure's words for a list given something else."""
+    return f"source data must be an array or slice, got {go_kind(value)}"
+
+
 def go_value(value: Any) -> str:
     """`value` as Go's ``%v`` prints what yaml.v3 decoded it into: ``true``,
     ``1e+06``, ``[a b]``, ``map[a:1 b:2]`` (keys sorted), ``<nil>``."""
@@ -191,7 +211,7 @@ def decode(cls: type[T], raw: Any, path: str, problems: Problems, base: T | None
     if raw is None:
         return result
     if not isinstance(raw, Mapping):
-        problems.add(path, _mismatch("map", raw))
+        problems.add(path, not_a_map(raw))
         return result
     keys = config_keys(cls)
     unknown = sorted(str(k) for k in raw if k not in keys)
@@ -241,7 +261,7 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
         if item is str and isinstance(value, str):
             value = value.split(",") if value else []
         if not isinstance(value, list):
-            problems.add(path, _mismatch("slice", value))
+            problems.add(path, not_a_list(value))
             return current
         items = [
             _value(item, v, f"{path}[{i}]", problems, _zero(item)) for i, v in enumerate(value)
@@ -249,7 +269,7 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
         return tuple(items) if origin is tuple else items
     if origin in (dict, Mapping):
         if not isinstance(value, Mapping):
-            problems.add(path, _mismatch("map", value))
+            problems.add(path, not_a_map(value))
             return current
         _, item = typing.get_args(hint)
         return {
