@@ -190,6 +190,14 @@ def test_sdk_grpc_and_http_through_policy_batch_otlphttp(
             )
             == 3
         )
+        # Upstream's batch processor is not built on processorhelper, so it
+        # has its own metrics but no incoming or outgoing item counts.
+        assert metric_value(exposition, "otelcol_processor_batch_batch_send_size_sum") == 3
+        assert 'processor="batch"' not in "".join(
+            line
+            for line in exposition.splitlines()
+            if line.startswith(("otelcol_processor_incoming_items", "otelcol_processor_outgoing"))
+        )
         assert metric_value(exposition, "otelcol_exporter_sent_log_records_total") == 3
     finally:
         assert collector.terminate() == 0, collector.stderr()

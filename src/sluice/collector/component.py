@@ -331,6 +331,10 @@ class Processor(Component, Consumer):
 
 class ProcessorFactory(Factory[C]):
     kind = Kind.PROCESSOR
+    counts_items: ClassVar[bool] = True
+    """Whether the service counts the items into and out of it
+    (``otelcol_processor_incoming_items``, ``outgoing_items``), as upstream's
+    processorhelper does for the processors built on it."""
 
     def create(self, settings: Settings, config: C, signal: Signal, next_: Consumer) -> Processor:
         raise NotImplementedError

@@ -134,16 +134,20 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             configured = comps[Kind.PROCESSOR][cid]
             factory = configured.factory
             assert isinstance(factory, ProcessorFactory)
-            metrics: ProcessorMetrics = telemetry.processor(str(cid), pipeline.signal)
-            outgoing = _Counted(pipeline.signal, nxt, metrics.outgoing)
+            metrics: ProcessorMetrics | None = None
+            if factory.counts_items:
+                metrics = telemetry.processor(str(cid), pipeline.signal)
+                nxt = _Counted(pipeline.signal, nxt, metrics.outgoing)
             processor = factory.create(
                 settings(Kind.PROCESSOR, cid, str(pipeline.id)),
                 configured.config,
                 pipeline.signal,
-                outgoing,
+                nxt,
             )
             created.append((pipeline.id, cid, processor))
-            nxt = _Counted(pipeline.signal, processor, metrics.incoming)
+            nxt = processor
+            if metrics is not None:
+                nxt = _Counted(pipeline.signal, processor, metrics.incoming)
         graph.processors.extend(reversed(created))
         building.discard(pipeline.id)
         entries[pipeline.id] = nxt

@@ -15,6 +15,7 @@ class BatchProcessorFactory(ProcessorFactory[BatchConfig]):
     module = "go.opentelemetry.io/collector/processor/batchprocessor"
     stability: ClassVar[Mapping[str, str]] = {"logs": "beta", "metrics": "beta", "traces": "beta"}
     config_type = BatchConfig
+    counts_items = False  # upstream's is not built on processorhelper
 
     def create(
         self, settings: Settings, config: BatchConfig, signal: Signal, next_: Consumer
