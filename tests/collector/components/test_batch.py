@@ -529,3 +529,38 @@ def test_its_own_metrics_count_sends_by_trigger_sizes_and_combinations() -> None
     assert value("otelcol_processor_batch_batch_send_size_bucket", le="10.0") == 2
     assert value("otelcol_processor_batch_batch_send_size_bucket", le="25.0") == 2
     assert value("otelcol_processor_batch_batch_send_size_bucket", le="50.0") == 3
+
+
+def test_its_send_metrics_appear_with_their_first_value() -> None:
+    """As upstream's instruments (TestBatchMetricProcessorBatchSize expects
+    no timeout series when only the size sent): a trigger counter or the
+    size histogram has no series until it records; the cardinality is
+    always there."""
+    telemetry = ServiceTelemetry()
+    processor = FACTORY.create(
+        settings("batch", {}, telemetry),
+        BatchConfig(send_batch_size=2, timeout=Duration(5)),
+        Signal.LOG,
+        Sink(),
+    )
+
+    def value(name: str) -> float | None:
+        return telemetry.registry.get_sample_value(name, {"processor": "batch"})
+
+    async def scenario() -> None:
+        await started(processor)
+        assert value("otelcol_processor_batch_metadata_cardinality") == 1
+        for name in (
+            "otelcol_processor_batch_batch_size_trigger_send_total",
+            "otelcol_processor_batch_timeout_trigger_send_total",
+            "otelcol_processor_batch_batch_send_size_count",
+        ):
+            assert value(name) is None, name
+        await processor.consume(numbered_logs(2))
+        await asyncio.sleep(0.01)
+        await processor.shutdown()
+
+    asyncio.run(scenario())
+    assert value("otelcol_processor_batch_batch_size_trigger_send_total") == 1
+    assert value("otelcol_processor_batch_batch_send_size_count") == 1
+    assert value("otelcol_processor_batch_timeout_trigger_send_total") is None

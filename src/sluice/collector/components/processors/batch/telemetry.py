@@ -61,21 +61,20 @@ class BatchTelemetry:
         counting = self.combinations.setdefault(processor_id, [])
         counting.append(combinations)
         self.cardinality.labels(processor_id).set_function(lambda: sum(f() for f in counting))
-        return BatchSeries(
-            self.size_trigger.labels(processor_id),
-            self.timeout_trigger.labels(processor_id),
-            self.send_size.labels(processor_id),
-        )
+        return BatchSeries(self, processor_id)
 
 
 class BatchSeries:
-    """What one processor instance records per batch sent."""
+    """What one processor instance records per batch sent. As upstream's
+    instruments, a trigger counter or the size histogram has no series until
+    its first value (the cardinality is always there)."""
 
-    def __init__(self, size_trigger: Counter, timeout_trigger: Counter, send_size: Histogram):
-        self.size_trigger = size_trigger
-        self.timeout_trigger = timeout_trigger
-        self.send_size = send_size
+    def __init__(self, telemetry: BatchTelemetry, processor_id: str):
+        self.telemetry = telemetry
+        self.processor_id = processor_id
 
     def sent(self, items: int, by_timeout: bool) -> None:
-        (self.timeout_trigger if by_timeout else self.size_trigger).inc()
-        self.send_size.observe(items)
+        telemetry = self.telemetry
+        trigger = telemetry.timeout_trigger if by_timeout else telemetry.size_trigger
+        trigger.labels(self.processor_id).inc()
+        telemetry.send_size.labels(self.processor_id).observe(items)
