@@ -149,6 +149,13 @@ def test_unsupported_verbosity(name: str, problem: str) -> None:
     assert problems == [problem]
 
 
+def test_an_unknown_verbosity_is_named_as_upstream_lower_cases_it() -> None:
+    """configtelemetry.Level's UnmarshalText lower-cases the text first."""
+    assert list(DebugConfig(verbosity="Verbose").validate()) == [
+        ("verbosity", 'unknown metrics level "verbose"')
+    ]
+
+
 # -- output ------------------------------------------------------------------------
 
 

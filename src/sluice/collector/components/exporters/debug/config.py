@@ -30,4 +30,4 @@ class DebugConfig(ComponentConfig):
         if self.level == "none":
             yield "verbosity", 'verbosity level "None" is not supported'
         elif self.level not in VERBOSITIES:
-            yield "verbosity", f'unknown metrics level "{self.verbosity}"'
+            yield "verbosity", f'unknown metrics level "{self.level}"'
