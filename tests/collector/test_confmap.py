@@ -351,6 +351,30 @@ def test_go_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", 'time: invalid duration ""'),
+        ("soon", 'time: invalid duration "soon"'),
+        ("-.s", 'time: invalid duration "-.s"'),
+        ("5", 'time: missing unit in duration "5"'),
+        ("1.5.5s", 'time: missing unit in duration "1.5.5s"'),
+        ("2x", 'time: unknown unit "x" in duration "2x"'),
+        ("1d2h", 'time: unknown unit "d" in duration "1d2h"'),
+        ("5 s", 'time: unknown unit " s" in duration "5 s"'),
+        (" 5s", 'time: invalid duration " 5s"'),
+        ("3000000h", 'time: invalid duration "3000000h"'),
+        ("1\u00e9", 'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"'),
+    ],
+)
+def test_go_duration_errors(text: str, problem: str) -> None:
+    """Go's ``time.ParseDuration`` wording: invalid, missing unit, unknown
+    unit; non-ASCII bytes quoted as ``\\x..``."""
+    with pytest.raises(ValueError) as bad:
+        parse_duration(text)
+    assert str(bad.value) == problem
+
+
 @dataclass
 class _Inner:
     endpoint: str = "localhost:4318"
@@ -386,7 +410,7 @@ def test_decode_errors_name_the_key_path() -> None:
     )
     assert problems.lines == [
         "processors::batch::size: expected type 'int', got unconvertible type 'string', value: 'lots'",
-        'processors::batch::timeout: time: invalid duration "2x"',
+        'processors::batch::timeout: time: unknown unit "x" in duration "2x"',
         "processors::batch::inner: has invalid keys: endpont",
         "processors::batch::names: source data must be an array or slice, got int",
     ]

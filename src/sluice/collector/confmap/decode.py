@@ -83,35 +83,84 @@ def _holds_text(hint: Any) -> bool:
     return isinstance(hint, type) and issubclass(hint, str)
 
 
-_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "\u00b5s": 1e-6,  # micro sign
-    "\u03bcs": 1e-6,  # Greek mu, which Go accepts as well
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
+_UNIT_NANOS = {
+    "ns": 1,
+    "us": 1_000,
+    "\u00b5s": 1_000,  # micro sign
+    "\u03bcs": 1_000,  # Greek mu, which Go accepts as well
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
 }
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_LIMIT = 1 << 63
+_DIGITS = "0123456789"
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``time`` package quoting: non-ASCII and control bytes as ``\\xNN``."""
+    quoted: list[str] = []
+    for char in text:
+        if char < " " or char >= "\x80":
+            quoted.extend(f"\\x{byte:02x}" for byte in char.encode())
+        else:
+            quoted.append("\\" + char if char in '"\\' else char)
+    return '"' + "".join(quoted) + '"'
 
 
 def parse_duration(text: str) -> float:
-    """Go's ``time.ParseDuration``; raises ValueError."""
-    raw = text.strip()
-    sign = -1.0 if raw.startswith("-") else 1.0
-    body = raw.lstrip("+-")
-    if body == "0":
+    """Go's ``time.ParseDuration``, in seconds; raises ValueError with Go's
+    words (invalid duration, missing unit, unknown unit)."""
+    invalid = ValueError(f"time: invalid duration {_go_quote(text)}")
+    rest, negative = text, False
+    if rest[:1] in ("-", "+"):
+        rest, negative = rest[1:], rest[0] == "-"
+    if rest == "0":
         return 0.0
-    total, at = 0.0, 0
-    for match in _PART.finditer(body):
-        if match.start() != at:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        at = match.end()
-    if not body or at != len(body):
-        raise ValueError(f'time: invalid duration "{text}"')
-    return sign * total
+    if not rest:
+        raise invalid
+    nanos = 0
+    while rest:
+        if rest[0] != "." and rest[0] not in _DIGITS:
+            raise invalid
+        at = 0
+        while at < len(rest) and rest[at] in _DIGITS:
+            at += 1
+        whole = int(rest[:at] or "0")
+        if whole > _LIMIT:
+            raise invalid
+        fraction, scale, digits = 0, 1.0, bool(at)
+        if at < len(rest) and rest[at] == ".":
+            at += 1
+            begun, overflow = at, False
+            while at < len(rest) and rest[at] in _DIGITS:  # digits past 2**63 are ignored
+                grown = fraction * 10 + int(rest[at])
+                overflow = overflow or fraction > (_LIMIT - 1) // 10 or grown > _LIMIT
+                if not overflow:
+                    fraction, scale = grown, scale * 10
+                at += 1
+            digits = digits or at > begun
+        if not digits:
+            raise invalid
+        unit_at = at
+        while at < len(rest) and rest[at] != "." and rest[at] not in _DIGITS:
+            at += 1
+        unit = rest[unit_at:at]
+        if not unit:
+            raise ValueError(f"time: missing unit in duration {_go_quote(text)}")
+        if unit not in _UNIT_NANOS:
+            raise ValueError(f"time: unknown unit {_go_quote(unit)} in duration {_go_quote(text)}")
+        size = _UNIT_NANOS[unit]
+        if whole > _LIMIT // size:
+            raise invalid
+        part = whole * size + (int(fraction * (size / scale)) if fraction else 0)
+        nanos += part
+        if part > _LIMIT or nanos > _LIMIT:
+            raise invalid
+        rest = rest[at:]
+    if not negative and nanos > _LIMIT - 1:
+        raise invalid
+    return (-nanos if negative else nanos) / 1e9
 
 
 class Problems:
