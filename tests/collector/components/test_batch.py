@@ -82,6 +82,10 @@ def test_configs_decode_and_validate_with_upstreams_wording() -> None:
     assert load("config_negative_size.yaml")[1] == [
         "send_batch_size: cannot parse 'send_batch_size', -5 overflows uint"
     ]
+    # Go's %q: quotes and control characters escaped.
+    assert list(BatchConfig(metadata_keys=['Say"Hi\t', 'say"hi\t']).validate()) == [
+        ("", 'duplicate entry in metadata_keys: "say\\"hi\\t" (case-insensitive)')
+    ]
 
 
 # -- batching ------------------------------------------------------------------

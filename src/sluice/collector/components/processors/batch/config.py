@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.confmap.decode import Duration
+from sluice.gostrconv import quoted
 
 DEFAULT_TIMEOUT = Duration(0.2)
 
@@ -44,7 +45,7 @@ class BatchConfig(ComponentConfig):
         for key in self.metadata_keys:
             lowered = key.lower()
             if lowered in seen:
-                return f'duplicate entry in metadata_keys: "{lowered}" (case-insensitive)'
+                return f"duplicate entry in metadata_keys: {quoted(lowered)} (case-insensitive)"
             seen.add(lowered)
         if self.timeout < 0:
             return "timeout must be greater or equal to 0"
