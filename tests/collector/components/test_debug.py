@@ -154,6 +154,10 @@ def test_an_unknown_verbosity_is_named_as_upstream_lower_cases_it() -> None:
     assert list(DebugConfig(verbosity="Verbose").validate()) == [
         ("verbosity", 'unknown metrics level "verbose"')
     ]
+    # Go's %q: quotes and control characters escaped.
+    assert list(DebugConfig(verbosity='Lo"ud\n').validate()) == [
+        ("verbosity", 'unknown metrics level "lo\\"ud\\n"')
+    ]
 
 
 # -- output ------------------------------------------------------------------------

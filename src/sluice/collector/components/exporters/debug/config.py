@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sluice.collector.component import ComponentConfig, Problem
+from sluice.gostrconv import quoted
 
 VERBOSITIES = ("basic", "normal", "detailed")
 
@@ -30,4 +31,4 @@ class DebugConfig(ComponentConfig):
         if self.level == "none":
             yield "verbosity", 'verbosity level "None" is not supported'
         elif self.level not in VERBOSITIES:
-            yield "verbosity", f'unknown metrics level "{self.level}"'
+            yield "verbosity", f"unknown metrics level {quoted(self.level)}"
