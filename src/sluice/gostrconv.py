@@ -1,7 +1,7 @@
 """What Sluice needs of Go's ``strconv``: quoting text (``strconv.Quote`` and
-``%#q``) for error messages that must read as upstream's Go components write
-them, and reading a boolean (``strconv.ParseBool``) or an integer
-(``strconv.Atoi``)."""
+``%#q``, and the ``time`` package's own quoting) for error messages that must
+read as upstream's Go components write them, and reading a boolean
+(``strconv.ParseBool``) or an integer (``strconv.Atoi``)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,19 @@ def quoted(text: str) -> str:
             out.append(f"\\U{ord(char):08x}")
     out.append('"')
     return "".join(out)
+
+
+def time_quoted(text: str) -> str:
+    """How Go's ``time`` package quotes text in its errors (``time.ParseDuration``):
+    unlike :func:`quoted`, every non-ASCII or control character is written as
+    its UTF-8 bytes in ``\\xNN`` escapes."""
+    out: list[str] = []
+    for char in text:
+        if char < " " or char >= "\x80":
+            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+        else:
+            out.append("\\" + char if char in '"\\' else char)
+    return '"' + "".join(out) + '"'
 
 
 def backquoted(text: str) -> str:

@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any, Literal, TypeVar, Union
 
 from sluice.confexpand import Expanded
+from sluice.gostrconv import time_quoted
 from sluice.telemetry.pdata_text import float_v
 
 T = TypeVar("T")
@@ -97,21 +98,10 @@ _LIMIT = 1 << 63
 _DIGITS = "0123456789"
 
 
-def _go_quote(text: str) -> str:
-    """Go's ``time`` package quoting: non-ASCII and control bytes as ``\\xNN``."""
-    quoted: list[str] = []
-    for char in text:
-        if char < " " or char >= "\x80":
-            quoted.extend(f"\\x{byte:02x}" for byte in char.encode())
-        else:
-            quoted.append("\\" + char if char in '"\\' else char)
-    return '"' + "".join(quoted) + '"'
-
-
 def parse_duration(text: str) -> float:
     """Go's ``time.ParseDuration``, in seconds; raises ValueError with Go's
     words (invalid duration, missing unit, unknown unit)."""
-    invalid = ValueError(f"time: invalid duration {_go_quote(text)}")
+    invalid = ValueError(f"time: invalid duration {time_quoted(text)}")
     rest, negative = text, False
     if rest[:1] in ("-", "+"):
         rest, negative = rest[1:], rest[0] == "-"
@@ -147,9 +137,11 @@ def parse_duration(text: str) -> float:
             at += 1
         unit = rest[unit_at:at]
         if not unit:
-            raise ValueError(f"time: missing unit in duration {_go_quote(text)}")
+            raise ValueError(f"time: missing unit in duration {time_quoted(text)}")
         if unit not in _UNIT_NANOS:
-            raise ValueError(f"time: unknown unit {_go_quote(unit)} in duration {_go_quote(text)}")
+            raise ValueError(
+                f"time: unknown unit {time_quoted(unit)} in duration {time_quoted(text)}"
+            )
         size = _UNIT_NANOS[unit]
         if whole > _LIMIT // size:
             raise invalid
