@@ -133,10 +133,12 @@ def test_busy_port_exits_non_zero(tmp_path: Path, upstream: Upstream) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         path = tmp_path / "config.json"
-        write_json(path, {"upstream_url": upstream.url, "listen_port": taken.getsockname()[1]})
+        port = taken.getsockname()[1]
+        write_json(path, {"upstream_url": upstream.url, "listen_port": port})
         proc = run_edge(str(path))
     assert proc.returncode != 0
-    assert "in use" in proc.stderr
+    # Go's words, as the collector's listeners (which share Edge's) say it.
+    assert f"listen tcp 127.0.0.1:{port}: bind: address already in use" in proc.stderr
 
 
 @pytest.mark.parametrize("address", ["::1", "::", "0.0.0.0"])

@@ -215,7 +215,7 @@ def test_workers_that_cannot_listen_stop_edge_with_1(tmp_path: Path, upstream: U
         )
     assert proc.returncode == 1, proc.stderr
     assert time.monotonic() - started < 10
-    assert "Address already in use" in proc.stderr
+    assert f"listen tcp 127.0.0.1:{port}: bind: address already in use" in proc.stderr
     assert "it never served: stopping Edge" in proc.stderr
     assert "restarted" not in proc.stderr
 

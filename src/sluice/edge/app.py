@@ -160,13 +160,8 @@ def _run_worker(
     configure_logging(config.log_level, config.log_format)
     try:
         sock = bind(config.listen_address, config.listen_port, reuse_port=bool(group_dir))
-    except OSError as problem:
-        log.error(
-            "cannot listen on %s:%d: %s",
-            config.listen_address,
-            config.listen_port,
-            problem.strerror or problem,
-        )
+    except OSError as problem:  # in Go's words, as the collector's listeners say it
+        log.error("cannot start Edge: %s", problem)
         raise SystemExit(1) from None
     group = WorkerGroup(Path(group_dir), name) if group_dir else None
 

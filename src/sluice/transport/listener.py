@@ -6,6 +6,8 @@ endpoint) goes through it, so they all behave as Edge's listener does."""
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import os
 import socket
 import ssl
 from collections.abc import Callable
@@ -68,23 +70,76 @@ def parse_endpoint(endpoint: str) -> tuple[str, int]:
     return host or "0.0.0.0", port
 
 
+class ListenError(OSError):
+    """A port that cannot be listened on, in the words of Go's ``net.Listen``
+    (a ``net.OpError``), as upstream's components report it:
+    ``listen tcp 127.0.0.1:4318: bind: address already in use``. `errno`
+    is the system's error number (None for a name that does not resolve)."""
+
+    def __init__(self, message: str, errno: int | None = None):
+        super().__init__(message)
+        self.errno = errno
+
+
+def go_errno_text(errno: int) -> str:
+    """Go's words for a system error number (``syscall.Errno``): the C
+    library's message with a lower-case first letter."""
+    text = os.strerror(errno)
+    return text[:1].lower() + text[1:]
+
+
+def go_tcp_address(host: str, port: int) -> str:
+    """How Go prints the TCP address it listens on (``net.TCPAddr``): the
+    IP in its canonical form, IPv6 in brackets, no IP for all interfaces."""
+    if not host:
+        return f":{port}"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return f"{host}:{port}"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is None:
+            return f"[{ip}]:{port}"
+        ip = ip.ipv4_mapped
+    return f"{ip}:{port}"
+
+
 def bind(host: str, port: int, backlog: int = 1024, reuse_port: bool = False) -> socket.socket:
-    """A listening, non-blocking TCP socket (raises OSError); `reuse_port`
-    lets several processes share the port (Edge's workers)."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    """A listening, non-blocking TCP socket on `host` (empty: all
+    interfaces); `reuse_port` lets several processes share the port (Edge's
+    workers). Raises ListenError in Go's words."""
+    try:
+        infos = socket.getaddrinfo(
+            host or "0.0.0.0", port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as problem:
+        why = "no such host" if problem.errno == socket.EAI_NONAME else problem.strerror
+        raise ListenError(f"listen tcp: lookup {host}: {why}") from None
     family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
+    shown = go_tcp_address(host and str(address[0]), port)
+    try:
+        sock = socket.socket(family, kind, proto)
+    except OSError as problem:
+        raise _listen_error(shown, "socket", problem) from None
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if reuse_port:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    call = "bind"
     try:
         sock.bind(address)
+        call = "listen"
         sock.listen(backlog)
-    except OSError:
+    except OSError as problem:
         sock.close()
-        raise
+        raise _listen_error(shown, call, problem) from None
     sock.setblocking(False)
     return sock
+
+
+def _listen_error(shown: str, call: str, problem: OSError) -> ListenError:
+    if problem.errno is None:
+        return ListenError(f"listen tcp {shown}: {call}: {problem}")
+    return ListenError(f"listen tcp {shown}: {call}: {go_errno_text(problem.errno)}", problem.errno)
 
 
 class HttpListener:
@@ -104,9 +159,12 @@ class HttpListener:
         tls: ssl.SSLContext | None = None,
         too_large: Callable[[str, str, dict[bytes, bytes]], Response] | None = None,
     ) -> HttpListener:
-        """Bind `endpoint` and serve `handler` (raises OSError or ValueError);
-        `too_large` answers bodies past the limit (see ConnectionTracker)."""
+        """Bind `endpoint` and serve `handler` (raises ListenError or
+        ValueError); `too_large` answers bodies past the limit (see
+        ConnectionTracker)."""
         host, port = parse_endpoint(endpoint)
+        if endpoint.strip().startswith(":"):
+            host = ""  # all interfaces, named as Go names them
         sock = bind(host, port)
         limits = limits or ServerLimits()
         tracker = ConnectionTracker(limits, too_large=too_large)

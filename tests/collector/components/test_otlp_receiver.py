@@ -1210,7 +1210,9 @@ def test_a_port_in_use_fails_start_and_closes_the_other_protocol() -> None:
             }
         }
         config = decode(OtlpReceiverConfig, raw, "receivers::otlp", problems)
-        with pytest.raises(OSError):
+        # Go's net.Listen words, as upstream's receiver returns them.
+        busy = f"^listen tcp 127.0.0.1:{port}: bind: address already in use$"
+        with pytest.raises(OSError, match=busy):
             Running(config, frozenset(Signal), Host())
 
 
