@@ -1,9 +1,13 @@
 """What upstream's ``configgrpc`` settings become for grpcio (shared by the
-gRPC servers and the gRPC exporter; grpc itself is not imported here)."""
+gRPC servers and the gRPC exporter; grpc itself is not imported here), and
+binding a gRPC server as upstream's ``confignet`` reports it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from sluice.transport.listener import ListenError, listen_problem, parse_endpoint
 
 C_INT_MAX = (1 << 31) - 1
 """The largest integer channel argument grpcio takes (a C int). Go takes
@@ -18,3 +22,22 @@ def channel_arguments(options: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return [
         (key, min(value, C_INT_MAX) if isinstance(value, int) else value) for key, value in options
     ]
+
+
+def listen(add_port: Callable[[str], int], transport: str, endpoint: str) -> int:
+    """Bind a gRPC server to `endpoint` with `add_port` (its
+    ``add_insecure_port``, or ``add_secure_port`` with the credentials) and
+    return the port bound (0 for a unix socket). gRPC only says that binding
+    failed: ListenError says why in Go's words, as upstream's
+    ``confignet.Listen`` does (``listen tcp 127.0.0.1:4317: bind: address
+    already in use``)."""
+    if transport == "unix":
+        address = f"unix:{endpoint}"
+    else:
+        host, port = parse_endpoint(endpoint)
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        return add_port(address)
+    except RuntimeError as failed:
+        problem = listen_problem(transport, endpoint)
+        raise problem or ListenError(f"listen {transport} {endpoint}: {failed}") from None

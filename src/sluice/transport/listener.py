@@ -104,19 +104,29 @@ def go_tcp_address(host: str, port: int) -> str:
     return f"{ip}:{port}"
 
 
-def bind(host: str, port: int, backlog: int = 1024, reuse_port: bool = False) -> socket.socket:
+def listen_host_port(endpoint: str) -> tuple[str, int]:
+    """The host (empty for all interfaces, ``:port``) and port to listen on
+    at `endpoint`; raises ValueError as :func:`parse_endpoint`."""
+    host, port = parse_endpoint(endpoint)
+    return ("" if endpoint.strip().startswith(":") else host), port
+
+
+def bind(
+    host: str, port: int, backlog: int = 1024, reuse_port: bool = False, network: str = "tcp"
+) -> socket.socket:
     """A listening, non-blocking TCP socket on `host` (empty: all
     interfaces); `reuse_port` lets several processes share the port (Edge's
-    workers). Raises ListenError in Go's words."""
+    workers). Raises ListenError in Go's words, naming `network` as the
+    config did (``tcp4``)."""
     try:
         infos = socket.getaddrinfo(
             host or "0.0.0.0", port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
     except socket.gaierror as problem:
         why = "no such host" if problem.errno == socket.EAI_NONAME else problem.strerror
-        raise ListenError(f"listen tcp: lookup {host}: {why}") from None
+        raise ListenError(f"listen {network}: lookup {host}: {why}") from None
     family, kind, proto, _, address = infos[0]
-    shown = go_tcp_address(host and str(address[0]), port)
+    shown = f"{network} {go_tcp_address(host and str(address[0]), port)}"
     try:
         sock = socket.socket(family, kind, proto)
     except OSError as problem:
@@ -136,10 +146,30 @@ def bind(host: str, port: int, backlog: int = 1024, reuse_port: bool = False) ->
     return sock
 
 
+def listen_problem(network: str, endpoint: str) -> ListenError | None:
+    """Why `endpoint` cannot be listened on (for listeners that do not say,
+    gRPC's): a probe that binds it and lets go at once; None when it can."""
+    if network != "unix":
+        try:
+            bind(*listen_host_port(endpoint), network=network).close()
+        except ListenError as problem:
+            return problem
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(endpoint)
+    except OSError as problem:
+        return _listen_error(f"unix {endpoint}", "bind", problem)
+    finally:
+        sock.close()
+    os.unlink(endpoint)
+    return None
+
+
 def _listen_error(shown: str, call: str, problem: OSError) -> ListenError:
     if problem.errno is None:
-        return ListenError(f"listen tcp {shown}: {call}: {problem}")
-    return ListenError(f"listen tcp {shown}: {call}: {go_errno_text(problem.errno)}", problem.errno)
+        return ListenError(f"listen {shown}: {call}: {problem}")
+    return ListenError(f"listen {shown}: {call}: {go_errno_text(problem.errno)}", problem.errno)
 
 
 class HttpListener:
@@ -162,10 +192,7 @@ class HttpListener:
         """Bind `endpoint` and serve `handler` (raises ListenError or
         ValueError); `too_large` answers bodies past the limit (see
         ConnectionTracker)."""
-        host, port = parse_endpoint(endpoint)
-        if endpoint.strip().startswith(":"):
-            host = ""  # all interfaces, named as Go names them
-        sock = bind(host, port)
+        sock = bind(*listen_host_port(endpoint))
         limits = limits or ServerLimits()
         tracker = ConnectionTracker(limits, too_large=too_large)
         loop = asyncio.get_running_loop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import socket
 import ssl
 import time
 from collections.abc import Iterator
@@ -719,6 +720,18 @@ def test_start_failure_releases_what_started(loop: BackgroundLoop) -> None:
     with pytest.raises(Exception):  # noqa: B017 - grpc raises RuntimeError, the resolver OSError
         loop.run(extension.start(host))
     assert (extension.listener, host.status_listeners) == (None, [])
+
+
+def test_a_grpc_port_in_use_is_named_in_gos_words(loop: BackgroundLoop) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = v2(grpc=GrpcSettings(endpoint=f"127.0.0.1:{port}"))
+        extension = HealthCheckV2Extension(config, logging.getLogger("test"))
+        busy = f"^listen tcp 127.0.0.1:{port}: bind: address already in use$"
+        with pytest.raises(OSError, match=busy):
+            loop.run(extension.start(Host()))
 
 
 def _seconds(go_time: str) -> float:

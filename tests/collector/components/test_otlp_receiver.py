@@ -1216,6 +1216,18 @@ def test_a_port_in_use_fails_start_and_closes_the_other_protocol() -> None:
             Running(config, frozenset(Signal), Host())
 
 
+def test_a_grpc_port_in_use_is_named_in_gos_words() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        raw = {"protocols": {"grpc": {"endpoint": f"127.0.0.1:{port}"}}}
+        config = decode(OtlpReceiverConfig, raw, "receivers::otlp", Problems())
+        busy = f"^listen tcp 127.0.0.1:{port}: bind: address already in use$"
+        with pytest.raises(OSError, match=busy):
+            Running(config, frozenset(Signal), Host())
+
+
 # -- auth ------------------------------------------------------------------------------------
 
 

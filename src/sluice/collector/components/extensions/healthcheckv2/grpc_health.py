@@ -18,6 +18,7 @@ with it if it is installed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -43,7 +44,7 @@ from sluice.collector.components.receivers.otlp.grpc_service import (
     server_options,
 )
 from sluice.collector.configauth import ServerAuthenticator
-from sluice.transport.listener import parse_endpoint
+from sluice.collector.configgrpc import listen
 
 SERVICE = "grpc.health.v1.Health"
 SERVING, NOT_SERVING, SERVICE_UNKNOWN = 1, 2, 3
@@ -103,16 +104,11 @@ class GrpcHealthServer:
     async def start(self, authenticator: ServerAuthenticator | None = None) -> None:
         """Serve; `authenticator` (``grpc.auth``'s) checks every call first."""
         self.authenticator = authenticator
-        if self.settings.transport == "unix":
-            address = "unix:" + self.settings.endpoint
-        else:
-            host, port = parse_endpoint(self.settings.endpoint)
-            address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         server = grpc.aio.server(options=server_options(self.settings))
         server.add_generic_rpc_handlers((self._handlers(),))
         tls = self.settings.tls
         if tls is None:
-            self.port = server.add_insecure_port(address)
+            add_port = server.add_insecure_port
         else:
             client_ca = tls.client_ca_pem()
             credentials = grpc.ssl_server_credentials(
@@ -120,7 +116,8 @@ class GrpcHealthServer:
                 root_certificates=client_ca,
                 require_client_auth=client_ca is not None,
             )
-            self.port = server.add_secure_port(address, credentials)
+            add_port = functools.partial(server.add_secure_port, server_credentials=credentials)
+        self.port = listen(add_port, self.settings.transport, self.settings.endpoint)
         await server.start()
         self.server = server
 

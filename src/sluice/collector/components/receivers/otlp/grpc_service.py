@@ -10,6 +10,7 @@ retryable ones, ``INTERNAL`` for permanent ones).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Mapping
@@ -20,13 +21,12 @@ from google.protobuf.message import DecodeError
 
 from sluice.collector import pdata
 from sluice.collector.client import NO_METADATA, AuthData, Info, Metadata, metadata_of, serving
-from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
+from sluice.collector.components.receivers.otlp.config import GrpcConfig
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
-from sluice.collector.configgrpc import channel_arguments
+from sluice.collector.configgrpc import channel_arguments, listen
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
-from sluice.transport.listener import parse_endpoint
 
 SERVICES = {
     Signal.TRACE: "opentelemetry.proto.collector.trace.v1.TraceService",
@@ -53,7 +53,7 @@ class OtlpGrpcServer:
         authenticator: ServerAuthenticator | None,
         log: logging.Logger,
     ) -> OtlpGrpcServer:
-        """Bind and serve; raises OSError when the address cannot be bound
+        """Bind and serve; raises ListenError when the address cannot be bound
         and TLSError when the certificate does not load."""
         server = grpc.aio.server(options=server_options(config))
         server.add_generic_rpc_handlers(
@@ -65,14 +65,12 @@ class OtlpGrpcServer:
                 for signal, ingest in ingests.items()
             )
         )
-        address = _address(config)
-        try:
-            if config.tls is None:
-                port = server.add_insecure_port(address)
-            else:
-                port = server.add_secure_port(address, _credentials(config.tls, log))
-        except RuntimeError as problem:  # gRPC's "Failed to bind to address ..."
-            raise OSError(f"listen {address}: {problem}") from None
+        if config.tls is None:
+            add_port = server.add_insecure_port
+        else:
+            credentials = _credentials(config.tls, log)
+            add_port = functools.partial(server.add_secure_port, server_credentials=credentials)
+        port = listen(add_port, config.transport, config.endpoint)
         await server.start()
         return cls(server, port)
 
@@ -108,13 +106,6 @@ def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
             )
         options.append(("grpc.keepalive_permit_without_calls", int(policy.permit_without_stream)))
     return channel_arguments(options)
-
-
-def _address(config: GrpcConfig) -> str:
-    if config.transport not in TCP_TRANSPORTS:
-        return f"unix:{config.endpoint}"
-    host, port = parse_endpoint(config.endpoint)
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _export_handler(
