@@ -1228,6 +1228,30 @@ def test_a_grpc_port_in_use_is_named_in_gos_words() -> None:
             Running(config, frozenset(Signal), Host())
 
 
+def test_a_grpc_port_another_receiver_serves_is_in_use() -> None:
+    """grpcio shares ports (SO_REUSEPORT) unless told not to; Go does not,
+    so a second collector on the same port fails to start, as upstream's."""
+    first = Running(
+        decode(
+            OtlpReceiverConfig,
+            {"protocols": {"grpc": {"endpoint": "127.0.0.1:0"}}},
+            "r",
+            Problems(),
+        ),
+        frozenset(Signal),
+        Host(),
+    )
+    try:
+        port = first.receiver.grpc_port
+        raw = {"protocols": {"grpc": {"endpoint": f"127.0.0.1:{port}"}}}
+        config = decode(OtlpReceiverConfig, raw, "receivers::otlp", Problems())
+        busy = f"^listen tcp 127.0.0.1:{port}: bind: address already in use$"
+        with pytest.raises(OSError, match=busy):
+            Running(config, frozenset(Signal), Host())
+    finally:
+        first.stop()
+
+
 # -- auth ------------------------------------------------------------------------------------
 
 

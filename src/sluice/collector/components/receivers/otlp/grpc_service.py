@@ -82,8 +82,13 @@ class OtlpGrpcServer:
 def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
     """gRPC channel arguments for the config (``read_buffer_size`` and
     ``write_buffer_size`` have no gRPC core equivalent and are not applied).
-    Values upstream takes past a C int are capped there."""
-    options: list[tuple[str, Any]] = [("grpc.max_receive_message_length", config.max_message_bytes)]
+    Values upstream takes past a C int are capped there. The port is not
+    shared (grpcio's default is SO_REUSEPORT): as with Go's listener, a
+    port another process serves is in use."""
+    options: list[tuple[str, Any]] = [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.so_reuseport", 0),
+    ]
     if config.max_concurrent_streams > 0:
         options.append(("grpc.max_concurrent_streams", config.max_concurrent_streams))
     keepalive = config.keepalive
