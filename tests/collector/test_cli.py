@@ -79,6 +79,27 @@ def test_dry_run_starts_nothing(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", port))  # still free: nothing listened
 
 
+def test_a_port_in_use_stops_start_with_the_services_words(tmp_path: Path) -> None:
+    """Upstream's service wraps what a component's Start returned: ``cannot
+    start pipelines: ...`` for a receiver, ``failed to start extensions:
+    ...`` for an extension (health_check adds its own words)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = f"listen tcp 127.0.0.1:{port}: bind: address already in use"
+        receiver = run_cli("--config", str(_write(tmp_path, _config(port=port))))
+        assert receiver.returncode == 1, receiver.stderr
+        assert f"cannot start pipelines: {busy}" in receiver.stderr
+        assert "Failed to start component" in receiver.stderr
+        extension = _config(extra=f"extensions:\n  zpages:\n    endpoint: 127.0.0.1:{port}\n")
+        extension = extension.replace("service:\n", "service:\n  extensions: [zpages]\n")
+        failed = run_cli("--config", str(_write(tmp_path, extension, "ext.yaml")))
+        assert failed.returncode == 1, failed.stderr
+        assert f"failed to start extensions: {busy}" in failed.stderr
+        assert "Failed to start extension" in failed.stderr
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

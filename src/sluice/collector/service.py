@@ -41,6 +41,11 @@ SHUTDOWN_SECS = 20.0
 """How long shutdown may take in all (queues drain within it)."""
 
 
+class StartError(Exception):
+    """A component that cannot start, in upstream's service's words:
+    ``failed to start extensions: ...`` or ``cannot start pipelines: ...``."""
+
+
 class Service:
     """One collector: build with :meth:`start`, stop with :meth:`shutdown`."""
 
@@ -64,7 +69,17 @@ class Service:
 
     async def _start(self, instance: str, component: Component) -> None:
         self.host.report_status(instance, Status.STARTING)
-        await component.start(self.host)
+        try:
+            await component.start(self.host)
+        except Exception as problem:
+            kind, _, cid = instance.partition(":")
+            if kind == "extension":
+                fields = {"kind": kind, "name": cid, "error": str(problem)}
+                log.error("Failed to start extension", extra={"fields": fields})
+            else:
+                fields = {"error": str(problem), "type": kind, "id": cid}
+                log.error("Failed to start component", extra={"fields": fields})
+            raise
         self.started.append((instance, component))
         self.host.report_status(instance, Status.OK)
 
@@ -111,10 +126,19 @@ class Service:
             )
             self.host.extensions[cid] = extension
             self.extensions.append((f"extension:{cid}", extension))
-            await self._start(f"extension:{cid}", extension)
+            try:
+                await self._start(f"extension:{cid}", extension)
+            except Exception as problem:
+                raise StartError(f"failed to start extensions: {problem}") from problem
         self._notify_config()
         self.graph = build(self.config, self.telemetry, self.shared)
         self.host.graph = self.graph
+        try:
+            await self._start_pipelines()
+        except Exception as problem:
+            raise StartError(f"cannot start pipelines: {problem}") from problem
+
+    async def _start_pipelines(self) -> None:
         for cid, exporter in self.graph.exporters.items():
             await self._start(f"exporter:{cid}", exporter)
         for cid, connector in self.graph.connectors:
