@@ -312,7 +312,8 @@ def test_port_in_use_fails_start(loop: BackgroundLoop) -> None:
             HealthCheckConfig(endpoint=f"127.0.0.1:{port}"), logging.getLogger("test")
         )
         host = Host()
-        with pytest.raises(OSError):
+        busy = f"listen tcp 127.0.0.1:{port}: bind: address already in use"
+        with pytest.raises(OSError, match=f"^failed to bind to address 127.0.0.1:{port}: {busy}$"):
             loop.run(extension.start(host))
         assert host.status_listeners == []
     finally:

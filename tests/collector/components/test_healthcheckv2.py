@@ -722,6 +722,18 @@ def test_start_failure_releases_what_started(loop: BackgroundLoop) -> None:
     assert (extension.listener, host.status_listeners) == (None, [])
 
 
+def test_an_http_port_in_use_is_named_as_upstream_names_it(loop: BackgroundLoop) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = v2(http=HttpSettings(endpoint=f"127.0.0.1:{port}"))
+        extension = HealthCheckV2Extension(config, logging.getLogger("test"))
+        busy = f"listen tcp 127.0.0.1:{port}: bind: address already in use"
+        with pytest.raises(OSError, match=f"^failed to bind to address 127.0.0.1:{port}: {busy}$"):
+            loop.run(extension.start(Host()))
+
+
 def test_a_grpc_port_in_use_is_named_in_gos_words(loop: BackgroundLoop) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -27,7 +27,7 @@ from sluice.collector.components.extensions.healthcheck.responses import (
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
 from sluice.transport.http_server import Request, Response
-from sluice.transport.listener import HttpListener
+from sluice.transport.listener import HttpListener, ListenError
 
 NO_TEXT = ResponseBody()
 """The empty bodies the pipeline check sends without ``response_body``."""
@@ -67,7 +67,13 @@ class HealthCheckExtension(Component):
             )
         tls = server_tls(self.config.tls, self.logger)
         limits = self.config.server_settings().server_limits()
-        self.listener = await HttpListener.start(self.handle, self.config.endpoint, limits, tls=tls)
+        try:
+            self.listener = await HttpListener.start(
+                self.handle, self.config.endpoint, limits, tls=tls
+            )
+        except OSError as problem:  # upstream's words around net.Listen's
+            why = f"failed to bind to address {self.config.endpoint}: {problem}"
+            raise ListenError(why, problem.errno) from None
         self._host = host
         host.status_listeners.append(self.on_status)
         self.logger.info(

@@ -40,7 +40,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.transport.http_server import Request, Response
-from sluice.transport.listener import HttpListener
+from sluice.transport.listener import HttpListener, ListenError
 
 
 class HealthCheckV2Extension(Component):
@@ -100,9 +100,13 @@ class HealthCheckV2Extension(Component):
                 server = self.server
                 handler = ServerMiddleware.for_host(server, self.handle, host, self.logger)
                 tls = server_tls(server.tls, self.logger)
-                self.listener = await HttpListener.start(
-                    handler, server.endpoint, server.server_limits(), tls=tls
-                )
+                try:
+                    self.listener = await HttpListener.start(
+                        handler, server.endpoint, server.server_limits(), tls=tls
+                    )
+                except OSError as problem:  # upstream's words around net.Listen's
+                    why = f"failed to bind to address {server.endpoint}: {problem}"
+                    raise ListenError(why, problem.errno) from None
             if self.grpc is not None:
                 await self.grpc.start(server_authenticator(self.grpc.settings.auth, host))
         except BaseException:
