@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -124,6 +125,36 @@ class JsonFormatter(logging.Formatter):
         )
 
 
+class LogSampler(logging.Filter):
+    """zap's sampler, which the collector puts on its own log
+    (``service::telemetry::logs::sampling``): records of one level and
+    message are counted from the first one for `tick` seconds; the first
+    `initial` pass, then every `thereafter`-th (none when 0), and the count
+    starts again after the tick. As in zap, messages share 4096 counters per
+    level by hash."""
+
+    COUNTERS = 4096
+
+    def __init__(self, tick: float, initial: int, thereafter: int):
+        super().__init__()
+        self.tick_ns = int(tick * 1e9)
+        self.initial = initial
+        self.thereafter = thereafter
+        self._counters: dict[tuple[int, int], tuple[int, int]] = {}
+        """(level, counter) -> (records counted, when the count restarts, ns)."""
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.levelno, hash(record.getMessage()) % self.COUNTERS)
+        now = int(record.created * 1e9)
+        with self._lock:
+            count, reset_at = self._counters.get(key, (0, 0))
+            count, reset_at = (count + 1, reset_at) if reset_at > now else (1, now + self.tick_ns)
+            self._counters[key] = (count, reset_at)
+        beyond = count - self.initial
+        return beyond <= 0 or (self.thereafter > 0 and beyond % self.thereafter == 0)
+
+
 class _EarlyRecords(logging.Handler):
     """Keeps records until logging is configured."""
 
@@ -167,14 +198,19 @@ def env_level() -> str | None:
     return level
 
 
-def configure_logging(level: str, encoding: str = "logfmt") -> None:
+def configure_logging(
+    level: str, encoding: str = "logfmt", sampler: LogSampler | None = None
+) -> None:
     """Send every log record to stderr in `encoding` (``logfmt``, its alias
     ``console``, or ``json``) at `level`, or at ``SLUICE_LOG_LEVEL`` when that
-    is set; records held since :func:`hold_early_records` go out first."""
+    is set, through `sampler` if any; records held since
+    :func:`hold_early_records` go out first."""
     with contextlib.suppress(ValueError):  # the program reports it with its config
         level = env_level() or level
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if encoding == "json" else LogfmtFormatter())
+    if sampler is not None:
+        handler.addFilter(sampler)
     root = logging.getLogger()
     held = [h for h in root.handlers if isinstance(h, _EarlyRecords)]
     root.handlers[:] = [handler]

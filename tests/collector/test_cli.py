@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import logging
 import re
 import socket
 import tempfile
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sluice.collector import cli
+from sluice.collector import cli, service
 from sluice.collector.component import ComponentID
 from sluice.collector.factories import Factories
 from tests.collector.helpers import free_port, run_cli
@@ -405,6 +406,38 @@ def test_telemetry_levels_are_read_as_upstream_reads_them() -> None:
     assert config is not None and config.metrics_endpoint is None
     [problem] = _telemetry("Verbose", "info")[1]
     assert problem.endswith(': service::telemetry::metrics::level: unknown metrics level "verbose"')
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:], root.level = handlers, level
+
+
+def _logged_of(text: str, capsys: pytest.CaptureFixture[str], count: int) -> int:
+    """Lines the collector's log writes for `count` identical records on `text`'s config."""
+    config, problems = cli.load([f"yaml:{text}"], [], Factories.load())
+    assert config is not None, problems
+    capsys.readouterr()
+    service.log_as(config)
+    for _ in range(count):
+        logging.getLogger("sluice.collector.test").info("same message")
+    return len(capsys.readouterr().err.splitlines())
+
+
+def test_the_collectors_log_is_sampled_as_upstreams(
+    capsys: pytest.CaptureFixture[str], root_logging: None
+) -> None:
+    """Upstream's default: zap's sampler with a 10 s tick, the first 10
+    records of a message, then every 100th."""
+    assert _logged_of(_config(), capsys, 250) == 10 + 2
+    sampling = "    logs:\n      sampling:\n        initial: 3\n        thereafter: 10\n"
+    text = _config().replace("  telemetry:\n", "  telemetry:\n" + sampling)
+    assert _logged_of(text, capsys, 25) == 3 + 2
+    off = text.replace("initial: 3", "enabled: false")
+    assert _logged_of(off, capsys, 25) == 25
 
 
 def test_a_config_may_take_sections_from_files(tmp_path: Path) -> None:

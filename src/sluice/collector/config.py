@@ -57,6 +57,9 @@ LOG_LEVELS = ("debug", "info", "warn", "error", "dpanic", "panic", "fatal")
 
 @dataclass
 class LogsSampling:
+    """zap's sampler on the collector's own log (:class:`sluice.logs.LogSampler`),
+    on by default as upstream's."""
+
     enabled: bool = True
     tick: Duration = Duration(10.0)
     initial: int = 10
@@ -71,7 +74,8 @@ class LogsTelemetry:
     development: bool = False
     disable_caller: bool = False
     disable_stacktrace: bool = False
-    sampling: LogsSampling | None = None
+    sampling: LogsSampling | None = field(default_factory=LogsSampling)
+    """None (``sampling: null``) or not enabled: every record is logged."""
     output_paths: list[str] = field(default_factory=lambda: ["stderr"])
     error_output_paths: list[str] = field(default_factory=lambda: ["stderr"])
     initial_fields: dict[str, Any] = field(default_factory=dict)

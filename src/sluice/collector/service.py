@@ -33,7 +33,7 @@ from sluice.collector.config import Config
 from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry
-from sluice.logs import configure_logging
+from sluice.logs import LogSampler, configure_logging
 
 log = logging.getLogger("sluice.collector")
 
@@ -210,8 +210,14 @@ class Service:
 
 
 def log_as(config: Config) -> None:
-    """Log as `config`'s ``service::telemetry::logs`` says (level, encoding)."""
-    configure_logging(config.telemetry.logs.level.lower(), config.telemetry.logs.encoding)
+    """Log as `config`'s ``service::telemetry::logs`` says (level, encoding,
+    sampling)."""
+    logs = config.telemetry.logs
+    sampling = logs.sampling
+    sampler = None
+    if sampling is not None and sampling.enabled:
+        sampler = LogSampler(sampling.tick, sampling.initial, sampling.thereafter)
+    configure_logging(logs.level.lower(), logs.encoding, sampler)
 
 
 Reload = Callable[[], tuple[Config | None, list[str]]]
