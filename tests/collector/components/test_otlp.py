@@ -31,7 +31,7 @@ from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
-from sluice.collector.rpc_status import RETRY_INFO_TYPE, StatusMessage
+from sluice.collector.rpc_status import RETRY_INFO_TYPE, StatusMessage, encode_status
 from sluice.policy import Signal
 from tests.collector.components.batches import (
     TESTDATA,
@@ -329,6 +329,28 @@ def test_status_codes_are_named_as_grpc_go_names_them() -> None:
     assert str(classify("CANCELLED", "gone", None)) == "rpc error: code = Canceled desc = gone"
     assert str(classify("DEADLINE_EXCEEDED", "slow", None)).startswith(
         "rpc error: code = DeadlineExceeded desc"
+    )
+
+
+def test_a_retry_info_delay_reads_as_upstreams_throttle_error() -> None:
+    """Upstream wraps a retryable status carrying a RetryInfo delay in
+    exporterhelper's throttle error; without a delay, or on a permanent
+    status, the status is the error alone."""
+    trailers = [("grpc-status-details-bin", encode_status(8, "quota", retry_delay=1.5))]
+    assert str(classify("RESOURCE_EXHAUSTED", "quota", trailers)) == (
+        "Throttle (1.5s), error: rpc error: code = ResourceExhausted desc = quota"
+    )
+    trailers = [("grpc-status-details-bin", encode_status(14, "busy", retry_delay=0.25))]
+    assert str(classify("UNAVAILABLE", "busy", trailers)) == (
+        "Throttle (250ms), error: rpc error: code = Unavailable desc = busy"
+    )
+    trailers = [("grpc-status-details-bin", encode_status(8, "quota", retry_delay=0))]
+    assert str(classify("RESOURCE_EXHAUSTED", "quota", trailers)) == (
+        "rpc error: code = ResourceExhausted desc = quota"
+    )
+    trailers = [("grpc-status-details-bin", encode_status(3, "bad", retry_delay=2))]
+    assert str(classify("INVALID_ARGUMENT", "bad", trailers)) == (
+        "rpc error: code = InvalidArgument desc = bad"
     )
 
 

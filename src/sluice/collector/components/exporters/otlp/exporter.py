@@ -5,7 +5,8 @@ An error status is retryable as upstream decides: ``CANCELLED``,
 ``DEADLINE_EXCEEDED``, ``ABORTED``, ``OUT_OF_RANGE``, ``UNAVAILABLE``,
 ``DATA_LOSS``, and ``RESOURCE_EXHAUSTED`` only when the status carries a
 ``RetryInfo`` detail (even one naming no delay); a RetryInfo's delay is the
-least wait.
+least wait, and the error then reads as upstream's throttle error
+(``Throttle (5s), error: rpc error: ...``).
 Every other status is permanent.
 
 grpc is imported when the exporter starts, not at module load (it costs
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.collector.component import Host
 from sluice.collector.components.exporters.otlp.config import SENT_AS_GZIP, OtlpGrpcConfig
+from sluice.collector.components.extensions.healthcheck.gotext import go_duration
 from sluice.collector.configauth import (
     TRANSPORT_SECURITY_REQUIRED,
     ClientAuthenticator,
@@ -99,6 +101,9 @@ def classify(code: str, details: str, trailers: Any) -> ExportError:
     retryable = code in RETRYABLE_CODES or (
         code == "RESOURCE_EXHAUSTED" and retry_delay is not None
     )
+    if retryable and retry_delay:
+        # Upstream returns exporterhelper's throttle error, which names the delay.
+        message = f"Throttle ({go_duration(round(retry_delay * 1e9))}), error: {message}"
     return ExportError(
         message, retryable=retryable, retry_after=retry_delay or None, code=_CODES.get(code)
     )
