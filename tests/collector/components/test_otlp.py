@@ -177,6 +177,15 @@ def test_full_config_decodes_every_key() -> None:
     assert config.retry_on_failure.max_elapsed_time == 60.0
 
 
+def test_any_header_name_loads_as_upstream() -> None:
+    # Upstream's own testdata/config.yaml sets "can you have a . here?".
+    config, problems = load_config(
+        OtlpGrpcConfig, TESTDATA / "otlpexporter/config_any_header_name.yaml", "otlp"
+    )
+    assert problems == []
+    assert config.headers["can you have a . here?"] == "F0000000-0000-0000-0000-000000000000"
+
+
 def test_insecure_with_an_http_prefix_is_plaintext() -> None:
     config, problems = load_config(
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_insecure.yaml", "otlp"
@@ -352,6 +361,49 @@ def test_a_retry_info_delay_reads_as_upstreams_throttle_error() -> None:
     assert str(classify("INVALID_ARGUMENT", "bad", trailers)) == (
         "rpc error: code = InvalidArgument desc = bad"
     )
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        (
+            {"can you have a . here?": "x"},
+            'header key "can you have a . here?" contains illegal characters not in [0-9a-z-_.]',
+        ),
+        (
+            {"X-Team": "équipe"},
+            'header key "x-team" contains value with non-printable ASCII characters',
+        ),
+        ({"x-evil": "a\r\nb"}, 'header key "x-evil" contains value with non-printable ASCII'),
+        ({"": "x"}, "there is an empty key in the header"),
+    ],
+    ids=["name", "non-ascii-value", "control-value", "empty-name"],
+)
+def test_metadata_grpc_go_refuses_fails_every_export(
+    sink: GrpcSink, headers: dict[str, str], why: str
+) -> None:
+    """Upstream loads the config; grpc-go then refuses each call before
+    sending (Internal, so permanent)."""
+
+    async def body(exporter: Exporter) -> None:
+        with pytest.raises(ConsumerError) as rejected:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        assert not rejected.value.retryable
+        assert f"rpc error: code = Internal desc = {why}" in str(rejected.value)
+
+    run(config(sink, headers=headers, sending_queue=QueueSettings(enabled=False)), body)
+    assert sink.calls == []
+
+
+def test_reserved_metadata_is_not_sent_and_binary_values_are_bytes(sink: GrpcSink) -> None:
+    """grpc-go drops headers it writes itself (user-agent, content-type, te,
+    grpc-timeout, ...) and sends a "-bin" key's value as its bytes."""
+    headers = {"User-Agent": "mine", "content-type": "text/plain", "x-data-bin": "raw"}
+    run(config(sink, headers=headers), consume_logs(1))
+    (call,) = sink.wait_for(1)
+    assert call.metadata["user-agent"].startswith("Sluice Collector/")
+    assert call.metadata.get("content-type") != "text/plain"
+    assert call.metadata["x-data-bin"] == b"raw"
 
 
 def test_invalid_argument_reaches_the_caller_without_the_queue(sink: GrpcSink) -> None:

@@ -105,12 +105,3 @@ def is_header_name(name: str) -> bool:
 def is_header_value(value: str) -> bool:
     """ASCII on one line: a value that cannot smuggle a header or a request."""
     return value.isascii() and not any(c in value for c in "\r\n\0")
-
-
-def header_problems(headers: dict[str, str]) -> Iterator[Problem]:
-    """Header names must be tokens and values single lines (no request smuggling)."""
-    for name, value in headers.items():
-        if not is_header_name(name):
-            yield f"headers::{name}", "is not a valid header name"
-        elif not is_header_value(value):
-            yield f"headers::{name}", "a header value must be ASCII without line breaks or NUL"

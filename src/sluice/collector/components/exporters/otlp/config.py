@@ -12,7 +12,6 @@ from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
-from sluice.collector.exporterhelper.config import header_problems
 
 COMPRESSIONS = ("gzip", "none", "", "zstd", "snappy")
 """configgrpc's compression types."""
@@ -150,7 +149,6 @@ class OtlpGrpcConfig(ComponentConfig):
         if self.batcher.enabled:
             yield "batcher::enabled", "not supported by Sluice; use the batch processor"
         yield from section_problems("batcher", self.batcher)
-        yield from header_problems(self.headers)
         yield from section_problems("tls", self.tls)
         yield from section_problems("auth", self.auth)
         yield from self.retry_on_failure.problems()

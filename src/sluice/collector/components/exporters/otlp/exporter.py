@@ -31,6 +31,7 @@ from sluice.collector.configgrpc import channel_arguments
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.collector.rpc_status import parse_status, status_error_text
+from sluice.gostrconv import quoted
 from sluice.policy import Signal
 
 if TYPE_CHECKING:
@@ -109,12 +110,56 @@ def classify(code: str, details: str, trailers: Any) -> ExportError:
     )
 
 
+_RESERVED_METADATA = frozenset(
+    (
+        "content-type",
+        "user-agent",
+        "grpc-message-type",
+        "grpc-encoding",
+        "grpc-message",
+        "grpc-status",
+        "grpc-timeout",
+        "te",
+    )
+)
+"""Headers grpc-go writes itself: configured ones are not sent."""
+_METADATA_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+
+def unsendable_metadata(metadata: tuple[tuple[str, str], ...]) -> str | None:
+    """Why grpc-go refuses every call carrying `metadata` (lower-cased keys),
+    in its words; None when it sends them. Upstream loads any header name
+    and fails each call (``Internal``), so does Sluice."""
+    for key, value in metadata:
+        if not key:
+            return "there is an empty key in the header"
+        if key.startswith(":"):
+            continue
+        if not set(key) <= _METADATA_KEY_CHARS:
+            return f"header key {quoted(key)} contains illegal characters not in [0-9a-z-_.]"
+        if not key.endswith("-bin") and not all(" " <= c <= "~" for c in value):
+            return f"header key {quoted(key)} contains value with non-printable ASCII characters"
+    return None
+
+
+def sent_metadata(metadata: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str | bytes], ...]:
+    """What grpc-go sends of valid `metadata`: not the headers it writes
+    itself (nor pseudo-headers), a ``-bin`` key's value as its bytes."""
+    return tuple(
+        (key, value.encode() if key.endswith("-bin") else value)
+        for key, value in metadata
+        if key not in _RESERVED_METADATA and not key.startswith(":")
+    )
+
+
 class OtlpGrpcSender(Sender):
     def __init__(self, config: OtlpGrpcConfig, signals: frozenset[Signal], logger: logging.Logger):
         self.config = config
         self.signals = signals
         self.logger = logger
-        self.metadata = tuple((name.lower(), value) for name, value in config.headers.items())
+        configured = tuple((name.lower(), value) for name, value in config.headers.items())
+        self.unsendable = unsendable_metadata(configured)
+        self.metadata = sent_metadata(configured)
         self.authenticator: ClientAuthenticator | None = None
         self.channel: grpc.aio.Channel | None = None
         self.calls: dict[Signal, Any] = {}
@@ -161,6 +206,8 @@ class OtlpGrpcSender(Sender):
         call = self.calls[signal]
 
         async def attempt() -> None:
+            if self.unsendable:
+                raise classify("INTERNAL", self.unsendable, None)
             metadata = self.metadata
             if self.authenticator is not None:
                 signed = self.authenticator.request_headers().items()
