@@ -91,7 +91,23 @@ def test_keep_forms() -> None:
     assert keep({"percentage": 49.6}).percent == 50.0
 
 
-@pytest.mark.parametrize("bad", ["bogus", "0/s", "1/0s", "101%", "-1%", "nan%", "1.5/s", "2 /s"])
+@pytest.mark.parametrize(
+    "bad",
+    # Digits are ASCII only (POLICY.md 1.7): not fullwidth or Arabic-Indic ones.
+    [
+        "bogus",
+        "0/s",
+        "1/0s",
+        "101%",
+        "-1%",
+        "nan%",
+        "1.5/s",
+        "2 /s",
+        "\uff15/s",
+        "1/\u0665s",
+        "\uff15\uff10%",
+    ],
+)
 def test_invalid_log_keep_message(bad: str) -> None:
     assert errors({"log": {"match": [{"log_field": "body", "exists": True}], "keep": bad}}) == [
         f"log: keep: invalid value {json_repr(bad)}"

@@ -411,8 +411,10 @@ def parse_matcher(obj: Any, signal: Signal) -> Matcher:
 # keep
 
 
-_RATE = re.compile(r"(\d+)/(\d*)([sm])")
-_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# ASCII digits only: Python's \d (and int/float) also take fullwidth and other
+# Unicode digits, which no other engine reads as numbers.
+_RATE = re.compile(r"([0-9]+)/([0-9]*)([sm])")
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse_log_keep(raw: Any) -> Keep:
