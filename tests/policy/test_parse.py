@@ -394,3 +394,13 @@ def test_patterns_re2_rejects_are_errors(pattern: str) -> None:
     assert len(found) == 1 and found[0].startswith(
         f"log: match[0]: invalid regex {json_repr(pattern)}"
     )
+
+
+@pytest.mark.parametrize("text", ["\uff15", "-\u0665", "1\uff10"])
+def test_int_value_is_ascii_decimal(text: str) -> None:
+    # POLICY.md 1.6: int_value is a number or a decimal string; Python's \d and
+    # int() also read fullwidth and other Unicode digits.
+    match = [{"log_attribute": "a", "equals": {"int_value": text}}]
+    assert errors({"log": {"match": match, "keep": "none"}}) == [
+        f"log: match[0]: invalid int_value {json_repr(text)}"
+    ]

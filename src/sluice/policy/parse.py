@@ -295,7 +295,7 @@ def _int64(value: Any) -> int:
         raise _Invalid(f"invalid int_value {json_repr(value)}")
     if isinstance(value, int):
         number = value
-    elif (isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip())) or (
+    elif (isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip())) or (
         isinstance(value, float) and value.is_integer()
     ):
         number = int(value)
