@@ -404,3 +404,17 @@ def test_int_value_is_ascii_decimal(text: str) -> None:
     assert errors({"log": {"match": match, "keep": "none"}}) == [
         f"log: match[0]: invalid int_value {json_repr(text)}"
     ]
+
+
+@pytest.mark.parametrize("text", ["\u00b2", "\uff12", "\u0662"])
+def test_an_enum_number_is_ascii_digits(text: str) -> None:
+    # An enum is a name or a number (POLICY.md 1.4); a superscript two made
+    # int() raise and the whole file fail to load instead of this one policy
+    # (section 0), and a fullwidth two was read as severity_text.
+    assert errors({"log": {"match": [{"log_field": text, "exact": "x"}], "keep": "none"}}) == [
+        f"log: match[0]: invalid log_field {json_repr(text)}"
+    ]
+    span_kind = [{"span_kind": text}]
+    assert errors({"trace": {"match": span_kind, "keep": {"percentage": 0}}}) == [
+        f"trace: match[0]: invalid span_kind {json_repr(text)}"
+    ]

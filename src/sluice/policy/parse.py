@@ -71,6 +71,8 @@ TYPED_VALUE_KEYS = (
 """The variants of a typed literal (``TypedValue``), in proto order."""
 DEFAULT_REDACT_REPLACEMENT = "[REDACTED]"
 _HEX = re.compile(r"[0-9A-Fa-f]*")
+_DIGITS = re.compile(r"[0-9]+")
+"""ASCII decimal digits (str.isdigit also takes superscripts and fullwidth digits)."""
 
 
 @cache
@@ -123,7 +125,7 @@ class _Enum:
         """The short name for `value`; raises _Invalid for unknown or unspecified values."""
         if isinstance(value, bool):
             raise _Invalid(f"invalid {what} {json_repr(value)}")
-        if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        if isinstance(value, int) or (isinstance(value, str) and _DIGITS.fullmatch(value)):
             number = int(value)
             if number in self.by_number:
                 return self.by_number[number]
