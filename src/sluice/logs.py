@@ -125,34 +125,45 @@ class JsonFormatter(logging.Formatter):
         )
 
 
-class LogSampler(logging.Filter):
-    """zap's sampler, which the collector puts on its own log
-    (``service::telemetry::logs::sampling``): records of one level and
-    message are counted from the first one for `tick` seconds; the first
-    `initial` pass, then every `thereafter`-th (none when 0), and the count
-    starts again after the tick. As in zap, messages share 4096 counters per
-    level by hash."""
+class ZapSampling:
+    """zap's sampler: entries of one level and message are counted from the
+    first one for `tick` seconds; the first `initial` pass, then every
+    `thereafter`-th (none when 0), and the count starts again after the tick.
+    As in zap, messages share 4096 counters per level by hash. Used for the
+    collector's own log (:class:`LogSampler`) and the debug exporter's output."""
 
     COUNTERS = 4096
 
     def __init__(self, tick: float, initial: int, thereafter: int):
-        super().__init__()
         self.tick_ns = int(tick * 1e9)
         self.initial = initial
         self.thereafter = thereafter
         self._counters: dict[tuple[int, int], tuple[int, int]] = {}
-        """(level, counter) -> (records counted, when the count restarts, ns)."""
+        """(level, counter) -> (entries counted, when the count restarts, ns)."""
         self._lock = threading.Lock()
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        key = (record.levelno, hash(record.getMessage()) % self.COUNTERS)
-        now = int(record.created * 1e9)
+    def allows(self, level: int, message: str, now_ns: int) -> bool:
+        key = (level, hash(message) % self.COUNTERS)
         with self._lock:
             count, reset_at = self._counters.get(key, (0, 0))
-            count, reset_at = (count + 1, reset_at) if reset_at > now else (1, now + self.tick_ns)
+            count, reset_at = (
+                (count + 1, reset_at) if reset_at > now_ns else (1, now_ns + self.tick_ns)
+            )
             self._counters[key] = (count, reset_at)
         beyond = count - self.initial
         return beyond <= 0 or (self.thereafter > 0 and beyond % self.thereafter == 0)
+
+
+class LogSampler(logging.Filter):
+    """:class:`ZapSampling` on the collector's own log
+    (``service::telemetry::logs::sampling``), by level and message."""
+
+    def __init__(self, tick: float, initial: int, thereafter: int):
+        super().__init__()
+        self.sampling = ZapSampling(tick, initial, thereafter)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.sampling.allows(record.levelno, record.getMessage(), int(record.created * 1e9))
 
 
 class _EarlyRecords(logging.Handler):

@@ -27,32 +27,20 @@ from sluice.collector import pdata
 from sluice.collector.components.exporters.debug import detailed, normal
 from sluice.collector.components.exporters.debug.config import DebugConfig
 from sluice.collector.exporterhelper import Attempt, Sender
+from sluice.logs import ZapSampling
 from sluice.policy import Signal
-
-_BUCKETS = 4096
 
 
 class Sampler:
-    """Per-second sampling of entries by message (as zap's, in 4096 buckets)."""
+    """The debug exporter's sampling: zap's (:class:`sluice.logs.ZapSampling`)
+    with a one-second tick, by message."""
 
     def __init__(self, initial: int, thereafter: int, clock: Callable[[], float] = time.monotonic):
-        self.initial = initial
-        self.thereafter = thereafter
         self.clock = clock
-        self._counts = [0] * _BUCKETS
-        self._reset_at = [0.0] * _BUCKETS
+        self.sampling = ZapSampling(1.0, initial, thereafter)
 
     def allows(self, message: str) -> bool:
-        bucket = hash(message) % _BUCKETS
-        now = self.clock()
-        if now >= self._reset_at[bucket]:
-            self._counts[bucket] = 0
-            self._reset_at[bucket] = now + 1.0
-        self._counts[bucket] += 1
-        n = self._counts[bucket]
-        if n <= self.initial:
-            return True
-        return self.thereafter > 0 and (n - self.initial) % self.thereafter == 0
+        return self.sampling.allows(0, message, int(self.clock() * 1e9))
 
 
 def summary(signal: Signal, data: Any) -> tuple[str, dict[str, int]]:
