@@ -1071,6 +1071,19 @@ def test_health_is_local(edge: EdgeProcess, up: Upstream) -> None:
     assert up.received() == []
 
 
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_local_routes_are_never_proxied_whatever_the_method(
+    edge: EdgeProcess, up: Upstream, method: str
+) -> None:
+    """EDGE.md section 2: /_health is "answered locally, never proxied", as
+    /_ready, /_policies and /_metrics are: another method is refused there."""
+    for path in ("/_health", "/_ready", "/_policies", "/_metrics"):
+        answer = edge.request(method, path, b"{}", {"Content-Type": "application/json"})
+        assert_json_error(answer, 405)
+        assert answer.header("Allow") == "GET, HEAD", answer
+    assert up.received() == []
+
+
 def test_metrics_count_dropped_records(start_edge: EdgeLauncher, upstream: Upstream) -> None:
     edge = start_edge(POLICIES)
     before = Prometheus.parse(edge.metrics())

@@ -60,6 +60,11 @@ def _encoding(request: Request) -> str:
 
 DATADOG_ACCEPTED = Response(202, b"{}")
 """Datadog's answer to an accepted intake request (also when every record is dropped)."""
+_LOCAL_ONLY = json_error(
+    405, "answered by Edge itself, never proxied: use GET or HEAD", [(b"Allow", b"GET, HEAD")]
+)
+"""The answer to another method on a local route (EDGE.md section 2: answered
+locally, never proxied)."""
 _OTLP_EMPTY = {
     media: Response(200, otlp_codec.empty_response(media), content_type=media.encode())
     for media in set(_MEDIA.values())
@@ -144,10 +149,10 @@ class Edge:
         started = time.perf_counter() if self.debug else 0.0
         exchange = Exchange()
         path, method = request.path, request.method
-        local = self.local.get(path) if method in ("GET", "HEAD") else None
+        local = self.local.get(path)
         if local is not None:
             route = local[0]
-            response = local[1](request)
+            response = local[1](request) if method in ("GET", "HEAD") else _LOCAL_ONLY
         elif method == "POST" and path in OTLP_ROUTES:
             route = path
             response = await self.otlp(request, OTLP_ROUTES[path], exchange)
