@@ -130,6 +130,20 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert lines[-1] == "sluice-edge: the config does not load"
 
 
+def test_a_provider_without_a_type_is_an_error_saying_so(tmp_path: Path) -> None:
+    """EDGE.md section 1: one clear line naming the file, the field and the
+    problem (a missing type was 'unknown provider type None')."""
+    provider = {"id": "local", "path": "policies.json"}
+    path = config_file(
+        tmp_path, {"upstream_url": "http://127.0.0.1:1", "policy_providers": [provider]}
+    )
+    proc = run_edge("validate", str(path))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        f"{path}: policy_providers[0].type: required (file, http or grpc)"
+    )
+
+
 @pytest.mark.parametrize(
     ("provider", "problem"),
     [

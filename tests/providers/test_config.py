@@ -94,14 +94,16 @@ def test_an_http_url_must_be_http() -> None:
     assert "ftp://example/sync" in message
 
 
-@pytest.mark.parametrize("kind", ["ftp", None, 3])
+@pytest.mark.parametrize("kind", ["ftp", 3])
 def test_an_unknown_type_names_the_field(kind: Any) -> None:
-    raw: dict[str, Any] = {"path": "p.json", "url": "http://x/"}
-    if kind is not None:
-        raw["type"] = kind
-    message = error_of([raw])
+    message = error_of([{"type": kind, "path": "p.json", "url": "http://x/"}])
     assert message.startswith("config.json: policy_providers[0].type: unknown provider type")
     assert repr(kind) in message
+
+
+def test_a_missing_type_is_required() -> None:
+    message = error_of([{"path": "p.json", "url": "http://x/"}])
+    assert message == "config.json: policy_providers[0].type: required (file, http or grpc)"
 
 
 @pytest.mark.parametrize("interval", [0, -1, 0.001, "5", True, None])

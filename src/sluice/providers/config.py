@@ -301,6 +301,8 @@ def parse_provider(
         else:
             problem = unknown_key(str(key), known)
         raise ConfigError(f"{where}.{key}: {problem}")
+    if kind is None:
+        raise ConfigError(f"{where}.type: required (file, http or grpc)")
     if kind not in PROVIDER_TYPES:
         raise ConfigError(
             f"{where}.type: unknown provider type {kind!r} (expected file, http or grpc)"
