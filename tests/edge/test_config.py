@@ -61,6 +61,23 @@ def valid_plan(tmp_path: Path, doc: dict[str, Any]) -> str:
     return proc.stdout
 
 
+@pytest.mark.parametrize(
+    ("doc", "line"),
+    [
+        ({"upstream_url": True}, "upstream_url: expected a URL string, got true"),
+        ({"listen_port": None}, "listen_port: expected an integer from 0 to 65535, got null"),
+        ({"policy_providers": [[]]}, "policy_providers[0]: expected an object, got []"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_shown_as_the_json_holds_it(
+    tmp_path: Path, doc: dict[str, Any], line: str
+) -> None:
+    path = config_file(tmp_path, {"upstream_url": "http://127.0.0.1:1", **doc})
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert f"{path}: {line}" in checked.stderr, checked.stderr
+
+
 # -- strict keys ---------------------------------------------------------------------
 
 
@@ -210,7 +227,7 @@ def test_a_malformed_number_is_a_config_error_naming_its_key(tmp_path: Path) -> 
     assert "invalid literal" not in proc.stderr
 
 
-@pytest.mark.parametrize(("value", "shown"), [("NaN", "nan"), ("1e999", "inf")])
+@pytest.mark.parametrize(("value", "shown"), [("NaN", "NaN"), ("1e999", "Infinity")])
 @pytest.mark.parametrize(
     ("key", "bounds"), [("poll_interval_secs", "0.01 to 86400"), ("timeout_secs", "0.01 to 3600")]
 )

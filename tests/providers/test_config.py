@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +95,11 @@ def test_an_http_url_must_be_http() -> None:
     assert "ftp://example/sync" in message
 
 
-@pytest.mark.parametrize("kind", ["ftp", 3])
-def test_an_unknown_type_names_the_field(kind: Any) -> None:
+@pytest.mark.parametrize(("kind", "written"), [("ftp", "'ftp'"), (3, "3")])
+def test_an_unknown_type_names_the_field(kind: Any, written: str) -> None:
     message = error_of([{"type": kind, "path": "p.json", "url": "http://x/"}])
     assert message.startswith("config.json: policy_providers[0].type: unknown provider type")
-    assert repr(kind) in message
+    assert written in message
 
 
 def test_a_missing_type_is_required() -> None:
@@ -106,11 +107,14 @@ def test_a_missing_type_is_required() -> None:
     assert message == "config.json: policy_providers[0].type: required (file, http or grpc)"
 
 
-@pytest.mark.parametrize("interval", [0, -1, 0.001, "5", True, None])
-def test_a_bad_poll_interval_names_the_field(interval: Any) -> None:
+@pytest.mark.parametrize(
+    ("interval", "written"),
+    [(0, "0"), (-1, "-1"), (0.001, "0.001"), ("5", "'5'"), (True, "true"), (None, "null")],
+)
+def test_a_bad_poll_interval_names_the_field(interval: Any, written: str) -> None:
     message = error_of([{"type": "file", "path": "p.json", "poll_interval_secs": interval}])
     assert message.startswith("config.json: policy_providers[0].poll_interval_secs: ")
-    assert repr(interval) in message
+    assert message.endswith(f", got {written}")
 
 
 @pytest.mark.parametrize(
@@ -133,7 +137,8 @@ def test_a_number_that_is_not_finite_or_out_of_range_names_the_field(
     """NaN would make the poll loop spin, an infinity overflows the clock and
     gRPC's message limit is a C int: all are refused as they load."""
     message = error_of([{"type": "grpc", "url": "h:1", key: value}])
-    assert message == f"{WHERE}[0].{key}: expected {expected}, got {value!r}"
+    # The value as the JSON file holds it (NaN, Infinity, 1e+30...).
+    assert message == f"{WHERE}[0].{key}: expected {expected}, got {json.dumps(value)}"
 
 
 def test_the_largest_values_in_range_load() -> None:
@@ -178,11 +183,14 @@ def test_max_response_bytes_defaults_to_16_mib() -> None:
     assert (default.max_response_bytes, small.max_response_bytes) == (16 << 20, 65536)
 
 
-@pytest.mark.parametrize("limit", [0, 1023, 1.5e6, "16MiB", True])
-def test_a_bad_max_response_bytes_names_the_field(limit: Any) -> None:
+@pytest.mark.parametrize(
+    ("limit", "written"),
+    [(0, "0"), (1023, "1023"), (1.5e6, "1500000.0"), ("16MiB", "'16MiB'"), (True, "true")],
+)
+def test_a_bad_max_response_bytes_names_the_field(limit: Any, written: str) -> None:
     message = error_of([{"type": "http", "url": "http://h/", "max_response_bytes": limit}])
     assert message.startswith("config.json: policy_providers[0].max_response_bytes: ")
-    assert repr(limit) in message
+    assert message.endswith(f", got {written}")
 
 
 @pytest.mark.parametrize(

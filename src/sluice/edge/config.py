@@ -26,6 +26,7 @@ from sluice.providers.config import (
     is_host,
     number_reader,
     parse_providers,
+    shown,
     unknown_key,
 )
 from sluice.providers.sync import ClientIdentity
@@ -40,7 +41,7 @@ def _url(raw: Any, where: str) -> str:
     goes with its own query and credential headers, so a query or a
     ``user:password@`` here would be dropped: they are refused."""
     if not isinstance(raw, str):
-        raise ConfigError(f"{where}: expected a URL string, got {raw!r}")
+        raise ConfigError(f"{where}: expected a URL string, got {shown(raw)}")
     http_url(raw, where, "http(s)://host[:port][/path]")
     if has_userinfo(raw):
         raise ConfigError(
@@ -62,7 +63,7 @@ def _address(raw: Any, where: str) -> str:
     differently where Edge runs)."""
     if not isinstance(raw, str) or not is_host(raw):
         hint = " (IPv6 without brackets: ::)" if isinstance(raw, str) and "[" in raw else ""
-        raise ConfigError(f"{where}: expected an IP address or a host name{hint}, got {raw!r}")
+        raise ConfigError(f"{where}: expected an IP address or a host name{hint}, got {shown(raw)}")
     return raw
 
 
@@ -84,13 +85,13 @@ def _log_level(raw: Any, where: str) -> str:
     ``err`` too."""
     level = level_name(raw) if isinstance(raw, str) else None
     if level is None:
-        raise ConfigError(f"{where}: expected one of debug, info, warn, error, got {raw!r}")
+        raise ConfigError(f"{where}: expected one of debug, info, warn, error, got {shown(raw)}")
     return level
 
 
 def _log_format(raw: Any, where: str) -> str:
     if raw not in LOG_FORMATS:
-        raise ConfigError(f"{where}: expected one of {', '.join(LOG_FORMATS)}, got {raw!r}")
+        raise ConfigError(f"{where}: expected one of {', '.join(LOG_FORMATS)}, got {shown(raw)}")
     return str(raw)
 
 
@@ -113,10 +114,10 @@ def _pairs(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
     for i, item in enumerate(raw):
         at = f"{where}[{i}]"
         if not isinstance(item, Mapping) or not {"key", "value"} <= item.keys():
-            raise ConfigError(f"{at}: expected an object with 'key' and 'value', got {item!r}")
+            raise ConfigError(f"{at}: expected an object with 'key' and 'value', got {shown(item)}")
         _check_keys(item, ("key", "value"), at)
         if not isinstance(item["key"], str) or not isinstance(item["value"], str):
-            raise ConfigError(f"{at}: 'key' and 'value' must be strings, got {item!r}")
+            raise ConfigError(f"{at}: 'key' and 'value' must be strings, got {shown(item)}")
         pairs.append((item["key"], item["value"]))
     return tuple(pairs)
 
@@ -132,13 +133,13 @@ _IDENTITY_KEYS = (*_IDENTITY_TEXT, "resource_attributes", "labels")
 
 def _identity(raw: Any, where: str) -> ClientIdentity:
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected an object, got {raw!r}")
+        raise ConfigError(f"{where}: expected an object, got {shown(raw)}")
     _check_keys(raw, _IDENTITY_KEYS, where)
     values: dict[str, Any] = {"service_name": "sluice-edge"}
     for key, target in _IDENTITY_TEXT.items():
         if key in raw:
             if not isinstance(raw[key], str):
-                raise ConfigError(f"{where}.{key}: expected a string, got {raw[key]!r}")
+                raise ConfigError(f"{where}.{key}: expected a string, got {shown(raw[key])}")
             values[target] = raw[key]
     for key in ("resource_attributes", "labels"):
         if key in raw:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import ipaddress
+import json
 import re
 import ssl
 from collections.abc import Callable, Iterable, Mapping
@@ -41,6 +42,15 @@ def expand_env(value: str, where: str = "") -> str:
         return expand_text(value)
     except Unresolved as problem:
         raise ConfigError(f"{where or 'config'}: {problem}") from None
+
+
+def shown(value: Any) -> str:
+    """A config value as a problem shows it: text quoted as Python writes it
+    (as every other quoted name in these messages), anything else as JSON
+    writes it (``true``, ``null``, ``[1, 2]``), the form the file holds."""
+    if isinstance(value, str):
+        return repr(value)
+    return json.dumps(value, ensure_ascii=False, default=repr)
 
 
 def unknown_key(key: str, known: Iterable[str]) -> str:
@@ -79,7 +89,9 @@ def integer_reader(low: int, high: int, text: bool = False) -> Reader:
             with contextlib.suppress(ValueError):  # more digits than int() takes
                 value = int(digits)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ConfigError(f"{where}: expected an integer from {low} to {high}, got {raw!r}")
+            raise ConfigError(
+                f"{where}: expected an integer from {low} to {high}, got {shown(raw)}"
+            )
         return value
 
     return read
@@ -103,7 +115,7 @@ def number_reader(low: float, high: float, low_open: bool = False, text: bool = 
         )
         if not in_range:
             lowest = f"above {low:g}" if low_open else f"from {low:g}"
-            raise ConfigError(f"{where}: expected a number {lowest} to {high:g}, got {raw!r}")
+            raise ConfigError(f"{where}: expected a number {lowest} to {high:g}, got {shown(raw)}")
         return float(value)
 
     return read
@@ -118,7 +130,7 @@ def flag_reader(text: bool = False) -> Reader:
             return raw
         if text and isinstance(raw, str) and raw.lower() in ("true", "false"):
             return raw.lower() == "true"
-        raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+        raise ConfigError(f"{where}: expected true or false, got {shown(raw)}")
 
     return read
 
@@ -126,7 +138,7 @@ def flag_reader(text: bool = False) -> Reader:
 def duplicate_id(where: str, index: int, pid: str) -> ConfigError:
     """The problem of entry `index` of the providers list at `where`, whose
     id an earlier entry has."""
-    return ConfigError(f"{where}[{index}].id: duplicate provider id {pid!r}")
+    return ConfigError(f"{where}[{index}].id: duplicate provider id {shown(pid)}")
 
 
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
@@ -228,7 +240,7 @@ HEADER_KEYS = frozenset({"name", "value"})
 
 def _string(raw: Any, where: str, expand: bool) -> str:
     if not isinstance(raw, str):
-        raise ConfigError(f"{where}: expected a string, got {raw!r}")
+        raise ConfigError(f"{where}: expected a string, got {shown(raw)}")
     return expand_env(raw, where) if expand else raw
 
 
@@ -290,7 +302,7 @@ def parse_provider(
     JSON config fills it (``"poll_interval_secs": "${POLL_SECS}"``); YAML
     types what the collector's expansion fills itself."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected an object, got {raw!r}")
+        raise ConfigError(f"{where}: expected an object, got {shown(raw)}")
     kind = raw.get("type")
     known = KEYS_OF.get(kind, KEYS) if isinstance(kind, str) else KEYS
     for key in raw:
@@ -305,11 +317,11 @@ def parse_provider(
         raise ConfigError(f"{where}.type: required (file, http or grpc)")
     if kind not in PROVIDER_TYPES:
         raise ConfigError(
-            f"{where}.type: unknown provider type {kind!r} (expected file, http or grpc)"
+            f"{where}.type: unknown provider type {shown(kind)} (expected file, http or grpc)"
         )
     pid = _string(raw.get("id", f"{kind}-{index}"), f"{where}.id", expand)
     if not pid.strip():
-        raise ConfigError(f"{where}.id: expected a non-empty string, got {pid!r}")
+        raise ConfigError(f"{where}.id: expected a non-empty string, got {shown(pid)}")
     values: dict[str, Any] = {"type": kind, "id": pid}
     # An empty path or url (an unset ${VAR:-} too) is a missing one: it would
     # read the working directory or dial nothing at every poll.
@@ -345,7 +357,7 @@ def parse_provider(
     values["headers"] = tuple(parsed)
     encoding = raw.get("encoding", "json")
     if encoding not in ("json", "protobuf"):
-        raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {encoding!r}")
+        raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {shown(encoding)}")
     values["encoding"] = encoding
     values["timeout_secs"] = _TIMEOUT_SECS[text](
         raw.get("timeout_secs", 10), f"{where}.timeout_secs"
