@@ -27,13 +27,13 @@ from sluice.collector.components.extensions.healthcheck.config import (
     ResponseBody,
 )
 from sluice.collector.components.extensions.healthcheck.extension import HealthCheckExtension
-from sluice.collector.components.extensions.healthcheck.gotext import (
+from sluice.collector.confighttp import HttpAuthConfig
+from sluice.collector.configtls import TLSServerConfig
+from sluice.collector.gotext import (
     go_duration,
     go_json,
     go_time,
 )
-from sluice.collector.confighttp import HttpAuthConfig
-from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
 from tests.collector.testdata_configs import load_config

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from sluice.collector.component import ConsumerError
 from sluice.collector.exporterhelper.config import RetrySettings
+from sluice.collector.gotext import go_duration
 
 Attempt = Callable[[], Awaitable[None]]
 """One try at sending a prepared batch."""
@@ -29,6 +30,13 @@ class ExportError(ConsumerError):
     `code` the ``google.rpc.Code`` the server's answer stands for, if any.
     The one that ends a batch is, as it is, the exporter's refusal of it to
     whoever waits on the outcome."""
+
+
+def throttled(message: str, delay: float) -> str:
+    """The text of upstream's throttle error (exporterhelper's
+    ``NewThrottleRetry``) around `message`: the server's delay in seconds as
+    Go writes a duration (``0s`` when it named none)."""
+    return f"Throttle ({go_duration(round(delay * 1e9))}), error: {message}"
 
 
 class Backoff:

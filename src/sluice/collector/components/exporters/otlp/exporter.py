@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.collector.component import Host
 from sluice.collector.components.exporters.otlp.config import SENT_AS_GZIP, OtlpGrpcConfig
-from sluice.collector.components.extensions.healthcheck.gotext import go_duration
 from sluice.collector.configauth import (
     TRANSPORT_SECURITY_REQUIRED,
     ClientAuthenticator,
@@ -30,6 +29,7 @@ from sluice.collector.configauth import (
 from sluice.collector.configgrpc import channel_arguments
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import USER_AGENT
+from sluice.collector.exporterhelper.retry import throttled
 from sluice.collector.rpc_status import parse_status, status_error_text
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
@@ -104,7 +104,7 @@ def classify(code: str, details: str, trailers: Any) -> ExportError:
     )
     if retryable and retry_delay:
         # Upstream returns exporterhelper's throttle error, which names the delay.
-        message = f"Throttle ({go_duration(round(retry_delay * 1e9))}), error: {message}"
+        message = throttled(message, retry_delay)
     return ExportError(
         message, retryable=retryable, retry_after=retry_delay or None, code=_CODES.get(code)
     )

@@ -23,8 +23,8 @@ import re
 from google.protobuf.message import DecodeError
 
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
-from sluice.collector.components.extensions.healthcheck.gotext import go_duration
 from sluice.collector.exporterhelper import ExportError, partial_success
+from sluice.collector.exporterhelper.retry import throttled
 from sluice.collector.rpc_status import code_for_http, parse_status, status_error_text
 from sluice.policy import Signal
 from sluice.transport.http_client import UpstreamResponse
@@ -72,7 +72,7 @@ def failure(url: str, response: UpstreamResponse, note: str = "") -> ExportError
         seconds = retry_after(header(response, b"retry-after"))
     # Upstream returns it as exporterhelper's throttle error, whose text
     # names the delay (0s: none, the retry policy's own backoff).
-    message = f"Throttle ({go_duration(seconds * 1_000_000_000)}), error: {message}"
+    message = throttled(message, seconds)
     delay = float(seconds) if seconds > 0 else None
     return ExportError(message, retryable=True, retry_after=delay, code=code)
 

@@ -5,7 +5,7 @@ when it runs with its v1 settings: the JSON status body, the static
 from __future__ import annotations
 
 from sluice.collector.components.extensions.healthcheck.config import ResponseBody
-from sluice.collector.components.extensions.healthcheck.gotext import (
+from sluice.collector.gotext import (
     ZERO_TIME,
     go_duration,
     go_json,

@@ -20,7 +20,6 @@ from urllib.parse import parse_qs
 
 from sluice.collector.component import Component, Host, Status
 from sluice.collector.components.extensions.healthcheck.extension import COLLECTOR, server_tls
-from sluice.collector.components.extensions.healthcheck.gotext import go_json
 from sluice.collector.components.extensions.healthcheck.responses import (
     page_not_found,
     path_matches,
@@ -39,6 +38,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
 )
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
+from sluice.collector.gotext import go_json
 from sluice.transport.http_server import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from sluice.collector.component import Status
 from sluice.collector.components.extensions.healthcheck.config import ResponseBody
-from sluice.collector.components.extensions.healthcheck.gotext import go_json, go_time
 from sluice.collector.components.extensions.healthcheck.responses import (
     server_status,
     static_status,
@@ -28,6 +27,7 @@ from sluice.collector.components.extensions.healthcheckv2.aggregator import (
 from sluice.collector.components.extensions.healthcheckv2.config import (
     ComponentHealthSettings,
 )
+from sluice.collector.gotext import go_json, go_time
 from sluice.transport.http_server import Response
 
 _UNAVAILABLE = frozenset({None, Status.STARTING, Status.STOPPING, Status.STOPPED})

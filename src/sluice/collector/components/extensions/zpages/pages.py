@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sluice.collector.component import ComponentID, Host, Kind, StatusEvent
-from sluice.collector.components.extensions.healthcheck.gotext import go_duration
+from sluice.collector.gotext import go_duration
 
 PAGES = ("servicez", "pipelinez", "extensionz", "featurez")
 """Upstream's pages, below ``/debug/``, in the order the service page links them."""
