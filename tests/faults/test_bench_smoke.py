@@ -57,5 +57,7 @@ def test_hostile_reports_memory_and_valid_requests() -> None:
     idle = row(report, "idle before the load")
     assert 0 < idle <= row(report, "peak during the load (VmHWM)")
     assert re.search(r"valid 1 MiB OTLP POSTs \([\d,]+ records each\): [1-9]", report), report
-    assert re.search(r"^\| aborted upload \| half sent", report, re.MULTILINE), report
+    # Outcomes are listed in the order they first happened: on a loaded host
+    # Edge may close one upload mid-send before any is half sent.
+    assert re.search(r"^\| aborted upload \|[^|\n]*\bhalf sent", report, re.MULTILINE), report
     assert "targets: " in report
