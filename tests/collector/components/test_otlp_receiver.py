@@ -1126,6 +1126,31 @@ def test_a_failing_consumer_is_a_retryable_refusal(start: Start) -> None:
     assert status_of(body, "application/x-protobuf") == {"code": 14, "message": "bug"}
 
 
+def test_json_status_escapes_text_as_go_does(start: Start) -> None:
+    # Upstream writes a JSON Status with gogo's jsonpb, whose strings go
+    # through Go's encoding/json: HTML characters and line and paragraph
+    # separators are escaped.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    receiver.consumers[Signal.TRACE].error = refused("queue <full> & \u2028\u2029 \x08\x7f")
+    status, _, body = post(
+        f"{receiver.http}/v1/traces", json.dumps(TRACES_JSON).encode(), "application/json"
+    )
+    assert (status, body) == (
+        503,
+        b'{"code":14,"message":"queue \\u003cfull\\u003e \\u0026 \\u2028\\u2029 \\b\x7f"}',
+    )
+    status, _, body = post(
+        f"{receiver.http}/v1/traces",
+        b"{}",
+        "application/json",
+        headers={"Content-Encoding": "<br>"},
+    )
+    assert (status, body) == (
+        400,
+        b'{"code":3,"message":"unsupported Content-Encoding: \\u003cbr\\u003e"}',
+    )
+
+
 def test_empty_request_is_accepted_without_the_pipeline(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     receiver.consumers[Signal.TRACE].error = refused("never called")

@@ -7,9 +7,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-import orjson
-
 from sluice.collector import rpc_status
+from sluice.collector.gotext import go_json
 from sluice.collector.rpc_status import encode_status
 
 PROTOBUF = "application/x-protobuf"
@@ -82,14 +81,15 @@ def code_for_http(status: int) -> Code:
 
 def status_body(media: str, code: Code, message: str) -> bytes:
     """A ``google.rpc.Status`` (no details) as protobuf or compact JSON, zero
-    fields left out as both encodings do."""
+    fields left out as both encodings do; JSON text escaped as upstream's
+    jsonpb writes it (Go's ``encoding/json``: ``<`` is ``\\u003c``)."""
     if media == JSON:
         document: dict[str, object] = {}
         if code:
             document["code"] = int(code)
         if message:
             document["message"] = message
-        return orjson.dumps(document)
+        return go_json(document)
     # A message may hold text that is not valid UTF-8 (a lone surrogate from
     # a request): replaced, as the protobuf runtime only takes valid text.
     return encode_status(int(code), message.encode("utf-8", "replace").decode("utf-8"))
