@@ -949,8 +949,13 @@ def test_only_post_is_allowed(start: Start) -> None:
 def test_unknown_path_and_unused_signal_are_404(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}}, signals=frozenset({Signal.TRACE}))
     for path in ("/v1/logs", "/v1/other"):
-        status, _, body = post(f"{receiver.http}{path}", b"")
+        status, headers, body = post(f"{receiver.http}{path}", b"")
         assert (status, body) == (404, b"404 page not found\n")
+        # Go's http.NotFound, which upstream's mux answers with.
+        assert (headers["content-type"], headers["x-content-type-options"]) == (
+            "text/plain; charset=utf-8",
+            "nosniff",
+        )
 
 
 def test_body_past_the_limit_is_400(start: Start) -> None:

@@ -40,6 +40,8 @@ from sluice.transport.http_server import Headers, Request, Response
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""
 _TEXT = b"text/plain; charset=utf-8"
+_NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
+"""What Go's ``http.Error`` (and so ``http.NotFound``) adds to its text answer."""
 BODY_TOO_LARGE = "http: request body too large"
 """Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
@@ -105,7 +107,8 @@ class OtlpHttpHandler:
             path = unquote(path)
         ingest = self._routes.get(path)
         if ingest is None:
-            return Response(404, b"404 page not found\n", content_type=_TEXT)
+            # Go's http.NotFound, which upstream's mux answers with.
+            return Response(404, b"404 page not found\n", [_NOSNIFF], content_type=_TEXT)
         if method != "POST":
             return Response(
                 405,
