@@ -1072,6 +1072,52 @@ def test_cors_preflight_and_actual_request(start: Start) -> None:
     assert headers["vary"] == "Origin"
 
 
+def test_cors_preflight_request_headers_are_read_as_rs_cors_reads_them(start: Start) -> None:
+    # Upstream's rs/cors v1.11 takes the lowercase, sorted, comma-separated
+    # list the Fetch standard defines (at most one space or tab around a
+    # name, a few empty elements, over one or more header lines), and any
+    # preflight asking for OPTIONS.
+    receiver = start(yaml.safe_load((TESTDATA / "config_cors.yaml").read_text())["protocols"])
+
+    def preflight(method: str, *asked: str) -> dict[str, str] | None:
+        connection = http.client.HTTPConnection("127.0.0.1", receiver.receiver.http_port, timeout=5)
+        try:
+            connection.putrequest("OPTIONS", "/v1/traces")
+            connection.putheader("Origin", "https://app.example.com")
+            connection.putheader("Access-Control-Request-Method", method)
+            for value in asked:
+                connection.putheader("Access-Control-Request-Headers", value)
+            connection.endheaders()
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 204
+            if response.getheader("Access-Control-Allow-Origin") is None:
+                return None
+            return {
+                "methods": response.getheader("Access-Control-Allow-Methods", ""),
+                "headers": response.getheader("Access-Control-Allow-Headers", ""),
+            }
+        finally:
+            connection.close()
+
+    for asked in ("content-type, x-custom", "content-type,,x-custom", " content-type ", ""):
+        assert preflight("POST", asked) is not None, asked
+    for asked in (
+        "x-custom,content-type",
+        "Content-Type",
+        "content-type,content-type",
+        "content-type,  x-custom",
+    ):
+        assert preflight("POST", asked) is None, asked
+    assert preflight("POST", "content-type", "x-custom") == {
+        "methods": "POST",
+        "headers": "content-type, x-custom",
+    }
+    assert preflight("POST", "x-custom", "content-type") is None
+    assert preflight("OPTIONS") == {"methods": "OPTIONS", "headers": ""}
+    assert preflight("PUT") is None
+
+
 def test_without_cors_options_is_405(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     preflight = {"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST"}
