@@ -1377,6 +1377,25 @@ def test_authenticator(start: Start) -> None:
     assert len(receiver.received(Signal.TRACE)) == 2
 
 
+def test_grpc_request_is_decoded_before_it_is_authenticated(start: Start) -> None:
+    # grpc-go's generated handler decodes the request before the server's
+    # interceptors (upstream's authenticator among them) run.
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+    auth = {"authenticator": "bearertokenauth"}
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0", "auth": auth}}, host=host)
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(b"\xff\xff\xff", timeout=5)
+        assert raised.value.code() == grpc.StatusCode.INTERNAL
+        assert (raised.value.details() or "").startswith("grpc: error unmarshalling request: ")
+        with pytest.raises(grpc.RpcError) as raised:
+            export(traces_request().SerializeToString(), timeout=5)
+        assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert receiver.received(Signal.TRACE) == []
+
+
 def test_missing_authenticator_fails_start(start: Start) -> None:
     with pytest.raises(
         ValueError, match='failed to resolve authenticator "basicauth": authenticator not found'

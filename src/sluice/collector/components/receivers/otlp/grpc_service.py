@@ -117,7 +117,6 @@ def _export_handler(
     ingest: Ingest, authenticator: ServerAuthenticator | None, include_metadata: bool
 ) -> grpc.RpcMethodHandler:
     async def export(wire: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        auth = await authenticate_call(authenticator, context)
         try:
             request = pdata.parse(ingest.signal, wire)
         except DecodeError as problem:
@@ -125,6 +124,8 @@ def _export_handler(
                 grpc.StatusCode.INTERNAL, f"grpc: error unmarshalling request: {problem}"
             )
         del wire
+        # After decoding, as grpc-go runs upstream's auth interceptor.
+        auth = await authenticate_call(authenticator, context)
         client = Info(
             peer_address(context.peer()),
             call_metadata(context) if include_metadata else NO_METADATA,
