@@ -1218,7 +1218,22 @@ def test_grpc_unused_signal_is_unimplemented(start: Start) -> None:
         export = channel.unary_unary(LOGS_SERVICE)
         with pytest.raises(grpc.RpcError) as raised:
             export(b"", timeout=5)
-    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        # grpc-go's words for a service or a method it does not serve.
+        assert (raised.value.code(), raised.value.details()) == (
+            grpc.StatusCode.UNIMPLEMENTED,
+            "unknown service opentelemetry.proto.collector.logs.v1.LogsService",
+        )
+        other = channel.unary_unary(TRACE_SERVICE.replace("/Export", "/Other"))
+        with pytest.raises(grpc.RpcError) as raised:
+            other(b"", timeout=5)
+        assert (raised.value.code(), raised.value.details()) == (
+            grpc.StatusCode.UNIMPLEMENTED,
+            "unknown method Other for service opentelemetry.proto.collector.trace.v1.TraceService",
+        )
+        streaming = channel.stream_stream(LOGS_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            list(streaming(iter([b"", b""]), timeout=5))
+        assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_grpc_malformed_request_is_internal(start: Start) -> None:

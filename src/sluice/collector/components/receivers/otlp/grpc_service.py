@@ -2,15 +2,16 @@
 the service's event loop (uvloop included).
 
 Only the services of signals some pipeline uses are registered; any other
-answers ``UNIMPLEMENTED``, as upstream. Requests are decoded straight into
-the pipeline's message classes (``INTERNAL`` when they do not decode, as
-Go's gRPC server answers); a refusal ends the call with its status (``UNAVAILABLE`` for
-retryable ones, ``INTERNAL`` for permanent ones).
+answers ``UNIMPLEMENTED`` in grpc-go's words, as upstream. Requests are
+decoded straight into the pipeline's message classes (``INTERNAL`` when they
+do not decode, as Go's gRPC server answers); a refusal ends the call with its
+status (``UNAVAILABLE`` for retryable ones, ``INTERNAL`` for permanent ones).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -57,12 +58,15 @@ class OtlpGrpcServer:
         and TLSError when the certificate does not load."""
         server = grpc.aio.server(options=server_options(config))
         server.add_generic_rpc_handlers(
-            tuple(
-                grpc.method_handlers_generic_handler(
-                    SERVICES[signal],
-                    {"Export": _export_handler(ingest, authenticator, config.include_metadata)},
-                )
-                for signal, ingest in ingests.items()
+            (
+                *(
+                    grpc.method_handlers_generic_handler(
+                        SERVICES[signal],
+                        {"Export": _export_handler(ingest, authenticator, config.include_metadata)},
+                    )
+                    for signal, ingest in ingests.items()
+                ),
+                _Unserved(frozenset(SERVICES[signal] for signal in ingests)),
             )
         )
         if config.tls is None:
@@ -111,6 +115,31 @@ def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
             )
         options.append(("grpc.keepalive_permit_without_calls", int(policy.permit_without_stream)))
     return channel_arguments(options)
+
+
+class _Unserved(grpc.GenericRpcHandler):  # type: ignore[misc]
+    """Any other method, consulted last: ``UNIMPLEMENTED`` in grpc-go's
+    words (``unknown service ...``, ``unknown method ... for service ...``)
+    rather than grpcio's ``Method not found!``."""
+
+    def __init__(self, services: frozenset[str]):
+        self._services = services
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        name: str = handler_call_details.method
+        path = name.removeprefix("/")
+        service, slash, method = path.rpartition("/")
+        if not slash:
+            text = f"malformed method name: {json.dumps(name)}"
+        elif service in self._services:
+            text = f"unknown method {method} for service {service}"
+        else:
+            text = f"unknown service {service}"
+
+        async def refuse(requests: Any, context: grpc.aio.ServicerContext) -> None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, text)
+
+        return grpc.stream_stream_rpc_method_handler(refuse)
 
 
 def _export_handler(
