@@ -958,6 +958,29 @@ def test_unknown_path_and_unused_signal_are_404(start: Start) -> None:
         )
 
 
+def test_a_path_that_is_not_clean_is_redirected_to_the_clean_one(start: Start) -> None:
+    # Upstream's Go ServeMux answers a path with empty, "." or ".." segments
+    # with 301 to the cleaned path (query kept), whether or not it is served.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    for path, location in [
+        ("//v1/traces", "/v1/traces"),
+        ("/v1/./traces?tenant=a", "/v1/traces?tenant=a"),
+        ("/v1/logs/../traces/", "/v1/traces/"),
+        ("/other//x", "/other/x"),
+    ]:
+        status, headers, body = post(f"{receiver.http}{path}", b"{}", "application/json")
+        assert (status, headers["location"], body) == (301, location, b""), path
+        assert "content-type" not in headers
+    status, headers, body = post(f"{receiver.http}//v1/traces", b"", None, method="GET")
+    assert (status, headers["location"], headers["content-type"], body) == (
+        301,
+        "/v1/traces",
+        "text/html; charset=utf-8",
+        b'<a href="/v1/traces">Moved Permanently</a>.\n\n',
+    )
+    assert receiver.received(Signal.TRACE) == []
+
+
 def test_body_past_the_limit_is_400(start: Start) -> None:
     # Upstream reads bodies through Go's MaxBytesReader and answers its
     # error, as sent or decompressed, with 400 and a Status in the request's format.

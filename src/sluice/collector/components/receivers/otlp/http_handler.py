@@ -4,13 +4,15 @@ Checks run in upstream's order, each with upstream's answer (CORS preflight
 and authentication come first, in :mod:`sluice.collector.confighttp`, which
 answers a refused credential with :func:`error_answer`: 401 with a Status
 holding the authenticator's reason): ``Content-Encoding`` (400, also when a
-gzip or zlib header does not read: :mod:`.content_encoding`), the path (404:
-only the signals some pipeline uses have one), the method (405), the media
-type (415), then the body is decompressed (within ``max_request_body_size``:
-400 past it, as sent or decompressed; 400 with Go's error when it is
-corrupt), decoded once into the pipeline's message (400 with a
-``google.rpc.Status`` when it is not an export request) and exported. The
-answer is an export response, or a Status, in the request's format.
+gzip or zlib header does not read: :mod:`.content_encoding`), the path (301
+to the clean one, as Go's ``ServeMux``, when it has empty, ``.`` or ``..``
+segments; 404: only the signals some pipeline uses have one), the method
+(405), the media type (415), then the body is decompressed (within
+``max_request_body_size``: 400 past it, as sent or decompressed; 400 with
+Go's error when it is corrupt), decoded once into the pipeline's message
+(400 with a ``google.rpc.Status`` when it is not an export request) and
+exported. The answer is an export response, or a Status, in the request's
+format.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from sluice.collector import pdata
 from sluice.collector.components.receivers.otlp import content_encoding
@@ -40,6 +42,7 @@ from sluice.transport.http_server import Headers, Request, Response
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""
 _TEXT = b"text/plain; charset=utf-8"
+_HTML = b"text/html; charset=utf-8"
 _NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
 """What Go's ``http.Error`` (and so ``http.NotFound``) adds to its text answer."""
 BODY_TOO_LARGE = "http: request body too large"
@@ -62,7 +65,9 @@ class OtlpHttpHandler:
         self._encodings = frozenset(config.compression_algorithms)
 
     async def __call__(self, request: Request) -> Response:
-        checked = self._check_head(request.method, request.path, request.headers, request.body)
+        checked = self._check_head(
+            request.method, request.path, request.headers, request.body, request.query
+        )
         if isinstance(checked, Response):
             return checked
         ingest, media, encoding = checked
@@ -91,7 +96,12 @@ class OtlpHttpHandler:
         return _error(checked[1], 400, BODY_TOO_LARGE)
 
     def _check_head(
-        self, method: str, path: str, headers: Mapping[bytes, bytes], body: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[bytes, bytes],
+        body: bytes | None = None,
+        query: str = "",
     ) -> Response | tuple[Ingest, str, str]:
         """The checks made before the body is decoded, in upstream's order
         (those of its decompressor first, on the `body` when given): an error
@@ -103,6 +113,9 @@ class OtlpHttpHandler:
         opening = None if body is None else content_encoding.opening_problem(encoding, body)
         if opening is not None:
             return error_answer(headers, 400, opening)
+        clean = go_clean_path(path)
+        if clean != path and path != "*":
+            return _redirect(method, clean, query)
         if "%" in path:
             path = unquote(path)
         ingest = self._routes.get(path)
@@ -124,6 +137,35 @@ class OtlpHttpHandler:
                 content_type=b"text/plain",
             )
         return ingest, media, encoding
+
+
+def go_clean_path(path: str) -> str:
+    """The path Go's ``ServeMux`` routes a request by (its ``cleanPath``):
+    rooted, without empty, ``.`` or ``..`` segments, a trailing ``/`` kept."""
+    segments: list[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if segments:
+                segments.pop()
+        elif segment not in ("", "."):
+            segments.append(segment)
+    clean = "/" + "/".join(segments)
+    return clean + "/" if path.endswith("/") and clean != "/" else clean
+
+
+_GO_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
+
+
+def _redirect(method: str, clean: str, query: str) -> Response:
+    """Go's ``ServeMux`` answer to a path that is not clean: 301 to the clean
+    one (escaped as Go's ``url.URL`` writes a path), with ``http.Redirect``'s
+    small HTML body for GET (its Content-Type for HEAD too)."""
+    location = quote(clean, safe="$&+,/:;=@") + (f"?{query}" if query else "")
+    headers: Headers = [(b"Location", location.encode("latin-1"))]
+    if method not in ("GET", "HEAD"):
+        return Response(301, b"", headers, content_type=None)
+    body = f'<a href="{location.translate(_GO_HTML)}">Moved Permanently</a>.\n\n'
+    return Response(301, body.encode() if method == "GET" else b"", headers, content_type=_HTML)
 
 
 def _media_type(content_type: bytes | None) -> str | None:
