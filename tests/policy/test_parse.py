@@ -418,3 +418,27 @@ def test_an_enum_number_is_ascii_digits(text: str) -> None:
     assert errors({"trace": {"match": span_kind, "keep": {"percentage": 0}}}) == [
         f"trace: match[0]: invalid span_kind {json_repr(text)}"
     ]
+
+
+@pytest.mark.parametrize(
+    "signal, key, text, keep",
+    [
+        ("log", "log_field", "BODY", "none"),
+        ("log", "log_field", "Log_Field_Body", "none"),
+        ("metric", "metric_type", "GAUGE", False),
+        ("metric", "aggregation_temporality", "Delta", False),
+        ("trace", "span_kind", "SERVER", {"percentage": 0}),
+        ("trace", "span_status", "Error", {"percentage": 0}),
+        ("trace", "trace_field", "span_kind_server", {"percentage": 0}),
+    ],
+)
+def test_an_enum_name_in_another_case_is_invalid(
+    signal: str, key: str, text: str, keep: Any
+) -> None:
+    # POLICY.md 1.4: the short lowercase name, the proto name or the number;
+    # Go rejects any other value and Zig takes the two names as written, so a
+    # miscased name is an error of the policy (section 0), not a match.
+    matcher = {key: text} if key not in ("log_field", "trace_field") else {key: text, "exact": "x"}
+    assert errors({signal: {"match": [matcher], "keep": keep}}) == [
+        f"{signal}: match[0]: invalid {key} {json_repr(text)}"
+    ]

@@ -133,10 +133,11 @@ class _Enum:
                 raise _Invalid("field is unspecified")
             raise _Invalid(f"invalid {what} {json_repr(value)}")
         if isinstance(value, str):
-            name = self.by_name.get(value) or self.by_name.get(value.lower())
+            # Names as written: no engine reads "SERVER" or "Gauge" (Go rejects them).
+            name = self.by_name.get(value)
             if name is not None:
                 return name
-            if value.upper() == f"{self.prefix}UNSPECIFIED":
+            if value == f"{self.prefix}UNSPECIFIED":
                 raise _Invalid("field is unspecified")
         raise _Invalid(f"invalid {what} {json_repr(value)}")
 
