@@ -74,6 +74,16 @@ def test_attribute_path_forms(path: Any, expected: tuple[str, ...]) -> None:
     assert policy.matchers[0].selector.path == expected
 
 
+@pytest.mark.parametrize("path", ["", [], {}, {"path": []}, {"path": None}])
+def test_an_empty_attribute_path_is_named_so(path: Any) -> None:
+    # POLICY.md 1.5: the exact text is checked in sync mode. In proto-JSON a
+    # null repeated field is the empty list, so {"path": null} is {"path": []}.
+    match = [{"log_attribute": path, "exists": True}]
+    assert errors({"log": {"match": match, "keep": "none"}}) == [
+        "log: match[0]: attribute has empty path"
+    ]
+
+
 def test_keep_forms() -> None:
     def keep(value: Any) -> Any:
         return one({"log": {"match": [{"log_field": "body", "exists": True}], "keep": value}}).keep

@@ -198,7 +198,9 @@ def parse_path(value: Any) -> tuple[str, ...]:
     """An AttributePath: ``"key"``, ``["a", "b"]`` or ``{"path": ["a", "b"]}``.
     A dotted string is one segment."""
     if isinstance(value, Mapping):
-        value = value.get("path", [])
+        value = value.get("path")
+        if value is None:  # proto-JSON: a null repeated field is the empty list
+            value = []
     if isinstance(value, str):
         segments: tuple[str, ...] = (value,) if value else ()
     elif isinstance(value, list) and all(isinstance(s, str) for s in value):
