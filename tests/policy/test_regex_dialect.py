@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from sluice.policy.regex_dialect import (
     RE2_OPTIONS,
+    capture_names,
     compile_re2,
     literal_to_hyperscan,
     needs_re2_for_caseless,
@@ -300,6 +301,28 @@ def test_re2_error_rejects(pattern: str, message: str) -> None:
 )
 def test_re2_error_accepts(pattern: str) -> None:
     assert re2_error(pattern) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "names"),
+    [
+        ("abc", []),
+        ("(a)(?P<x>b)(?<y>c)", ["", "x", "y"]),
+        ("(?P<a>x)(?P<a>y)", ["a", "a"]),
+        ("(?:a)(?i)(?i:b)(c)", [""]),
+        ("\\(a\\)(b)", [""]),
+        ("[(][^)(]()[]()]", [""]),
+        ("[[:alpha:](](x)", [""]),
+        ("\\Q(x)\\E(y)", [""]),
+        ("\\Q(x)", []),
+        ("((?P<n>a)|(b))", ["", "n", ""]),
+    ],
+)
+def test_capture_names_are_gos_subexp_names(pattern: str, names: list[str]) -> None:
+    """Go's ``SubexpNames()[1:]``: a name may be used twice (RE2's
+    ``groupindex`` keeps only one of them)."""
+    assert capture_names(pattern) == names
+    assert len(names) == compile_re2(pattern).groups
 
 
 def test_re2_options_do_not_log() -> None:

@@ -53,6 +53,7 @@ from sluice.gostrconv import backquoted
 
 __all__ = [
     "RE2_OPTIONS",
+    "capture_names",
     "compile_re2",
     "go_regexp_error",
     "literal_to_hyperscan",
@@ -138,6 +139,52 @@ def compile_re2(pattern: str, case_insensitive: bool = False) -> re2._Regexp:
         raise ValueError(re2_error(pattern) or _error_text(exc)) from exc
     except UnicodeEncodeError as exc:
         raise ValueError(f"pattern is not valid UTF-8: {exc.reason}") from exc
+
+
+def capture_names(pattern: str) -> list[str]:
+    """The name of each capturing group of `pattern` (one RE2 accepts), in
+    order, ``""`` for an unnamed one, as Go's ``Regexp.SubexpNames()[1:]``.
+
+    A name may be used by several groups, which RE2's ``groupindex`` cannot
+    show (it keeps one group per name)."""
+    names: list[str] = []
+    end = len(pattern)
+    i = 0
+    in_class = False
+    while i < end:
+        char = pattern[i]
+        if char == "\\":
+            if pattern.startswith("Q", i + 1) and not in_class:
+                quoted_end = pattern.find("\\E", i + 2)
+                i = end if quoted_end < 0 else quoted_end + 2
+            else:
+                i += 2
+            continue
+        if in_class:
+            if pattern.startswith("[:", i):
+                posix_end = pattern.find(":]", i + 2)
+                if posix_end >= 0:
+                    i = posix_end + 2
+                    continue
+            in_class = char != "]"
+            i += 1
+        elif char == "[":
+            # A "]" first in the class (after any "^") is a literal.
+            i += 2 if pattern.startswith("^", i + 1) else 1
+            i += 1 if pattern.startswith("]", i) else 0
+            in_class = True
+        else:
+            if char == "(":
+                for opening in ("(?P<", "(?<"):
+                    if pattern.startswith(opening, i):
+                        start = i + len(opening)
+                        names.append(pattern[start : pattern.index(">", start)])
+                        break
+                else:
+                    if not pattern.startswith("(?", i):
+                        names.append("")
+            i += 1
+    return names
 
 
 def literal_to_hyperscan(text: str, anchor_start: bool, anchor_end: bool) -> bytes:

@@ -284,6 +284,23 @@ ACTION_CASES: list[
         ],
     ),
     (
+        # Go's regexp takes a name twice (RE2's groupindex keeps one of
+        # them): each group is put in turn, so the last one's match stays.
+        "extract-a-name-used-twice",
+        [
+            {"key": "v", "pattern": "^(?P<part>\\w+)-(?P<part>\\w+)$", "action": "extract"},
+            {"key": "w", "pattern": "(?<first>a)(?P<second>b)?", "action": "extract"},
+        ],
+        [("v", "left-right"), ("w", "ac")],
+        [
+            ("v", "Str(left-right)"),
+            ("w", "Str(ac)"),
+            ("part", "Str(right)"),
+            ("first", "Str(a)"),
+            ("second", "Str()"),
+        ],
+    ),
+    (
         "convert-to-int",
         [{"key": k, "action": "convert", "converted_type": "int"} for k in "abcdefg"],
         [

@@ -13,7 +13,7 @@ from typing import Any
 
 from sluice.collector.component import Problem
 from sluice.collector.internal.attraction.values import CONVERTED_TYPES, unsupported
-from sluice.policy.regex_dialect import compile_re2
+from sluice.policy.regex_dialect import capture_names, compile_re2
 
 ACTIONS = ("insert", "update", "upsert", "delete", "hash", "extract", "convert")
 
@@ -173,9 +173,6 @@ def _extract_problem(action: ActionConfig, index: int, sources: int) -> str | No
 
 
 def group_names(pattern: str) -> list[str]:
-    """The name of each capturing group of a valid pattern, in order ("" if unnamed)."""
-    regex = compile_re2(pattern)
-    names = [""] * regex.groups
-    for name, number in regex.groupindex.items():
-        names[number - 1] = name
-    return names
+    """The name of each capturing group of a valid pattern, in order ("" if
+    unnamed); as Go, a name may be given to several groups."""
+    return capture_names(pattern)
