@@ -17,6 +17,7 @@ from sluice.policy.regex_dialect import (
     RE2_OPTIONS,
     capture_names,
     compile_re2,
+    go_syntax_error,
     literal_to_hyperscan,
     needs_re2_for_caseless,
     re2_error,
@@ -323,6 +324,22 @@ def test_capture_names_are_gos_subexp_names(pattern: str, names: list[str]) -> N
     ``groupindex`` keeps only one of them)."""
     assert capture_names(pattern) == names
     assert len(names) == compile_re2(pattern).groups
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        ("(", "missing ): ("),
+        ("(?P<名>x)", "invalid named capture group: (?P<名>"),
+        ("x(?<ä_1>y)", "invalid named capture group: (?<ä_1>"),
+        ("a\\C", "invalid escape sequence: \\C"),
+        ("\\Q\\C(?P<é>\\E", None),
+        ("[\\\\C]", None),
+        ("(?P<Aa_09>x)(?<b>y)", None),
+    ],
+)
+def test_go_syntax_error_adds_what_only_go_refuses(pattern: str, problem: str | None) -> None:
+    assert go_syntax_error(pattern) == problem
 
 
 def test_re2_options_do_not_log() -> None:

@@ -56,6 +56,7 @@ __all__ = [
     "capture_names",
     "compile_re2",
     "go_regexp_error",
+    "go_syntax_error",
     "literal_to_hyperscan",
     "needs_re2_for_caseless",
     "re2_error",
@@ -112,11 +113,11 @@ _GO_ERROR_CODES = {
 
 
 def go_regexp_error(pattern: str) -> str | None:
-    """``None`` if RE2 accepts `pattern`, else the error Go's ``regexp.Compile``
-    reports for it: ``error parsing regexp: <code>: <offending text>``, the
+    """``None`` if Go's ``regexp`` accepts `pattern` (see :func:`go_syntax_error`),
+    else the error its ``regexp.Compile`` reports for it: ``error parsing regexp: <code>: <offending text>``, the
     text quoted as Go's ``%#q`` quotes it (RE2's own text for an error Go
     has no code for)."""
-    problem = re2_error(pattern)
+    problem = go_syntax_error(pattern)
     if problem is None:
         return None
     code, _, culprit = problem.partition(": ")
@@ -141,24 +142,32 @@ def compile_re2(pattern: str, case_insensitive: bool = False) -> re2._Regexp:
         raise ValueError(f"pattern is not valid UTF-8: {exc.reason}") from exc
 
 
-def capture_names(pattern: str) -> list[str]:
-    """The name of each capturing group of `pattern` (one RE2 accepts), in
-    order, ``""`` for an unnamed one, as Go's ``Regexp.SubexpNames()[1:]``.
+@dataclass(frozen=True)
+class _Group:
+    """A capturing group as written: its opening (``(``, ``(?P<n>``, ``(?<n>``)
+    and name (``""`` for an unnamed one)."""
 
-    A name may be used by several groups, which RE2's ``groupindex`` cannot
-    show (it keeps one group per name)."""
-    names: list[str] = []
+    opening: str
+    name: str
+
+
+def _scan_groups(pattern: str) -> tuple[list[_Group], bool]:
+    """The capturing groups of `pattern` (one RE2 accepts) in order, and
+    whether it uses ``\\C`` outside a class (RE2's any byte)."""
+    groups: list[_Group] = []
+    any_byte = False
     end = len(pattern)
     i = 0
     in_class = False
     while i < end:
         char = pattern[i]
         if char == "\\":
-            if pattern.startswith("Q", i + 1) and not in_class:
+            if not in_class and pattern.startswith("Q", i + 1):
                 quoted_end = pattern.find("\\E", i + 2)
                 i = end if quoted_end < 0 else quoted_end + 2
-            else:
-                i += 2
+                continue
+            any_byte = any_byte or (not in_class and pattern.startswith("C", i + 1))
+            i += 2
             continue
         if in_class:
             if pattern.startswith("[:", i):
@@ -175,16 +184,44 @@ def capture_names(pattern: str) -> list[str]:
             in_class = True
         else:
             if char == "(":
-                for opening in ("(?P<", "(?<"):
-                    if pattern.startswith(opening, i):
-                        start = i + len(opening)
-                        names.append(pattern[start : pattern.index(">", start)])
+                for prefix in ("(?P<", "(?<"):
+                    if pattern.startswith(prefix, i):
+                        close = pattern.index(">", i)
+                        name = pattern[i + len(prefix) : close]
+                        groups.append(_Group(pattern[i : close + 1], name))
                         break
                 else:
                     if not pattern.startswith("(?", i):
-                        names.append("")
+                        groups.append(_Group("(", ""))
             i += 1
-    return names
+    return groups, any_byte
+
+
+def capture_names(pattern: str) -> list[str]:
+    """The name of each capturing group of `pattern` (one RE2 accepts), in
+    order, ``""`` for an unnamed one, as Go's ``Regexp.SubexpNames()[1:]``.
+
+    A name may be used by several groups, which RE2's ``groupindex`` cannot
+    show (it keeps one group per name)."""
+    return [group.name for group in _scan_groups(pattern)[0]]
+
+
+_GO_NAME = re.compile(r"[0-9A-Za-z_]+")
+
+
+def go_syntax_error(pattern: str) -> str | None:
+    """``None`` if Go's ``regexp`` accepts `pattern`, else the error in RE2's
+    words: RE2's own, or, for what RE2 takes and Go does not (a group name
+    with other than ASCII letters, digits and ``_``; ``\\C``), the text RE2
+    gives for the same code."""
+    problem = re2_error(pattern)
+    if problem is not None:
+        return problem
+    groups, any_byte = _scan_groups(pattern)
+    for group in groups:
+        if group.opening != "(" and not _GO_NAME.fullmatch(group.name):
+            return f"invalid named capture group: {group.opening}"
+    return "invalid escape sequence: \\C" if any_byte else None
 
 
 def literal_to_hyperscan(text: str, anchor_start: bool, anchor_end: bool) -> bytes:

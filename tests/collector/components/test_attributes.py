@@ -170,6 +170,27 @@ def test_invalid_configs_have_upstreams_wording(name: str, problem: str) -> None
     assert load(name)[1][0] == problem
 
 
+@pytest.mark.parametrize(
+    ("action", "pattern", "reason"),
+    [
+        ("extract", "(?P<名>.*)", "invalid named capture group: (?P<名>"),
+        ("delete", "^a\\C", "invalid escape sequence: \\C"),
+        ("hash", "[(](?<ä>x)", "invalid named capture group: (?<ä>"),
+    ],
+)
+def test_patterns_go_refuses_are_invalid(action: str, pattern: str, reason: str) -> None:
+    """Go's regexp takes only ASCII letters, digits and ``_`` in a group name,
+    and no ``\\C``; RE2 takes both."""
+    config = AttributesConfig(actions=[ActionConfig(key="a", action=action, pattern=pattern)])
+    assert list(config.validate()) == [
+        (
+            "actions[0]",
+            f'error creating AttrProc. Field "pattern" has invalid pattern: "{pattern}" '
+            f"to be set at the 0-th actions ({reason})",
+        )
+    ]
+
+
 def test_unknown_keys_are_named_at_every_level() -> None:
     assert load("config_unknown_key.yaml")[1] == [
         "actions[0]: has invalid keys: regex",
@@ -307,6 +328,10 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
         ("a\\", "trailing backslash at end of expression: ``"),
         ("(?P<a.b>x)", "invalid named capture: `(?P<a.b>`"),
         ("`(", 'missing closing ): "`("'),
+        # RE2 takes these, Go's regexp does not.
+        ("(?P<é>x)", "invalid named capture: `(?P<é>`"),
+        ("a(?<ключ>x)", "invalid named capture: `(?<ключ>`"),
+        ("a\\C", "invalid escape sequence: `\\C`"),
     ],
 )
 def test_bad_patterns_are_reported_in_go_regexps_words(pattern: str, problem: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sluice.collector.component import Problem
 from sluice.collector.internal.attraction.values import CONVERTED_TYPES, unsupported
-from sluice.policy.regex_dialect import capture_names, compile_re2
+from sluice.policy.regex_dialect import capture_names, go_syntax_error
 
 ACTIONS = ("insert", "update", "upsert", "delete", "hash", "extract", "convert")
 
@@ -54,9 +54,8 @@ def action_problems(actions: Sequence[ActionConfig], key: str) -> Iterator[Probl
 
 
 def _pattern_problem(action: ActionConfig, index: int) -> str | None:
-    try:
-        compile_re2(action.pattern)
-    except ValueError as bad:
+    bad = go_syntax_error(action.pattern)
+    if bad is not None:
         return (
             f'error creating AttrProc. Field "pattern" has invalid pattern: '
             f'"{action.pattern}" to be set at the {index}-th actions ({bad})'
