@@ -315,6 +315,34 @@ def test_match_properties_errors_with_upstreams_wording() -> None:
 
 
 @pytest.mark.parametrize(
+    ("signal", "properties", "problem"),
+    [
+        (Signal.TRACE, {"span_names": ["x"]}, "error creating span name filters: "),
+        (
+            Signal.TRACE,
+            {"attributes": [{"key": "k", "value": "v"}]},
+            "error creating attribute filters: ",
+        ),
+        (Signal.LOG, {"log_bodies": ["x"]}, "error creating log record body filters: "),
+        (Signal.METRIC, {"metric_names": ["x"]}, ""),
+    ],
+)
+def test_a_negative_regexp_cache_size_is_refused(
+    signal: Signal, properties: dict[str, Any], problem: str
+) -> None:
+    """The cache is golang-lru's, which refuses a size below 1 (0 is
+    upstream's unbounded); only a regexp set has a cache."""
+    cache = {"cacheenabled": True, "cachemaxnumentries": -1}
+    for match_type, refused in (("regexp", True), ("strict", False)):
+        raw = {"match_type": match_type, "regexp": cache, **properties}
+        config = decoded(
+            AttributesConfig, {"actions": [{"key": "a", "action": "delete"}], "exclude": raw}
+        )
+        found = list(FACTORY.signal_problems(config, signal))
+        assert found == ([("exclude", f"{problem}must provide a positive size")] if refused else [])
+
+
+@pytest.mark.parametrize(
     ("pattern", "problem"),
     [
         ("a[b", "missing closing ]: `[b`"),

@@ -63,6 +63,9 @@ class StringSet:
         else:
             self.regex = compile_pattern("|".join(f"(?:{p})" for p in unique))
         if options is not None and options.cacheenabled:
+            if options.cachemaxnumentries < 0:
+                # golang-lru's refusal of a size below 1 (0 is unbounded).
+                raise MatchConfigError("must provide a positive size")
             self.cache = {}
             self.cache_limit = options.cachemaxnumentries
 
