@@ -383,6 +383,111 @@ def test_config_errors_name_the_condition_and_the_construct(
     assert problem in message
 
 
+PATH_ERROR = (
+    'segment "bodyx" from path "bodyx" is not a valid path nor a valid OTTL keyword for the log '
+    "context - review https://github.com/open-telemetry/opentelemetry-collector-contrib/tree/main"
+    "/pkg/ottl/contexts/ottllog to see all valid paths"
+)
+
+
+@pytest.mark.parametrize(
+    ("context", "condition", "problem"),
+    [
+        (
+            "log",
+            "IsMatch(body)",
+            'error while parsing arguments for call to "IsMatch": incorrect number of '
+            "arguments. Expected: 2 Received: 1",
+        ),
+        (
+            "log",
+            'IsMatch(body, "x", "y")',
+            'error while parsing arguments for call to "IsMatch": incorrect number of '
+            "arguments. Expected: 2 Received: 3",
+        ),
+        (
+            "log",
+            'IsMatch(target=body, "x", "y")',
+            'error while parsing arguments for call to "IsMatch": unnamed argument used after '
+            "named argument",
+        ),
+        (
+            "log",
+            'IsMatch(body, regex="x")',
+            'error while parsing arguments for call to "IsMatch": no such parameter: regex',
+        ),
+        (
+            "log",
+            "IsMatch(body, 1)",
+            'error while parsing arguments for call to "IsMatch": invalid argument at '
+            "position 1: must be a string",
+        ),
+        (
+            "log",
+            "IsMatch(pattern=1, target=body)",
+            'error while parsing arguments for call to "IsMatch": invalid argument at '
+            "position 0: must be a string",
+        ),
+        (
+            "log",
+            'IsMatch(bodyx, "x")',
+            'error while parsing arguments for call to "IsMatch": invalid argument at '
+            f"position 0: {PATH_ERROR}",
+        ),
+        (
+            "log",
+            'not IsMatch(body, "x") and IsMatch(bodyx, "x")',
+            'error while parsing arguments for call to "IsMatch": invalid argument at '
+            f"position 0: {PATH_ERROR}",
+        ),
+        (
+            "log",
+            "IsString(Foo(body))",
+            'error while parsing arguments for call to "IsString": invalid argument at '
+            'position 0: undefined function "Foo"',
+        ),
+        (
+            "log",
+            "IsString(SEVERITY_NUMBER_FOO)",
+            'error while parsing arguments for call to "IsString": invalid argument at '
+            "position 0: enum symbol, SEVERITY_NUMBER_FOO, not found",
+        ),
+        (
+            "log",
+            'Len(IsMatch(bodyx, "x")) > 0',
+            'error while parsing arguments for call to "Len": invalid argument at position 0: '
+            'error while parsing arguments for call to "IsMatch": invalid argument at '
+            f"position 0: {PATH_ERROR}",
+        ),
+        (
+            "metric",
+            'HasAttrOnDatapoint(name, "x")',
+            'error while parsing arguments for call to "HasAttrOnDatapoint": invalid argument '
+            "at position 0: must be a string",
+        ),
+        (
+            "log",
+            'IsMatch(body, "(")',
+            "couldn't create function: the pattern supplied to IsMatch is not a valid regexp "
+            "pattern: error parsing regexp: missing closing ): `(`",
+        ),
+    ],
+)
+def test_argument_errors_are_wrapped_as_upstreams_function_calls(
+    context: str, condition: str, problem: str
+) -> None:
+    """Upstream's newFunctionCall wraps what is wrong with a call's arguments
+    in 'error while parsing arguments for call to "Name": ', and buildArgs
+    what is wrong with one of them in 'invalid argument at position N: ' (N
+    its place in the call, named or not); unnamed-after-named is checked
+    before the count. A function that cannot be created (a bad pattern) is
+    'couldn't create function: ' alone."""
+    with pytest.raises(OttlConfigError) as raised:
+        evaluate(CONTEXTS[context], condition, None)
+    quoted = condition.replace("\\", "\\\\").replace('"', '\\"')
+    assert str(raised.value) == f'unable to parse OTTL condition "{quoted}": {problem}'
+
+
 @pytest.mark.parametrize(
     ("condition", "named"),
     [

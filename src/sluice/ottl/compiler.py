@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sluice.gostrconv import quoted
 from sluice.ottl import syntax
 from sluice.ottl.compare import EQ, NE, compare
 from sluice.ottl.contexts import ContainerMemo, Context, Getter
@@ -134,14 +135,18 @@ class Compiler:
     def call(self, call: syntax.Call) -> Getter:
         function = self._function(call)
         args: list[Any] = []
-        for (name, kind), argument in zip(function.params, self._bind(call, function), strict=True):
-            if kind == GETTER:
-                args.append(self._argument_value(argument))
-            elif isinstance(argument, syntax.Literal) and isinstance(argument.value, str):
-                args.append(argument.value)
-            else:
-                position = [p for p, _ in function.params].index(name)
-                raise OttlConfigError(f"invalid argument at position {position}: must be a string")
+        try:
+            bound = self._bind(call, function)
+            for (_, kind), (position, argument) in zip(function.params, bound, strict=True):
+                try:
+                    if kind == GETTER:
+                        args.append(self._argument_value(argument))
+                    else:
+                        args.append(_string_literal(argument))
+                except OttlConfigError as bad:
+                    raise _at_position(position, bad) from None
+        except OttlConfigError as bad:
+            raise _in_arguments(call, bad) from None
         if function.name == "IsMatch":
             problem = check_pattern(args[1])
             if problem is not None:
@@ -177,27 +182,31 @@ class Compiler:
         return function
 
     @staticmethod
-    def _bind(call: syntax.Call, function: Function) -> list[syntax.Value]:
-        """The arguments in parameter order (named ones placed by name)."""
+    def _bind(call: syntax.Call, function: Function) -> list[tuple[int, syntax.Value]]:
+        """The arguments in parameter order (named ones placed by name), each
+        with its position in the call. The checks are upstream's buildArgs',
+        in its order: an unnamed argument after a named one, then the count."""
+        named = False
+        for argument in call.args:
+            if argument.name is not None:
+                named = True
+            elif named:
+                raise OttlConfigError("unnamed argument used after named argument")
         names = [name for name, _ in function.params]
         if len(call.args) != len(names):
             raise OttlConfigError(
                 f"incorrect number of arguments. Expected: {len(names)} Received: {len(call.args)}"
             )
-        bound: dict[str, syntax.Value] = {}
-        named = False
+        bound: dict[str, tuple[int, syntax.Value]] = {}
         for position, argument in enumerate(call.args):
             if argument.name is None:
-                if named:
-                    raise OttlConfigError("unnamed argument used after named argument")
-                bound[names[position]] = argument.value
+                bound[names[position]] = (position, argument.value)
                 continue
-            named = True
             if argument.name not in names:
                 raise OttlConfigError(f"no such parameter: {argument.name}")
             if argument.name in bound:
                 raise OttlConfigError(f"duplicate argument: {argument.name}")
-            bound[argument.name] = argument.value
+            bound[argument.name] = (position, argument.value)
         return [bound[name] for name in names]
 
     # -- pattern leaves ----------------------------------------------------------
@@ -205,21 +214,29 @@ class Compiler:
     def _is_match_leaf(self, call: syntax.Call) -> tuple[Slot, int] | None:
         """The (slot, id) of ``IsMatch(path, "re")``; None for another target."""
         function = self._function(call)
-        target, pattern = self._bind(call, function)
-        if not isinstance(target, syntax.Path):
-            return None
-        if not (isinstance(pattern, syntax.Literal) and isinstance(pattern.value, str)):
-            raise OttlConfigError("invalid argument at position 1: must be a string")
-        problem = check_pattern(pattern.value)
+        try:
+            (target_at, target), (pattern_at, pattern) = self._bind(call, function)
+            if not isinstance(target, syntax.Path):
+                return None
+            try:
+                resolved = self.context.resolve(target, self.memos)
+                if resolved.sequence:
+                    raise OttlConfigError(
+                        f'path "{target}" is not supported by Sluice outside Len(): it is a '
+                        "slice of telemetry"
+                    )
+            except OttlConfigError as bad:
+                raise _at_position(target_at, bad) from None
+            try:
+                text = _string_literal(pattern)
+            except OttlConfigError as bad:
+                raise _at_position(pattern_at, bad) from None
+        except OttlConfigError as bad:
+            raise _in_arguments(call, bad) from None
+        problem = check_pattern(text)
         if problem is not None:
             raise OttlConfigError(f"couldn't create function: {problem}")
-        resolved = self.context.resolve(target, self.memos)
-        if resolved.sequence:
-            raise OttlConfigError(
-                f'path "{target}" is not supported by Sluice outside Len(): it is a slice of '
-                "telemetry"
-            )
-        return self.scans.pattern(resolved, pattern.value)
+        return self.scans.pattern(resolved, text)
 
     def _pattern_leaves(self, node: syntax.Boolean) -> list[tuple[Slot, int]] | None:
         if isinstance(node, syntax.Or):
@@ -230,6 +247,24 @@ class Compiler:
             found = self._is_match_leaf(node.call)
             return None if found is None else [found]
         return None
+
+
+def _string_literal(node: syntax.Value) -> str:
+    """A ``string`` parameter's value: a string literal only."""
+    if isinstance(node, syntax.Literal) and isinstance(node.value, str):
+        return node.value
+    raise OttlConfigError("must be a string")
+
+
+def _at_position(position: int, bad: OttlConfigError) -> OttlConfigError:
+    """What is wrong with one argument, as upstream's buildArgs words it."""
+    return OttlConfigError(f"invalid argument at position {position}: {bad}")
+
+
+def _in_arguments(call: syntax.Call, bad: OttlConfigError) -> OttlConfigError:
+    """What is wrong with a call's arguments, as upstream's newFunctionCall
+    words it."""
+    return OttlConfigError(f"error while parsing arguments for call to {quoted(call.name)}: {bad}")
 
 
 def _or(left: Predicate, right: Predicate) -> Predicate:
