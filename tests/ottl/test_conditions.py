@@ -529,6 +529,13 @@ def test_config_errors_name_the_condition_as_go_quotes_it(condition: str, named:
         ("1 < 2 < 3", '1:7: unexpected token "<"'),
         ('$foo == 1 and body == "x"', '1:1: invalid input text "$foo == 1 and bo..."'),
         ('body == "x', '1:9: invalid input text "\\"x"'),
+        # The whole text is lexed before it is parsed: a string with an escape
+        # Go does not take, or text no token matches, is reported first, at
+        # its line and column, the string as Go's %q writes it.
+        ('IsMatch(body, "\\d+")', '1:15: invalid quoted string "\\"\\\\d+\\"": invalid syntax'),
+        ('body == == "\\q"', '1:12: invalid quoted string "\\"\\\\q\\"": invalid syntax'),
+        ('body ==\n  "a\\\'"', '2:3: invalid quoted string "\\"a\\\\\'\\"": invalid syntax'),
+        ("body == == $x", '1:12: invalid input text "$x"'),
     ],
 )
 def test_syntax_errors_are_worded_as_upstreams_parser_words_them(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,15 +131,11 @@ Boolean = Or | And | Not | Compare | Constant | Predicate
 def parse_condition(text: str) -> Boolean:
     """The AST of one condition; raises :class:`OttlConfigError` with
     upstream's "condition has invalid syntax" for text that does not parse."""
+    _lex_as_upstream(text)
     try:
         tree = parser().parse(text)
     except UnexpectedCharacters as bad:
-        rest = text[bad.pos_in_stream or 0 :]
-        sample = rest if len(rest) <= 16 else rest[:16] + "..."
-        raise OttlConfigError(
-            f"condition has invalid syntax: {bad.line}:{bad.column}: "
-            f"invalid input text {quoted(sample)}"
-        ) from None
+        raise _invalid_input(text, bad.pos_in_stream or 0) from None
     except UnexpectedInput as bad:
         raise OttlConfigError(
             f"condition has invalid syntax: {_unexpected_token(text, bad)}"
@@ -152,6 +149,64 @@ def parse_condition(text: str) -> Boolean:
             raise bad.orig_exc from None
         raise
     return result
+
+
+_UPSTREAM_TOKEN = re.compile(
+    r"0x[a-fA-F0-9]+"
+    r"|[-+]?[0-9]*\.[0-9]+(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?[0-9]+"
+    r'|(?P<string>"(?:\\.|[^\\"])*")'
+    r"|\b(?:not|or|and)\b"
+    r"|==|!=|>=|<=|>|<"
+    r"|[-+/*]"
+    r"|\b(?:true|false)\b"
+    r"|[=(){}:,.\[\]]"
+    r"|[A-Z][A-Z0-9_]*"
+    r"|[a-z][a-z0-9_]*"
+    r"|[\t\n\f\r ]+",
+    re.ASCII,
+)
+"""Upstream's lexer rules (``grammar.go`` buildLexer), in its order: at each
+position the first rule that matches makes the token."""
+
+
+def _lex_as_upstream(text: str) -> None:
+    """Upstream's parser lexes the whole text before it parses it, unquoting
+    strings as it goes: a string with an escape Go's ``strconv.UnquoteChar``
+    does not take, or text no rule matches, is its error whatever syntax
+    error comes earlier in the text."""
+    position = 0
+    while position < len(text):
+        token = _UPSTREAM_TOKEN.match(text, position)
+        if token is None:
+            raise _invalid_input(text, position)
+        string = token.group("string")
+        if string is not None:
+            try:
+                unquote(string)
+            except OttlConfigError:
+                line, column = _line_column(text, position)
+                raise OttlConfigError(
+                    f"condition has invalid syntax: {line}:{column}: invalid quoted string "
+                    f"{quoted(string)}: invalid syntax"
+                ) from None
+        position = token.end()
+
+
+def _line_column(text: str, position: int) -> tuple[int, int]:
+    """Where `position` is, as participle counts: lines and characters from 1."""
+    return text.count("\n", 0, position) + 1, position - text.rfind("\n", 0, position)
+
+
+def _invalid_input(text: str, position: int) -> OttlConfigError:
+    """Participle's error for text no lexer rule matches: up to 16
+    characters of it."""
+    rest = text[position:]
+    sample = rest if len(rest) <= 16 else rest[:16] + "..."
+    line, column = _line_column(text, position)
+    return OttlConfigError(
+        f"condition has invalid syntax: {line}:{column}: invalid input text {quoted(sample)}"
+    )
 
 
 def _unexpected_token(text: str, bad: UnexpectedInput) -> str:
@@ -232,8 +287,7 @@ def unquote(token: str) -> str:
 
 def _bad_string(token: str) -> OttlConfigError:
     return OttlConfigError(
-        f"condition has invalid syntax: invalid quoted string {token}: invalid syntax "
-        '(inside an OTTL string a backslash is written \\\\, as in "\\\\d+")'
+        f"condition has invalid syntax: invalid quoted string {quoted(token)}: invalid syntax"
     )
 
 
