@@ -119,6 +119,42 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
     ]
 
 
+def _problems(raw: dict[str, Any]) -> list[str]:
+    problems = Problems()
+    decoded = decode(FilterConfig, raw, "", problems)
+    return problems.lines + [f"{key}: {message}" for key, message in decoded.validate()]
+
+
+def test_validation_stops_where_upstreams_does() -> None:
+    """An error_mode upstream cannot decode stops its config there, and its
+    Validate returns the first mix of OTTL conditions and include/exclude
+    (spans, metrics, then logs) alone, before it parses any condition."""
+    bad_condition = {"log_record": ["nope("]}
+    assert _problems({"error_mode": "fail", "logs": bad_condition}) == [
+        "error_mode: unknown error mode fail"
+    ]
+    legacy = {"match_type": "strict", "bodies": ["x"]}
+    spans = {"match_type": "strict", "services": ["x"]}
+    metrics = {"match_type": "strict", "metric_names": ["x"]}
+    assert _problems(
+        {
+            "logs": {"log_record": ["nope("], "include": legacy},
+            "metrics": {"metric": ["nope("], "exclude": metrics},
+            "traces": {"span": ["nope("]},
+            "spans": {"include": spans},
+        }
+    ) == [": cannot use ottl conditions and include/exclude for spans at the same time"]
+    assert _problems(
+        {
+            "logs": {"log_record": ["nope("], "include": legacy},
+            "metrics": {"metric": ['name == "x"'], "exclude": metrics},
+        }
+    ) == [": cannot use ottl conditions and include/exclude for metrics at the same time"]
+    assert _problems({"logs": {"log_record": ["nope("], "exclude": legacy}}) == [
+        ": cannot use ottl conditions and include/exclude for logs at the same time"
+    ]
+
+
 def test_factory_describes_the_component() -> None:
     assert FACTORY.component_type == "filter"
     assert FACTORY.module == (

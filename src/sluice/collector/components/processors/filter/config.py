@@ -150,8 +150,17 @@ class FilterConfig(ComponentConfig):
         ]
 
     def validate(self) -> Iterator[Problem]:
+        """Upstream's checks in its order. An error_mode it cannot decode
+        stops there (it never validates such a config), and so does the
+        first signal that mixes OTTL conditions with include/exclude (its
+        Validate returns that error alone)."""
         if self.mode not in ERROR_MODES:
             yield "error_mode", f"unknown error mode {self.mode}"
+            return
+        mixed = self._mixed()
+        if mixed is not None:
+            yield "", f"cannot use ottl conditions and include/exclude for {mixed} at the same time"
+            return
         yield from self._legacy()
         for key, context, conditions in self.conditions():
             for index, condition in enumerate(conditions):
@@ -161,25 +170,22 @@ class FilterConfig(ComponentConfig):
             for index, message in check(context, texts):
                 yield f"{key}[{index}]", message
 
+    def _mixed(self) -> str | None:
+        """The first signal (spans, metrics, logs: upstream's order) given
+        both OTTL conditions and include/exclude."""
+        mixes = (
+            ("spans", self.traces.span or self.traces.spanevent, self.spans),
+            ("metrics", self.metrics.metric or self.metrics.datapoint, self.metrics),
+            ("logs", self.logs.log_record, self.logs),
+        )
+        for signal, conditions, legacy in mixes:
+            if conditions and (legacy.include is not None or legacy.exclude is not None):
+                return signal
+        return None
+
     def _legacy(self) -> Iterator[Problem]:
-        """Upstream's check against mixing both styles (its wording) and of
-        ``severity_number.min``; Sluice's refusal of legacy metric matching."""
-        legacy = {
-            "spans": [self.spans.include, self.spans.exclude],
-            "metrics": [self.metrics.include, self.metrics.exclude],
-            "logs": [self.logs.include, self.logs.exclude],
-        }
-        has_ottl = {
-            "spans": bool(self.traces.span or self.traces.spanevent),
-            "metrics": bool(self.metrics.metric or self.metrics.datapoint),
-            "logs": bool(self.logs.log_record),
-        }
-        for signal, given in legacy.items():
-            if has_ottl[signal] and any(p is not None for p in given):
-                yield (
-                    "",
-                    f"cannot use ottl conditions and include/exclude for {signal} at the same time",
-                )
+        """Upstream's check of ``severity_number.min``; Sluice's refusal of
+        legacy metric matching."""
         for key in ("include", "exclude", "regexp"):
             if getattr(self.metrics, key) is not None:
                 yield f"metrics::{key}", LEGACY.format(where="metrics.metric")
