@@ -140,13 +140,14 @@ class FilterConfig(ComponentConfig):
         return self.error_mode.lower()
 
     def conditions(self) -> list[tuple[str, Context, list[str]]]:
-        """(key path, context, conditions) of every condition list."""
+        """(key path, context, conditions) of every condition list, in the
+        order upstream's Validate parses them."""
         return [
-            ("logs::log_record", LOG, self.logs.log_record),
-            ("metrics::metric", METRIC, self.metrics.metric),
-            ("metrics::datapoint", DATAPOINT, self.metrics.datapoint),
             ("traces::span", SPAN, self.traces.span),
             ("traces::spanevent", SPAN_EVENT, self.traces.spanevent),
+            ("metrics::metric", METRIC, self.metrics.metric),
+            ("metrics::datapoint", DATAPOINT, self.metrics.datapoint),
+            ("logs::log_record", LOG, self.logs.log_record),
         ]
 
     def validate(self) -> Iterator[Problem]:
