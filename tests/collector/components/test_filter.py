@@ -267,6 +267,33 @@ def test_a_signal_without_conditions_passes_untouched() -> None:
     assert sink.received == [batch]
 
 
+def test_a_filtered_counter_appears_with_the_first_batch_it_filters() -> None:
+    """Upstream's processors add the dropped count (0 too) once per batch
+    they filter, and its OpenTelemetry counters have no series before that;
+    a signal without conditions records nothing."""
+    telemetry = ServiceTelemetry()
+    shared: dict[str, Any] = {}
+    filter_config = config(logs={"log_record": ['severity_text == "DEBUG"']})
+    log_processor = FACTORY.create(
+        settings("filter", shared, telemetry), filter_config, Signal.LOG, Sink()
+    )
+    trace_sink = Sink()
+    trace_processor = FACTORY.create(
+        settings("filter", shared, telemetry, "traces"), filter_config, Signal.TRACE, trace_sink
+    )
+    sample = telemetry.registry.get_sample_value
+    logs_filtered = "otelcol_processor_filter_logs_filtered_total"
+    spans_filtered = "otelcol_processor_filter_spans_filtered_total"
+    assert sample(logs_filtered, {"filter": "filter"}) is None
+    run(log_processor, logs(("INFO", "kept")))
+    assert sample(logs_filtered, {"filter": "filter"}) == 0.0
+    run(log_processor, logs(("DEBUG", "dropped")))
+    assert sample(logs_filtered, {"filter": "filter"}) == 1.0
+    run(trace_processor, ExportTraceServiceRequest())
+    assert len(trace_sink.received) == 1
+    assert sample(spans_filtered, {"filter": "filter"}) is None
+
+
 # -- metrics ---------------------------------------------------------------------
 
 

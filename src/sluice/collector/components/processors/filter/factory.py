@@ -86,6 +86,7 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
             next_,
             walker,
             [s for s in sequences if s is not None],
-            FilteredCounters.of(settings).families[signal].labels(str(settings.id)),
+            FilteredCounters.of(settings).families[signal],
+            str(settings.id),
             settings.logger,
         )

@@ -85,6 +85,7 @@ class FilterProcessor(Processor):
         walker: Walker | None,
         sequences: list[Matcher],
         counter: Any,
+        processor_id: str,
         logger: logging.Logger,
     ):
         self.signal = signal
@@ -93,6 +94,10 @@ class FilterProcessor(Processor):
         """None when no condition applies to the signal: data passes untouched."""
         self.sequences = sequences
         self.counter = counter
+        """The signal's ``*_filtered`` family; its series (``filter`` = the
+        processor id) is made by the first batch filtered, as upstream's
+        counter has none before it adds to it."""
+        self.processor_id = processor_id
         self.logger = logger
         self.resources = pdata.RESOURCES[signal]
 
@@ -107,8 +112,7 @@ class FilterProcessor(Processor):
             raise permanent(str(failed)) from None
         finally:
             self._report_failures()
-        if dropped:
-            self.counter.inc(dropped)
+        self.counter.labels(self.processor_id).inc(dropped)  # 0 too, as upstream adds it
         if not len(getattr(data, self.resources)):
             return  # everything dropped: an empty request goes nowhere
         await self.next.consume(data)
