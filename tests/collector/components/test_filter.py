@@ -155,6 +155,21 @@ def test_validation_stops_where_upstreams_does() -> None:
     ]
 
 
+def test_an_empty_condition_list_is_given_as_upstream_reads_it() -> None:
+    """Upstream tells a list written empty (``[]``) from one not written (its
+    Validate and processors test ``!= nil``): an empty list cannot sit with
+    include/exclude either."""
+    legacy = {"match_type": "strict", "bodies": ["x"]}
+    assert _problems({"logs": {"log_record": [], "include": legacy}}) == [
+        ": cannot use ottl conditions and include/exclude for logs at the same time"
+    ]
+    spans = {"match_type": "strict", "services": ["x"]}
+    assert _problems({"traces": {"spanevent": []}, "spans": {"exclude": spans}}) == [
+        ": cannot use ottl conditions and include/exclude for spans at the same time"
+    ]
+    assert _problems({"logs": {"log_record": None, "include": legacy}}) == []
+
+
 def test_factory_describes_the_component() -> None:
     assert FACTORY.component_type == "filter"
     assert FACTORY.module == (
@@ -292,6 +307,28 @@ def test_a_filtered_counter_appears_with_the_first_batch_it_filters() -> None:
     run(trace_processor, ExportTraceServiceRequest())
     assert len(trace_sink.received) == 1
     assert sample(spans_filtered, {"filter": "filter"}) is None
+
+
+def test_an_empty_condition_list_still_walks_and_prunes_the_batch() -> None:
+    """As upstream's processor with an empty condition list: nothing is
+    dropped, but empty scopes and resources are removed and the
+    (zero) count recorded."""
+    telemetry = ServiceTelemetry()
+    processor, sink = make({"logs": {"log_record": []}}, Signal.LOG, telemetry)
+    batch = logs(("INFO", "kept"))
+    batch.resource_logs[0].scope_logs.add()  # no records
+    batch.resource_logs.add()  # no scopes
+    run(processor, batch)
+    (received,) = sink.received
+    assert len(received.resource_logs) == 1
+    assert len(received.resource_logs[0].scope_logs) == 1
+    assert log_bodies(received) == ["kept"]
+    assert (
+        telemetry.registry.get_sample_value(
+            "otelcol_processor_filter_logs_filtered_total", {"filter": "filter"}
+        )
+        == 0.0
+    )
 
 
 # -- metrics ---------------------------------------------------------------------

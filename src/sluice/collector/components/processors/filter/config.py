@@ -87,8 +87,9 @@ class LogMatchProperties:
 
 @dataclass(frozen=True)
 class LogFilters:
-    log_record: list[str] = field(default_factory=list)
-    """Drop a log record when any condition is true (log context)."""
+    log_record: list[str] | None = None
+    """Drop a log record when any condition is true (log context). None when
+    not written: upstream tells it from a list written empty."""
     include: LogMatchProperties | None = None
     """Keep only the records that match (legacy)."""
     exclude: LogMatchProperties | None = None
@@ -106,22 +107,31 @@ class SpanMatchConfig:
 
 @dataclass(frozen=True)
 class MetricFilters:
-    metric: list[str] = field(default_factory=list)
+    metric: list[str] | None = None
     """Drop a metric when any condition is true (metric context)."""
-    datapoint: list[str] = field(default_factory=list)
+    datapoint: list[str] | None = None
     """Drop a data point when any condition is true (data point context); a
     metric left with no data points is dropped."""
     include: Any = None
     exclude: Any = None
     regexp: Any = None
 
+    def has_conditions(self) -> bool:
+        """A condition list is written (even empty)."""
+        return self.metric is not None or self.datapoint is not None
+
 
 @dataclass(frozen=True)
 class TraceFilters:
-    span: list[str] = field(default_factory=list)
+    span: list[str] | None = None
     """Drop a span when any condition is true (span context)."""
-    spanevent: list[str] = field(default_factory=list)
+    spanevent: list[str] | None = None
     """Drop a span event when any condition is true (span event context)."""
+
+    def has_conditions(self) -> bool:
+        """A condition list is written (even empty): upstream then uses them
+        and not ``spans.include`` / ``spans.exclude``."""
+        return self.span is not None or self.spanevent is not None
 
 
 @dataclass(frozen=True)
@@ -139,7 +149,7 @@ class FilterConfig(ComponentConfig):
     def mode(self) -> str:
         return self.error_mode.lower()
 
-    def conditions(self) -> list[tuple[str, Context, list[str]]]:
+    def conditions(self) -> list[tuple[str, Context, list[str] | None]]:
         """(key path, context, conditions) of every condition list, in the
         order upstream's Validate parses them."""
         return [
@@ -163,7 +173,8 @@ class FilterConfig(ComponentConfig):
             yield "", f"cannot use ottl conditions and include/exclude for {mixed} at the same time"
             return
         yield from self._legacy()
-        for key, context, conditions in self.conditions():
+        for key, context, given in self.conditions():
+            conditions = given or []
             for index, condition in enumerate(conditions):
                 if not isinstance(condition, str):
                     yield f"{key}[{index}]", "a condition must be a string"
@@ -173,11 +184,12 @@ class FilterConfig(ComponentConfig):
 
     def _mixed(self) -> str | None:
         """The first signal (spans, metrics, logs: upstream's order) given
-        both OTTL conditions and include/exclude."""
+        both OTTL conditions (a list written empty too, as upstream tests
+        ``!= nil``) and include/exclude."""
         mixes = (
-            ("spans", self.traces.span or self.traces.spanevent, self.spans),
-            ("metrics", self.metrics.metric or self.metrics.datapoint, self.metrics),
-            ("logs", self.logs.log_record, self.logs),
+            ("spans", self.traces.has_conditions(), self.spans),
+            ("metrics", self.metrics.has_conditions(), self.metrics),
+            ("logs", self.logs.log_record is not None, self.logs),
         )
         for signal, conditions, legacy in mixes:
             if conditions and (legacy.include is not None or legacy.exclude is not None):

@@ -56,17 +56,22 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
 
         cache = DatabaseCache.default()
 
-        def compiled(context: Context, conditions: list[str]) -> ConditionSequence | None:
-            if not conditions:
+        def compiled(context: Context, conditions: list[str] | None) -> ConditionSequence | None:
+            """None when the list is not written; a list written empty drops
+            nothing but still has the batch walked (and pruned), as upstream."""
+            if conditions is None:
                 return None
             return ConditionSequence(context, conditions, config.mode, cache)
 
         walker: Walker | None = None
         sequences: list[Matcher | None]
         if signal is Signal.LOG:
-            sequences = [compiled(LOG, config.logs.log_record) or legacy_matcher(config, signal)]
-            if sequences[0] is not None:
-                walker = LogFilter(sequences[0])
+            records: Matcher | None = compiled(LOG, config.logs.log_record)
+            if records is None:
+                records = legacy_matcher(config, signal)
+            sequences = [records]
+            if records is not None:
+                walker = LogFilter(records)
         elif signal is Signal.METRIC:
             sequences = [
                 compiled(METRIC, config.metrics.metric),
@@ -75,10 +80,10 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
             if any(s is not None for s in sequences):
                 walker = MetricFilter(*sequences)
         else:
-            sequences = [
-                compiled(SPAN, config.traces.span) or legacy_matcher(config, signal),
-                compiled(SPAN_EVENT, config.traces.spanevent),
-            ]
+            spans: Matcher | None = compiled(SPAN, config.traces.span)
+            if not config.traces.has_conditions():
+                spans = legacy_matcher(config, signal)
+            sequences = [spans, compiled(SPAN_EVENT, config.traces.spanevent)]
             if any(s is not None for s in sequences):
                 walker = TraceFilter(*sequences)
         return FilterProcessor(

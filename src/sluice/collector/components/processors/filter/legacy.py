@@ -114,12 +114,12 @@ def log_properties(config: FilterConfig) -> tuple[MatchProperties | None, MatchP
 def legacy_problems(config: FilterConfig, signal: Signal) -> list[Problem]:
     """What upstream refuses when it builds the legacy matching for a
     pipeline of `signal` (its wording: logs' errors are wrapped)."""
-    if signal is Signal.LOG and not config.logs.log_record:
+    if signal is Signal.LOG and config.logs.log_record is None:
         return [
             (f"logs::{where}", f"failed to build skip matcher: {message}")
             for where, message in selection_problems(*log_properties(config), Signal.LOG)
         ]
-    if signal is Signal.TRACE and not (config.traces.span or config.traces.spanevent):
+    if signal is Signal.TRACE and not config.traces.has_conditions():
         spans = config.spans
         return [
             (f"spans::{where}", message)
