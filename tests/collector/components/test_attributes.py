@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from sluice.collector import client, pdata
 from sluice.collector.components.processors.attributes import FACTORY
@@ -35,6 +36,15 @@ TESTDATA = Path(__file__).parent / "testdata" / "attributes"
 
 def load(name: str) -> tuple[AttributesConfig, list[str]]:
     return load_config(AttributesConfig, TESTDATA / name)
+
+
+def created(name: str, signal: Signal = Signal.TRACE) -> list[str]:
+    """The problems of a config file once it loads and a pipeline of `signal`
+    creates the processor (where upstream checks the actions)."""
+    config, problems = load(name)
+    return problems or [
+        f"{key}: {message}" for key, message in FACTORY.signal_problems(config, signal)
+    ]
 
 
 def run(config: AttributesConfig, signal: Signal, data: Any) -> Any:
@@ -167,7 +177,40 @@ def test_every_action_and_value_type_decodes() -> None:
     ],
 )
 def test_invalid_configs_have_upstreams_wording(name: str, problem: str) -> None:
-    assert load(name)[1][0] == problem
+    assert created(name)[0] == problem
+
+
+def test_actions_are_checked_when_a_pipeline_creates_the_processor() -> None:
+    """Upstream's Validate wants only a non-empty ``actions``; its NewAttrProc
+    checks them when a pipeline creates the processor, for every signal."""
+    config, problems = load("config_upstream_regex_insert.yaml")
+    assert problems == []
+    for signal in SIGNALS:
+        assert list(FACTORY.signal_problems(config, signal)) == [
+            (
+                "actions[0]",
+                'error creating AttrProc. Field "pattern" contains at least one unnamed '
+                "matcher group at the 0-th actions",
+            )
+        ]
+
+
+def test_an_action_problem_is_reported_before_include_problems() -> None:
+    """Upstream creates the AttrProc before the include/exclude matcher and
+    stops at its error."""
+    config = decoded(
+        AttributesConfig,
+        {
+            "actions": [{"action": "insert", "value": 1}],
+            "include": {"match_type": "strict", "log_bodies": ["x"]},
+        },
+    )
+    assert list(FACTORY.signal_problems(config, Signal.TRACE)) == [
+        (
+            "actions[0]",
+            'error creating AttrProc due to missing required field "key" at the 0-th actions',
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -182,7 +225,8 @@ def test_patterns_go_refuses_are_invalid(action: str, pattern: str, reason: str)
     """Go's regexp takes only ASCII letters, digits and ``_`` in a group name,
     and no ``\\C``; RE2 takes both."""
     config = AttributesConfig(actions=[ActionConfig(key="a", action=action, pattern=pattern)])
-    assert list(config.validate()) == [
+    assert list(config.validate()) == []
+    assert list(FACTORY.signal_problems(config, Signal.LOG)) == [
         (
             "actions[0]",
             f'error creating AttrProc. Field "pattern" has invalid pattern: "{pattern}" '
@@ -760,3 +804,58 @@ def test_validate_names_the_property_a_pipelines_signal_does_not_have(tmp_path: 
         f"{config}: processors::attributes/log_body_regexp::include: log_bodies should not be "
         'specified for trace spans (creating it for pipeline "traces")'
     )
+
+
+def _with_pipelines(tmp_path: Path, pipelines: dict[str, Any]) -> Path:
+    """upstream_examples.yaml's components (every processor of upstream's
+    testdata/config.yaml among them) under other pipelines."""
+    raw = yaml.safe_load((TESTDATA / "upstream_examples.yaml").read_text())
+    raw["service"] = {"pipelines": pipelines}
+    config = tmp_path / "collector.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    return config
+
+
+def test_upstreams_testdata_config_validates(tmp_path: Path) -> None:
+    """Upstream's testdata/config.yaml: every processor configured, one used;
+    attributes/regex_insert's unnamed group is no problem while no pipeline
+    creates it."""
+    config = _with_pipelines(
+        tmp_path,
+        {
+            "traces": {
+                "receivers": ["otlp"],
+                "processors": ["attributes/insert"],
+                "exporters": ["debug"],
+            }
+        },
+    )
+    result = run_cli("validate", "--config", str(config))
+    assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+
+
+def test_a_pipeline_that_uses_bad_actions_does_not_start(tmp_path: Path) -> None:
+    """Used by a pipeline, attributes/regex_insert fails as upstream's
+    NewAttrProc fails when the pipeline creates it; validate reports it too."""
+    config = _with_pipelines(
+        tmp_path,
+        {
+            "traces": {
+                "receivers": ["otlp"],
+                "processors": ["attributes/insert", "attributes/regex_insert"],
+                "exporters": ["debug"],
+            }
+        },
+    )
+    problem = (
+        f"{config}: processors::attributes/regex_insert::actions[0]: error creating AttrProc. "
+        'Field "pattern" contains at least one unnamed matcher group at the 0-th actions '
+        '(creating it for pipeline "traces")'
+    )
+    for command in (["validate"], []):
+        result = run_cli(*command, "--config", str(config))
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            problem,
+            "sluice-collector: the config does not load (1 problem(s))",
+        ]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sluice.collector.component import ComponentConfig, Problem
-from sluice.collector.internal.attraction import ActionConfig, action_problems
+from sluice.collector.internal.attraction import ActionConfig
 from sluice.collector.internal.filtermatch import MatchProperties
 
 
@@ -22,7 +22,8 @@ class AttributesConfig(ComponentConfig):
     """Items matching these are not processed (checked after ``include``)."""
 
     def validate(self) -> Iterator[Problem]:
+        """As upstream's ``Validate``: only a non-empty ``actions``; the actions
+        themselves are checked when a pipeline creates the processor (see
+        the factory's ``signal_problems``)."""
         if not self.actions:
             yield "", 'missing required field "actions"'
-            return
-        yield from action_problems(self.actions, "actions")

@@ -13,6 +13,7 @@ from sluice.collector.component import (
     Settings,
 )
 from sluice.collector.components.processors.attributes.config import AttributesConfig
+from sluice.collector.internal.attraction import action_problems
 from sluice.collector.internal.filtermatch import selection_problems
 from sluice.policy import Signal
 
@@ -28,9 +29,12 @@ class AttributesProcessorFactory(ProcessorFactory[AttributesConfig]):
     """Regex patterns and regexp matching run on RE2 (the builder's cgo_enabled)."""
 
     def signal_problems(self, config: AttributesConfig, signal: Signal) -> Iterable[Problem]:
-        """``include`` / ``exclude`` properties the signal does not have, or
-        that do not compile (upstream's errors when it creates the processor)."""
-        return selection_problems(config.include, config.exclude, signal)
+        """Upstream's errors when a pipeline creates the processor, the first
+        only, in its order: an action's (``NewAttrProc``), else ``include`` /
+        ``exclude`` properties the signal does not have or that do not
+        compile."""
+        problems = list(action_problems(config.actions, "actions"))
+        return problems or selection_problems(config.include, config.exclude, signal)
 
     def create(
         self, settings: Settings, config: AttributesConfig, signal: Signal, next_: Consumer
