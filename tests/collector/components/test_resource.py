@@ -4,6 +4,7 @@ and traces."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +52,49 @@ def test_configs_with_upstreams_wording() -> None:
         ("redundant-attribute", "delete"),
     ]
     assert load("config_empty.yaml")[1] == ['missing required field "attributes"']
-    assert load("config_bad_action.yaml")[1] == [
-        'attributes[0]: error creating AttrProc. Either field "value", "from_attribute" or '
-        '"from_context" setting must be specified for 0-th action',
-    ]  # and no word of the 1-th action's unnamed group: upstream stops at the first
     assert load("config_unknown_key.yaml")[1] == ["has invalid keys: include"]
+
+
+def test_actions_are_checked_when_a_pipeline_creates_the_processor() -> None:
+    """Upstream's Validate wants only a non-empty ``attributes``; NewAttrProc
+    checks the actions when a pipeline creates the processor."""
+    config, problems = load("config_bad_action.yaml")
+    assert problems == []
+    for signal in SIGNALS:
+        assert list(FACTORY.signal_problems(config, signal)) == [
+            (
+                "attributes[0]",
+                'error creating AttrProc. Either field "value", "from_attribute" or '
+                '"from_context" setting must be specified for 0-th action',
+            )
+        ]  # and no word of the 1-th action's unnamed group: upstream stops at the first
+
+
+def test_a_processor_with_bad_actions_loads_until_a_pipeline_uses_it(tmp_path: Path) -> None:
+    config = tmp_path / "collector.yaml"
+    bad = (TESTDATA / "config_bad_action.yaml").read_text()
+    unused = (
+        (TESTDATA / "upstream_examples.yaml")
+        .read_text()
+        .replace("processors:\n", "processors:\n" + textwrap.indent(bad, "  "), 1)
+    )
+    config.write_text(unused)
+    result = run_cli("validate", "--config", str(config), env={"DEPLOYMENT_ENV": ""})
+    assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
+    config.write_text(unused.replace("[resource/readme,", "[resource/bad_action, resource/readme,"))
+    problems = [
+        f"{config}: processors::resource/bad_action::attributes[0]: error creating AttrProc. "
+        'Either field "value", "from_attribute" or "from_context" setting must be specified '
+        f'for 0-th action (creating it for pipeline "{pipeline}")'
+        for pipeline in ("traces", "logs", "metrics")
+    ]
+    for command in (["validate"], []):
+        result = run_cli(*command, "--config", str(config), env={"DEPLOYMENT_ENV": ""})
+        assert result.returncode == 1
+        assert result.stderr.splitlines() == [
+            *problems,
+            "sluice-collector: the config does not load (3 problem(s))",
+        ]
 
 
 def test_upstreams_examples_validate(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """One attribute action as configured (upstream's ``attraction.ActionKeyValue``)
 and the checks upstream's ``NewAttrProc`` makes, with its wording.
 
-Upstream makes these checks when it creates the processor; here they run
-when the config is validated, so ``validate`` (and ``--dry-run``) report them.
+Upstream makes these checks when a pipeline creates the processor, not in
+its config's ``Validate``: so do the processors' ``signal_problems``, which
+the service runs for the processors its pipelines use (``validate`` and
+``--dry-run`` report them too).
 """
 
 from __future__ import annotations

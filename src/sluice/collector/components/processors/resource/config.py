@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sluice.collector.component import ComponentConfig, Problem
-from sluice.collector.internal.attraction import ActionConfig, action_problems
+from sluice.collector.internal.attraction import ActionConfig
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,8 @@ class ResourceConfig(ComponentConfig):
     """Applied in order to the attributes of every resource."""
 
     def validate(self) -> Iterator[Problem]:
+        """As upstream's ``Validate``: only a non-empty ``attributes``; the
+        actions themselves are checked when a pipeline creates the processor
+        (see the factory's ``signal_problems``)."""
         if not self.attributes:
             yield "", 'missing required field "attributes"'
-            return
-        yield from action_problems(self.attributes, "attributes")

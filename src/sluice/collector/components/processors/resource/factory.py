@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
-from sluice.collector.component import Consumer, Processor, ProcessorFactory, Settings
+from sluice.collector.component import Consumer, Problem, Processor, ProcessorFactory, Settings
 from sluice.collector.components.processors.resource.config import ResourceConfig
+from sluice.collector.internal.attraction import action_problems
 from sluice.policy import Signal
 
 
@@ -17,6 +18,11 @@ class ResourceProcessorFactory(ProcessorFactory[ResourceConfig]):
     config_type = ResourceConfig
     needs_native = True
     """Regex patterns and regexp matching run on RE2 (the builder's cgo_enabled)."""
+
+    def signal_problems(self, config: ResourceConfig, signal: Signal) -> Iterable[Problem]:
+        """The first action's problem, upstream's ``NewAttrProc`` error when a
+        pipeline creates the processor."""
+        return action_problems(config.attributes, "attributes")
 
     def create(
         self, settings: Settings, config: ResourceConfig, signal: Signal, next_: Consumer
