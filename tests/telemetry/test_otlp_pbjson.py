@@ -185,9 +185,37 @@ def test_text_that_is_not_utf8_reads_as_replacement_characters() -> None:
 
 
 @pytest.mark.parametrize(
+    "body",
+    [b"null", b" \r\n\tnull", b"{}garbage", b'{"resourceSpans":[]} {"x":', b"null\xff", b"{}\n{}"],
+)
+def test_the_request_is_the_first_value_and_may_be_null(body: bytes) -> None:
+    # As pdata's jsoniter reader: ReadObjectCB takes null as an empty object
+    # and stops after the first complete value, never looking further.
+    assert from_json(Signal.TRACE, body) == ExportTraceServiceRequest()
+
+
+def test_the_rest_of_the_body_is_never_read() -> None:
+    body = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"}]}]}]}]]\xff'
+    assert from_json(Signal.TRACE, body).resource_spans[0].scope_spans[0].spans[0].name == "a"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"\xef\xbb\xbf{}", b"\xef\xbb\xbfnull", "{}".encode("utf-16"), "{}".encode("utf-16-le")],
+)
+def test_a_body_is_utf8_without_byte_order_mark(body: bytes) -> None:
+    # jsoniter skips only space, tab, CR and LF before the value and reads bytes:
+    # a BOM or a UTF-16 body is "expect { or n" (400 at the receiver).
+    with pytest.raises(ValueError, match="not JSON"):
+        from_json(Signal.TRACE, body)
+
+
+@pytest.mark.parametrize(
     ("body", "message"),
     [
         (b"", "not JSON"),
+        (b" ", "not JSON"),
+        (b"nul", "not JSON"),
         (b"[]", "expected a JSON object"),
         (b'{"resourceSpans": {}}', "resourceSpans: expected a JSON array"),
         (b'{"resourceSpans": [1]}', "expected a JSON object, got 1"),

@@ -20,7 +20,9 @@ message's set fields the same way, three times faster than
 Text that is not valid UTF-8 (invalid bytes, lone surrogate escapes) is read
 as U+FFFD instead of failing the request: upstream's decoder does so for lone
 surrogates and keeps invalid bytes, which a protobuf string here cannot hold.
-Everything else that is not an export request raises ValueError.
+A body is read as pdata reads it: ``null`` is an empty request, and nothing
+after the first value is looked at. Everything else that is not an export
+request raises ValueError.
 """
 
 from __future__ import annotations
@@ -116,6 +118,8 @@ def from_json(signal: Signal, body: bytes) -> Any:
     logs, ``Export{Metrics,Trace}ServiceRequest`` otherwise. Raises ValueError
     naming the problem."""
     document = _parse(body)
+    if document is None:  # pdata reads a null request as an empty one
+        document = {}
     request_class = REQUESTS[signal]
     try:
         fields = _reader(request_class.DESCRIPTOR)(document, 0)
@@ -128,26 +132,32 @@ def from_json(signal: Signal, body: bytes) -> Any:
 
 
 def _parse(body: bytes) -> Any:
-    """The JSON document, with text that is not valid UTF-8 read as U+FFFD.
+    """The first JSON value of the body, with text that is not valid UTF-8
+    read as U+FFFD, as pdata's jsoniter reader takes it: after space, tab, CR
+    and LF (a byte order mark or a UTF-16 body is not JSON), and never looking
+    past the end of that value.
 
     orjson reads what it accepts exactly as ``json`` would for OTLP: the one
     difference, integers past 64 bits read as floats, concerns values no OTLP
-    field can hold (they are refused either way). It refuses invalid UTF-8 and
-    lone surrogate escapes, which ``json`` then reads."""
+    field can hold (they are refused either way). It refuses invalid UTF-8,
+    lone surrogate escapes and content after the value, which ``json`` then
+    reads."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         pass
+    text = body.decode("utf-8", "replace")
+    start = len(text) - len(text.lstrip(" \t\r\n"))
     try:
-        try:
-            document = json.loads(body)
-        except UnicodeDecodeError:
-            document = json.loads(body.decode("utf-8", "replace"))
+        document, _end = _FIRST_VALUE.raw_decode(text, start)
         return _without_surrogates(jsonbody.check_depth(document))
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     except ValueError as problem:
         raise ValueError(f"not JSON: {problem}") from None
+
+
+_FIRST_VALUE = json.JSONDecoder()
 
 
 def _without_surrogates(value: Any) -> Any:
