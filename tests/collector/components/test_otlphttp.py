@@ -899,9 +899,23 @@ def test_items_sizer_counts_items(sink: Upstream) -> None:
         await consumer.consume(logs(4))
         with pytest.raises(ConsumerError, match="full"):
             await consumer.consume(logs(2))
-        with pytest.raises(ConsumerError, match="larger than the sending queue") as too_big:
+        # A batch larger than the whole queue does not fit either: upstream's
+        # bounded queue answers ErrQueueIsFull, which the receiver makes a 503.
+        with pytest.raises(ConsumerError, match=r"^sending queue is full$") as too_big:
             await consumer.consume(logs(6))
-        assert not too_big.value.retryable
+        assert too_big.value.retryable
+
+    used = run(config(sink, sending_queue=queue), body)
+    assert counter(used, LOG_ENQUEUE_FAILED, exporter="otlphttp") == 8
+
+
+def test_a_batch_larger_than_a_blocking_queue_is_refused_as_a_full_queue(sink: Upstream) -> None:
+    queue = QueueSettings(num_consumers=1, queue_size=5, sizer="items", block_on_overflow=True)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        with pytest.raises(ConsumerError, match=r"^sending queue is full$") as too_big:
+            await asyncio.wait_for(exporter.consumer(Signal.LOG).consume(logs(6)), 5)
+        assert too_big.value.retryable
 
     run(config(sink, sending_queue=queue), body)
 

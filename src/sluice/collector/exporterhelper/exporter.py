@@ -30,7 +30,6 @@ from sluice.collector.component import (
     Exporter,
     Host,
     Settings,
-    permanent,
     refused,
 )
 from sluice.collector.exporterhelper.config import QueueSettings, RetrySettings
@@ -133,15 +132,11 @@ class SignalExporter(Consumer):
                 raise failure
             return
         batch = QueuedBatch(data, items, self._weigh(data, items))
-        if batch.size > self.queue.capacity:
-            self.enqueue_failed.inc(items)
-            raise permanent(
-                f"batch of {batch.size} {self.settings.sizer} is larger than "
-                f"the sending queue ({self.queue.capacity})"
-            )
         if self.settings.wait_for_result:
             batch.outcome = asyncio.get_running_loop().create_future()
-        if self.settings.blocks:
+        # A batch larger than the whole queue never fits: upstream's bounded
+        # queue refuses it as full too, never waiting for room.
+        if self.settings.blocks and batch.size <= self.queue.capacity:
             await self.queue.put(batch)
         elif not self.queue.offer(batch):
             self.enqueue_failed.inc(items)
