@@ -447,7 +447,8 @@ def test_past_the_cardinality_limit_a_new_combination_is_refused_for_good() -> N
     assert asyncio.run(scenario()) == [
         "accepted",
         "accepted",
-        "too many batcher metadata-value combinations",
+        # upstream's consumererror.NewPermanent, as the receiver answers it
+        "Permanent error: too many batcher metadata-value combinations",
         "accepted",
     ]
     assert sorted(info.get("tenant") for info in sink.clients) == [("a",), ("b",)]

@@ -45,8 +45,9 @@ RETRY_SECS = 1.0
 """How soon a held batch is offered again when its refusal names no delay."""
 
 
-TOO_MANY_BATCHERS = "too many batcher metadata-value combinations"
-"""Upstream's (permanent) refusal beyond ``metadata_cardinality_limit``."""
+TOO_MANY_BATCHERS = "Permanent error: too many batcher metadata-value combinations"
+"""Upstream's refusal beyond ``metadata_cardinality_limit``: a permanent
+error, whose text consumererror.NewPermanent prefixes."""
 
 ShardKey = tuple[tuple[str, ...], ...]
 """The values of each metadata key, in the keys' sorted order."""
