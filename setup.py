@@ -49,7 +49,9 @@ COMPILED = [
     "telemetry/otlp_proto.py",
     "telemetry/otlp_raw.py",
     "telemetry/reading.py",
+    "transport/connections.py",
     "transport/http_client.py",
+    "transport/http_message.py",
     "transport/http_server.py",
 ]
 

@@ -135,7 +135,7 @@ async def _serve_granian(config: Any, backpressure: int | None) -> None:
     from sluice.logs import configure_logging
     from sluice.policy.patterns import DatabaseCache
     from sluice.providers import PolicyRegistry, make_providers
-    from sluice.transport.http_server import WRITTEN_BY_EDGE, Request, is_hop_by_hop
+    from sluice.transport.http_message import WRITTEN_BY_EDGE, Request, is_hop_by_hop
 
     configure_logging(config.log_level)
     registry = PolicyRegistry(cache=DatabaseCache.default())

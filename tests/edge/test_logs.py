@@ -16,13 +16,9 @@ from pathlib import Path
 import pytest
 
 from sluice.edge.datadog_intake import loggable_path
-from sluice.transport.http_server import (
-    ConnectionTracker,
-    HttpServerProtocol,
-    Request,
-    Response,
-    ServerLimits,
-)
+from sluice.transport.connections import ConnectionTracker, ServerLimits
+from sluice.transport.http_message import Request, Response
+from sluice.transport.http_server import HttpServerProtocol
 from tests.edge.helpers import (
     BIN,
     EdgeLauncher,

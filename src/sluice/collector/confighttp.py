@@ -24,7 +24,8 @@ from sluice.collector.configauth import (
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration
 from sluice.collector.cors import CorsConfig, CorsPolicy
-from sluice.transport.http_server import Handler, Headers, Request, Response, ServerLimits
+from sluice.transport.connections import ServerLimits
+from sluice.transport.http_message import Handler, Headers, Request, Response
 from sluice.transport.listener import parse_endpoint
 
 MIB = 1 << 20

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sluice.transport.http_server import Headers, Request, Response
+from sluice.transport.http_message import Headers, Request, Response
 
 _SIMPLE_METHODS = frozenset({"GET", "POST", "HEAD"})
 _DEFAULT_HEADERS = ("accept", "content-type", "x-requested-with")

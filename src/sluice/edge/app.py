@@ -29,7 +29,8 @@ from sluice.policy.databases import SIDECAR_BUDGET_MIB
 from sluice.providers import PolicyRegistry, Provider, make_providers, stop_all
 from sluice.providers.provider import STOP_GRACE_SECS
 from sluice.transport import loop
-from sluice.transport.http_server import ConnectionTracker, HttpServerProtocol, ServerLimits
+from sluice.transport.connections import ConnectionTracker, ServerLimits
+from sluice.transport.http_server import HttpServerProtocol
 from sluice.transport.listener import bind
 
 log = logging.getLogger("sluice.edge")

@@ -30,8 +30,8 @@ from sluice.providers.config import (
     unknown_key,
 )
 from sluice.providers.sync import ClientIdentity
+from sluice.transport.connections import ServerLimits
 from sluice.transport.http_client import DEFAULT_MAX_RESPONSE
-from sluice.transport.http_server import ServerLimits
 
 LOG_FORMATS = ("logfmt", "json")
 

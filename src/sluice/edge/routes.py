@@ -31,7 +31,7 @@ from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
 from sluice.telemetry import otlp_codec
 from sluice.transport.http_client import UpstreamError, UpstreamPool, UpstreamTimeout, relay_headers
-from sluice.transport.http_server import Request, Response, json_error
+from sluice.transport.http_message import Request, Response, json_error
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from sluice.edge.scrape import (
 )
 from sluice.policy import Signal
 from sluice.providers import PolicyRegistry, Provider
-from sluice.transport.http_server import Request, Response
+from sluice.transport.http_message import Request, Response
 from sluice.transport.prometheus import metrics_response
 
 

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from sluice.transport.http_server import Headers, connection_options, is_hop_by_hop
+from sluice.transport.http_message import Headers, connection_options, is_hop_by_hop
 
 
 class UpstreamError(Exception):

@@ -12,13 +12,9 @@ import socket
 import ssl
 from collections.abc import Callable
 
-from sluice.transport.http_server import (
-    ConnectionTracker,
-    Handler,
-    HttpServerProtocol,
-    Response,
-    ServerLimits,
-)
+from sluice.transport.connections import ConnectionTracker, ServerLimits
+from sluice.transport.http_message import Handler, Response
+from sluice.transport.http_server import HttpServerProtocol
 
 
 def split_host_port(address: str) -> tuple[str, str]:

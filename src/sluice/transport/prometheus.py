@@ -10,7 +10,7 @@ import gzip
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from sluice.transport.http_server import Request, Response
+from sluice.transport.http_message import Request, Response
 
 
 def metrics_response(registry: CollectorRegistry, request: Request) -> Response:

@@ -26,7 +26,7 @@ from sluice.collector.components.extensions.healthcheck.responses import (
 )
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
-from sluice.transport.http_server import Request, Response
+from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
 NO_TEXT = ResponseBody()

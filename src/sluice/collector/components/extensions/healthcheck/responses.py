@@ -11,7 +11,7 @@ from sluice.collector.gotext import (
     go_json,
     go_time,
 )
-from sluice.transport.http_server import Response
+from sluice.transport.http_message import Response
 
 TEXT_PLAIN = b"text/plain; charset=utf-8"
 

@@ -39,7 +39,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.collector.gotext import go_json
-from sluice.transport.http_server import Request, Response
+from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
 

@@ -28,7 +28,7 @@ from sluice.collector.components.extensions.healthcheckv2.config import (
     ComponentHealthSettings,
 )
 from sluice.collector.gotext import go_json, go_time
-from sluice.transport.http_server import Response
+from sluice.transport.http_message import Response
 
 _UNAVAILABLE = frozenset({None, Status.STARTING, Status.STOPPING, Status.STOPPED})
 

@@ -31,7 +31,7 @@ from sluice.collector.components.extensions.pprof.cpu import (
     Recording,
 )
 from sluice.collector.components.extensions.pprof.stacks import threads_text
-from sluice.transport.http_server import Request, Response
+from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 
 PREFIX = "/debug/pprof/"

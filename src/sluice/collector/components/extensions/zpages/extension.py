@@ -23,7 +23,7 @@ from sluice.collector.components.extensions.healthcheck.responses import page_no
 from sluice.collector.components.extensions.zpages import expvar, pages, render
 from sluice.collector.components.extensions.zpages.config import ZPagesConfig
 from sluice.collector.confighttp import ServerMiddleware
-from sluice.transport.http_server import Request, Response
+from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 
 PREFIX = "/debug/"

@@ -37,7 +37,7 @@ from sluice.collector.components.receivers.otlp.status import (
 )
 from sluice.policy import Signal
 from sluice.telemetry import compression, otlp_pbjson
-from sluice.transport.http_server import Headers, Request, Response
+from sluice.transport.http_message import Headers, Request, Response
 
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""

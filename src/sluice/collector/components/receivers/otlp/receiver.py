@@ -21,7 +21,7 @@ from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import ServerMiddleware
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.policy import Signal
-from sluice.transport.http_server import Response
+from sluice.transport.http_message import Response
 from sluice.transport.listener import HttpListener
 
 SHUTDOWN_GRACE = 5.0
