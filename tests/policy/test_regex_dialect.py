@@ -13,15 +13,17 @@ import re2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sluice.policy.hyperscan_syntax import (
+    literal_to_hyperscan,
+    needs_re2_for_caseless,
+    to_hyperscan,
+)
 from sluice.policy.regex_dialect import (
     RE2_OPTIONS,
     capture_names,
     compile_re2,
     go_syntax_error,
-    literal_to_hyperscan,
-    needs_re2_for_caseless,
     re2_error,
-    to_hyperscan,
 )
 
 BASE_FLAGS = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import hyperscan
 
-from sluice.policy import regex_dialect
+from sluice.policy import hyperscan_syntax
 from sluice.policy.model import Matcher, MatchOp
 
 BASE_FLAGS = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
@@ -53,12 +53,12 @@ class PatternSpec:
 
     def hyperscan_expression(self) -> bytes | None:
         """The Hyperscan form, or None when only RE2 can match it faithfully."""
-        if self.case_insensitive and regex_dialect.needs_re2_for_caseless(self.text):
+        if self.case_insensitive and hyperscan_syntax.needs_re2_for_caseless(self.text):
             return None
         if self.op is MatchOp.REGEX:
-            return regex_dialect.to_hyperscan(self.text, self.case_insensitive)
+            return hyperscan_syntax.to_hyperscan(self.text, self.case_insensitive)
         start, end = _LITERAL_ANCHORS[self.op]
-        return regex_dialect.literal_to_hyperscan(self.text, start, end)
+        return hyperscan_syntax.literal_to_hyperscan(self.text, start, end)
 
 
 def _re2_escape(text: str) -> str:

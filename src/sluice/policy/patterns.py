@@ -5,7 +5,7 @@ Case-sensitive ``exact`` literals are a dictionary lookup. Everything else
 (regex, starts/ends/contains, caseless exact) is compiled into Hyperscan /
 Vectorscan block-mode databases for the field (one, unless the compile memory
 budget made it split them, see :mod:`sluice.policy.databases`). Patterns
-Hyperscan cannot express with RE2's semantics (see :mod:`regex_dialect`) are
+Hyperscan cannot express with RE2's semantics (see :mod:`hyperscan_syntax`) are
 matched one by one with RE2 instead. Translations and databases come from a
 :class:`~sluice.policy.cache.CompileCache`.
 """

@@ -29,7 +29,7 @@ its run was refused)."""
 
 _ANCHORED_LITERAL = re.compile(rb"\\A((?:\\x[0-7][0-9a-f]|[0-9A-Za-z])+)(\\z)?")
 """An ASCII literal anchored at the start (``starts_with``) or at both ends
-(``exact``), as :func:`regex_dialect.literal_to_hyperscan` writes it (a
+(``exact``), as :func:`hyperscan_syntax.literal_to_hyperscan` writes it (a
 regex that translates to one is the same pattern)."""
 _LENGTH_FOLDING = re.compile(rb"[KkSs]")
 """The ASCII letters whose caseless matches can be longer than they are:
