@@ -110,8 +110,8 @@ def test_a_port_in_use_stops_start_with_the_services_words(tmp_path: Path) -> No
         ),
         (
             ("timeout: 1s", "send_batch_size: lots"),
-            "processors::batch::send_batch_size: expected type 'int', got unconvertible "
-            "type 'string', value: 'lots'",
+            "processors::batch::send_batch_size: 'send_batch_size' expected type 'uint32', "
+            "got unconvertible type 'string', value: 'lots'",
         ),
         (
             ("  batch:\n", "  batch:\n  foo:\n"),
@@ -180,7 +180,7 @@ def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
     result = run_cli("validate", "--config", str(_write(tmp_path, text)))
     assert result.returncode == 1
     assert 'timeout: time: unknown unit "x" in duration "1x"' in result.stderr
-    assert "send_batch_size: expected type 'int'" in result.stderr
+    assert "send_batch_size: 'send_batch_size' expected type 'uint32'" in result.stderr
 
 
 def test_policy_provider_errors_have_key_paths(tmp_path: Path) -> None:
@@ -667,7 +667,10 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
             "    traces: {level: Verbose}\n",
             'service::telemetry::traces::level: unknown metrics level "verbose"',
         ),
-        ("    resource: {a: {b: 1}}\n", "service::telemetry::resource::a: expected type"),
+        (
+            "    resource: {a: {b: 1}}\n",
+            "service::telemetry::resource::a: 'service.telemetry.resource[a]' expected type",
+        ),
     ],
 )
 def test_telemetry_sections_refuse_unknown_keys_and_wrong_types(section: str, problem: str) -> None:

@@ -11,7 +11,16 @@ from typing import Any, Literal
 import pytest
 
 from sluice.collector.confmap import expand, sources
-from sluice.collector.confmap.decode import Duration, Problems, decode, parse_duration, plain
+from sluice.collector.confmap.decode import (
+    Duration,
+    Int64,
+    Opaque,
+    Problems,
+    Uint32,
+    decode,
+    parse_duration,
+    plain,
+)
 from sluice.confexpand import Expanded
 
 
@@ -393,7 +402,7 @@ class _Outer:
 def test_decode_applies_defaults_types_and_null_sections() -> None:
     problems = Problems()
     value = decode(
-        _Outer, {"size": 10, "timeout": "2s", "inner": None, "headers": {"a": 1}}, "x", problems
+        _Outer, {"size": 10, "timeout": "2s", "inner": None, "headers": {"a": "1"}}, "x", problems
     )
     assert not problems
     assert value == _Outer(10, Duration(2.0), _Inner(), [], {"a": "1"})
@@ -409,7 +418,8 @@ def test_decode_errors_name_the_key_path() -> None:
         problems,
     )
     assert problems.lines == [
-        "processors::batch::size: expected type 'int', got unconvertible type 'string', value: 'lots'",
+        "processors::batch::size: 'size' expected type 'int', got unconvertible type 'string', "
+        "value: 'lots'",
         'processors::batch::timeout: time: unknown unit "x" in duration "2x"',
         "processors::batch::inner: has invalid keys: endpont",
         "processors::batch::names: source data must be an array or slice, got int",
@@ -429,12 +439,12 @@ def test_a_mismatch_shows_the_value_as_go_prints_it() -> None:
     )
     decode(_Fields, {"number": [1.5, False]}, "y", problems)
     assert problems.lines == [
-        "x::size: expected type 'int', got unconvertible type 'bool', value: 'true'",
-        "x::timeout: expected type 'time.Duration', got unconvertible type '[]interface {}', "
-        "value: '[1 a]'",
-        "x::inner::endpoint: expected type 'string', got unconvertible type "
+        "x::size: 'size' expected type 'int', got unconvertible type 'bool', value: 'true'",
+        "x::timeout: 'timeout' expected type 'time.Duration', got unconvertible type "
+        "'[]interface {}', value: '[1 a]'",
+        "x::inner::endpoint: 'inner.endpoint' expected type 'string', got unconvertible type "
         "'map[string]interface {}', value: 'map[a:<nil> b:2.5]'",
-        "y::number: expected type 'int', got unconvertible type '[]interface {}', "
+        "y::number: 'number' expected type 'int', got unconvertible type '[]interface {}', "
         "value: '[1.5 false]'",
     ]
 
@@ -449,3 +459,186 @@ def test_a_section_or_list_of_the_wrong_kind_is_named_as_mapstructure_names_it()
         "x::names: source data must be an array or slice, got map",
         "y: expected a map, got 'float64'",
     ]
+
+
+NO_SECRET = Opaque("")
+
+
+@dataclass
+class _Typed:
+    size: Uint32 = 8192
+    body: Int64 = 0
+    count: int = 0
+    factor: float = 0.5
+    enabled: bool = True
+    flag: bool = False
+    text: str = ""
+    secret: Opaque = NO_SECRET
+    timeout: Duration = Duration(0.2)
+    names: list[str] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    inner: _Inner = field(default_factory=_Inner)
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (
+            {"size": "100"},
+            "x::size: 'size' expected type 'uint32', got unconvertible type 'string', value: '100'",
+        ),
+        (
+            {"body": "1"},
+            "x::body: 'body' expected type 'int64', got unconvertible type 'string', value: '1'",
+        ),
+        (
+            {"count": "100"},
+            "x::count: 'count' expected type 'int', got unconvertible type 'string', value: '100'",
+        ),
+        (
+            {"factor": "0.5"},
+            "x::factor: 'factor' expected type 'float64', got unconvertible type 'string', "
+            "value: '0.5'",
+        ),
+        (
+            {"factor": True},
+            "x::factor: 'factor' expected type 'float64', got unconvertible type 'bool', "
+            "value: 'true'",
+        ),
+        # mapstructure's own words for a boolean: the field's value and Go's %#v.
+        (
+            {"enabled": "true"},
+            "x::enabled: 'enabled' expected type '%!s(bool=true)', got unconvertible type "
+            "'\"true\"', value: '\"true\"'",
+        ),
+        (
+            {"flag": 1},
+            "x::flag: 'flag' expected type '%!s(bool=false)', got unconvertible type '1', "
+            "value: '1'",
+        ),
+        (
+            {"flag": ["a", 1.5]},
+            "x::flag: 'flag' expected type '%!s(bool=false)', got unconvertible type "
+            "'[]interface {}{\"a\", 1.5}', value: '[]interface {}{\"a\", 1.5}'",
+        ),
+        (
+            {"text": 100},
+            "x::text: 'text' expected type 'string', got unconvertible type 'int', value: '100'",
+        ),
+        (
+            {"text": 1.5},
+            "x::text: 'text' expected type 'string', got unconvertible type 'float64', "
+            "value: '1.5'",
+        ),
+        (
+            {"text": False},
+            "x::text: 'text' expected type 'string', got unconvertible type 'bool', value: 'false'",
+        ),
+        (
+            {"secret": 1234},
+            "x::secret: 'secret' expected type 'configopaque.String', got unconvertible type "
+            "'int', value: '[REDACTED]'",
+        ),
+        (
+            {"names": ["a", 2]},
+            "x::names[1]: 'names[1]' expected type 'string', got unconvertible type 'int', "
+            "value: '2'",
+        ),
+        (
+            {"headers": {"h": 7}},
+            "x::headers::h: 'headers[h]' expected type 'string', got unconvertible type 'int', "
+            "value: '7'",
+        ),
+        (
+            {"inner": {"enabled": "yes"}},
+            "x::inner::enabled: 'inner.enabled' expected type '%!s(bool=true)', got "
+            "unconvertible type '\"yes\"', value: '\"yes\"'",
+        ),
+        ({"size": -5}, "x::size: cannot parse 'size', -5 overflows uint"),
+        ({"size": -1.5}, "x::size: cannot parse 'size', -1.500000 overflows uint"),
+        (
+            {"timeout": True},
+            "x::timeout: 'timeout' expected type 'time.Duration', got unconvertible type "
+            "'bool', value: 'true'",
+        ),
+    ],
+)
+def test_values_are_typed_strictly_as_upstream(raw: dict[str, Any], problem: str) -> None:
+    """mapstructure without WeaklyTypedInput (confmap.strictlyTypedInput is
+    stable and removed by v0.115): no quoted numbers or booleans, no numbers
+    as text."""
+    problems = Problems()
+    decode(_Typed, raw, "x", problems)
+    assert problems.lines == [problem]
+
+
+def test_numbers_convert_between_number_fields_as_go_does() -> None:
+    """A float fills an int field cut to its whole part, an int a float
+    field; past the field's size the value wraps (Go's conversion)."""
+    problems = Problems()
+    decoded = decode(
+        _Typed,
+        {"size": 4294967297, "body": 2.9, "count": -7.9, "factor": 2, "timeout": 1.7},
+        "x",
+        problems,
+    )
+    assert not problems
+    assert (decoded.size, decoded.body, decoded.count) == (1, 2, -7)
+    assert decoded.factor == 2.0 and isinstance(decoded.factor, float)
+    assert decoded.timeout == 1e-9
+
+
+@pytest.mark.parametrize(
+    ("variable", "target", "expected"),
+    [
+        # upstream's confmap/internal/e2e/types_test.go TestStrictTypeCasting
+        ("123", "count", 123),
+        ("123", "text", "123"),
+        ("0123", "count", 83),
+        ("0123", "text", "0123"),
+        ("0xdeadbeef", "count", 3735928559),
+        ("0xdeadbeef", "text", "0xdeadbeef"),
+        ('"0123"', "text", '"0123"'),
+        (
+            '"0123"',
+            "count",
+            "x::count: 'count' expected type 'int', got unconvertible type 'string', "
+            "value: '\"0123\"'",
+        ),
+        ("!!str 0123", "text", "!!str 0123"),
+        (
+            "t",
+            "flag",
+            "x::flag: 'flag' expected type '%!s(bool=false)', got unconvertible type '\"t\"', "
+            "value: '\"t\"'",
+        ),
+        (
+            "23",
+            "flag",
+            "x::flag: 'flag' expected type '%!s(bool=false)', got unconvertible type '23', "
+            "value: '23'",
+        ),
+        ("true", "flag", True),
+        ("true", "text", "true"),
+        ("100", "size", 100),
+        ("0.5", "factor", 0.5),
+        # TestIssue10949_UnsetVar: an empty value is the field type's zero.
+        ("", "size", 0),
+        ("", "enabled", False),
+        ("", "factor", 0.0),
+        ("", "timeout", 0.0),
+    ],
+)
+def test_an_expanded_value_is_typed_by_its_field(
+    monkeypatch: pytest.MonkeyPatch, variable: str, target: str, expected: Any
+) -> None:
+    monkeypatch.setenv("ENV", variable)
+    problems = Problems()
+    raw = expand.expand({target: "${env:ENV}"}, "", problems)
+    decoded = decode(_Typed, raw, "x", problems)
+    if isinstance(expected, str) and expected.startswith("x::"):
+        assert problems.lines == [expected]
+        assert getattr(decoded, target) == getattr(_Typed(), target)
+    else:
+        assert not problems
+        assert getattr(decoded, target) == expected

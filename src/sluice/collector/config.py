@@ -315,7 +315,13 @@ def load(raw: Any, factories: Factories) -> Config:
     bad_keys = sorted(str(k) for k in service if k not in ("extensions", "pipelines", "telemetry"))
     if bad_keys:
         problems.add("service", f"has invalid keys: {', '.join(bad_keys)}")
-    telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
+    telemetry = decode(
+        TelemetryConfig,
+        service.get("telemetry"),
+        "service::telemetry",
+        problems,
+        name="service.telemetry",  # mapstructure's name: the service is no component
+    )
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
     telemetry_level(telemetry.traces.level, "service::telemetry::traces::level", problems)
@@ -392,7 +398,7 @@ def _pipelines(
             )
             problems.add("", f'{prefix}: pipeline "{pid}": {problem}')
             continue
-        spec = decode(PipelineConfig, value, path, problems)
+        spec = decode(PipelineConfig, value, path, problems, name=f"service.pipelines[{key}]")
         # A receiver or exporter listed twice is one consumer (upstream's graph
         # keys them by id): the data is received and sent once.
         receivers = list(dict.fromkeys(_ids(spec.receivers, f"{path}::receivers", problems)))

@@ -22,7 +22,7 @@ from sluice.collector.configauth import (
     server_authenticator,
 )
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Int64
 from sluice.collector.cors import CorsConfig, CorsPolicy
 from sluice.transport.connections import ServerLimits
 from sluice.transport.http_message import Handler, Headers, Request, Response
@@ -68,7 +68,7 @@ class HttpServerConfig:
     tls: TLSServerConfig | None = None
     cors: CorsConfig | None = None
     auth: HttpAuthConfig | None = None
-    max_request_body_size: int = 0
+    max_request_body_size: Int64 = 0
     """Largest body in bytes, before and after decompression; 0: 20 MiB."""
     include_metadata: bool = False
     response_headers: dict[str, str] = field(default_factory=dict)

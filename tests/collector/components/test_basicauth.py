@@ -95,7 +95,8 @@ def test_server_and_client_sections_decode() -> None:
         (
             "config_bad_values.yaml",
             [
-                "client_auth::password: expected type 'string', got unconvertible type "
+                "client_auth::password: 'client_auth.password' expected type "
+                "'configopaque.String', got unconvertible type "
                 "'[]interface {}', value: '[REDACTED]'",
                 "client_auth::username: invalid authorization format",
             ],

@@ -80,7 +80,7 @@ def test_configs_decode_and_validate_with_upstreams_wording() -> None:
         "send_batch_max_size must be greater or equal to send_batch_size"
     ]
     assert load("config_negative_size.yaml")[1] == [
-        "send_batch_size: cannot parse 'send_batch_size', -5 overflows uint"
+        "processors::batch::send_batch_size: cannot parse 'send_batch_size', -5 overflows uint"
     ]
     # Go's %q: quotes and control characters escaped.
     assert list(BatchConfig(metadata_keys=['Say"Hi\t', 'say"hi\t']).validate()) == [

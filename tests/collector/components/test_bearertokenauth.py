@@ -83,7 +83,7 @@ def test_defaults_and_upstreams_testdata() -> None:
         (
             "config_bad_values.yaml",
             [
-                "tokens[1]: expected type 'string', got unconvertible type "
+                "tokens[1]: 'tokens[1]' expected type 'configopaque.String', got unconvertible type "
                 "'map[string]interface {}', value: '[REDACTED]'",
                 "header: 'X API Key' is not a valid header name",
                 "scheme: must be one word of ASCII text",

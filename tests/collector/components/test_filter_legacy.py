@@ -227,7 +227,12 @@ def test_severity_min_is_a_name_or_number_in_any_case() -> None:
         return kept({"logs": {"include": {"severity_number": {"min": least}}}})
 
     warn_and_above = [A[3], B[0], C[0]]
-    assert include("WARN") == include("warn") == include("13") == include(13) == warn_and_above
+    assert include("WARN") == include("warn") == include("13") == warn_and_above
+    # Upstream's min is text (a logSeverity string): an unquoted number is refused.
+    assert problems_of({"logs": {"include": {"severity_number": {"min": 13}}}}) == [
+        "logs::include::severity_number::min: 'logs.include.severity_number.min' expected type "
+        "'filterconfig.logSeverity', got unconvertible type 'int', value: '13'"
+    ]
     assert include("info2") == [A[2], A[3], B[0], C[0]]
     assert include("") == [x for x in EVERYTHING if x != A[4]]  # every defined severity
 

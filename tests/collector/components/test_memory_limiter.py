@@ -86,6 +86,18 @@ def test_invalid_configs_with_upstreams_wording(name: str, message: str) -> None
     assert load(name)[1] == [message]
 
 
+def test_negative_limits_do_not_fit_upstreams_unsigned_fields() -> None:
+    """Upstream's TestUnmarshalInvalidConfig: both limits are named."""
+    problems = Problems()
+    raw = yaml.safe_load((TESTDATA / "config_negative_limits.yaml").read_text())
+    decode(MemoryLimiterConfig, raw, "processors::memory_limiter", problems)
+    assert problems.lines == [
+        "processors::memory_limiter::limit_mib: cannot parse 'limit_mib', -2000 overflows uint",
+        "processors::memory_limiter::spike_limit_mib: cannot parse 'spike_limit_mib', "
+        "-2300 overflows uint",
+    ]
+
+
 def test_the_default_config_must_be_completed() -> None:
     assert [m for _, m in FACTORY.default_config().validate()] == [
         "'check_interval' must be greater than zero"

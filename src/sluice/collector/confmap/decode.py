@@ -5,24 +5,37 @@ are errors, a key given as null keeps its default (a null section means
 and every problem names its key path with ``::`` between keys and ``[i]``
 for list items.
 
+Values are typed strictly, as upstream's decoder (mapstructure without
+``WeaklyTypedInput``; the ``confmap.strictlyTypedInput`` gate is stable and
+gone): a quoted ``"100"`` does not fill a number field, nor ``"true"`` a
+boolean, nor a number a text field. A number field takes an integer or a
+float (cut to its whole part); a float field takes an integer. A field
+whose Go type is not ``int`` or ``string`` says so with :data:`Uint32`,
+:data:`Int64` or its own :class:`GoType`: a negative number does not fit
+an unsigned one, and a value past its size wraps as Go's conversion does. Problems use mapstructure's
+words and name the key as it does (``sending_queue.queue_size``, ``[i]``
+for a list item, ``[key]`` for a map entry).
+
 A value that was exactly one ``${...}`` (:class:`~sluice.confexpand.Expanded`)
 is read as the text it stood for where the field holds text, and as its
-YAML value elsewhere; a list of text (``list[str]``) also takes one
-comma-separated string, as upstream's decoder does.
+YAML value elsewhere (an expanded ``100`` fills both a text and a number
+field; one that expands to nothing is the field type's zero); a list of
+text (``list[str]``) also takes one comma-separated string, as upstream's
+decoder does.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
+import math
 import types
 import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, TypeVar, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 from sluice.confexpand import Expanded
-from sluice.gostrconv import time_quoted
+from sluice.gostrconv import quoted, time_quoted
 from sluice.telemetry.pdata_text import float_v
 
 T = TypeVar("T")
@@ -53,6 +66,21 @@ class Opaque(str):
 
 
 REDACTED = "[REDACTED]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GoType:
+    """A field's Go type where it is not the plain one (``int``, ``string``),
+    for mapstructure's words and a number's limits."""
+
+    name: str
+    bits: int = 64
+    signed: bool = True
+
+
+Uint32 = Annotated[int, GoType("uint32", 32, False)]
+Int64 = Annotated[int, GoType("int64", 64, True)]
+_INT = GoType("int", 64, True)
 
 
 class ComponentName(str):
@@ -228,16 +256,43 @@ def go_value(value: Any) -> str:
     return str(value)
 
 
-def _mismatch(expected: str, value: Any, secret: bool = False) -> str:
+def go_sharp_v(value: Any) -> str:
+    """`value` as Go's ``%#v`` prints what yaml.v3 decoded it into: ``"t"``,
+    ``23``, ``[]interface {}{"a", 1}``, ``map[string]interface {}{"a":1}``."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, str):
+        return quoted(value)
+    if isinstance(value, Mapping):
+        items = sorted((str(k), go_sharp_v(v)) for k, v in value.items())
+        return "map[string]interface {}{" + ", ".join(f"{quoted(k)}:{v}" for k, v in items) + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_sharp_v(v) for v in value) + "}"
+    return go_value(value)
+
+
+def _mismatch(name: str, expected: str, value: Any, secret: bool = False) -> str:
     shown = REDACTED if secret else go_value(value)
     return (
-        f"expected type '{expected}', got unconvertible type '{go_type(value)}', value: '{shown}'"
+        f"'{name}' expected type '{expected}', got unconvertible type '{go_type(value)}', "
+        f"value: '{shown}'"
+    )
+
+
+def _bool_mismatch(name: str, value: Any, current: Any) -> str:
+    """mapstructure prints a boolean's mismatch with ``%s`` of the field's
+    current value and ``%#v`` of the input (its own quirk, kept)."""
+    held = "true" if current else "false"
+    shown = go_sharp_v(value)
+    return (
+        f"'{name}' expected type '%!s(bool={held})', got unconvertible type '{shown}', "
+        f"value: '{shown}'"
     )
 
 
 @cache
 def _hints(cls: type[Any]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls, include_extras=True)
 
 
 def config_keys(cls: type[Any]) -> dict[str, dataclasses.Field[Any]]:
@@ -245,8 +300,11 @@ def config_keys(cls: type[Any]) -> dict[str, dataclasses.Field[Any]]:
     return {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls) if f.init}
 
 
-def decode(cls: type[T], raw: Any, path: str, problems: Problems, base: T | None = None) -> T:
-    """`raw` (a mapping or None) over `base` (default: ``cls()``), type-checked."""
+def decode(
+    cls: type[T], raw: Any, path: str, problems: Problems, base: T | None = None, name: str = ""
+) -> T:
+    """`raw` (a mapping or None) over `base` (default: ``cls()``), type-checked;
+    `name` is mapstructure's name of `raw` (a component's config has none)."""
     result = base if base is not None else cls()
     raw = shallow(raw)
     if raw is None:
@@ -266,29 +324,44 @@ def decode(cls: type[T], raw: Any, path: str, problems: Problems, base: T | None
             continue
         current = getattr(result, spec.name)
         changes[spec.name] = _value(
-            hints[spec.name], value, join(path, str(key)), problems, current
+            hints[spec.name],
+            value,
+            join(path, str(key)),
+            f"{name}.{key}" if name else str(key),
+            problems,
+            current,
         )
     return dataclasses.replace(result, **changes) if changes else result  # type: ignore[type-var]
 
 
-def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -> Any:
+def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, current: Any) -> Any:
     origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         inner = options[0]
         if _is_section(inner) and current is None:
             current = inner()  # present, even as null: enabled with defaults
-        if value is None:
+        if shallow(value) is None:  # a pointer stays as it was
             return current
-        return _value(inner, value, path, problems, current)
+        return _value(inner, value, path, name, problems, current)
+    go = None
+    if origin is Annotated:
+        hint, *extras = typing.get_args(hint)
+        go = next((e for e in extras if isinstance(e, GoType)), None)
+        origin = typing.get_origin(hint)
     if isinstance(value, Expanded):  # an Optional's is read by its inner type, above
-        value = value.text if _holds_text(hint) else value.value
+        if _holds_text(hint):
+            value = value.text
+        elif value.value is None and hint in (bool, int, float, Duration):
+            return _zero(hint)  # expanded to nothing: the type's zero, as upstream
+        else:
+            value = value.value
     if value is None:
         return current
     if hint is Any:
         return plain(value)
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return decode(hint, value, path, problems, current if current is not None else None)
+        return decode(hint, value, path, problems, current if current is not None else None, name)
     if origin is Literal:
         allowed = typing.get_args(hint)
         if value not in allowed:
@@ -305,7 +378,8 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
             problems.add(path, not_a_list(value))
             return current
         items = [
-            _value(item, v, f"{path}[{i}]", problems, _zero(item)) for i, v in enumerate(value)
+            _value(item, v, f"{path}[{i}]", f"{name}[{i}]", problems, _zero(item))
+            for i, v in enumerate(value)
         ]
         return tuple(items) if origin is tuple else items
     if origin in (dict, Mapping):
@@ -314,10 +388,10 @@ def _value(hint: Any, value: Any, path: str, problems: Problems, current: Any) -
             return current
         _, item = typing.get_args(hint)
         return {
-            str(k): _value(item, v, join(path, str(k)), problems, _zero(item))
+            str(k): _value(item, v, join(path, str(k)), f"{name}[{k}]", problems, _zero(item))
             for k, v in value.items()
         }
-    return _scalar(hint, value, path, problems, current)
+    return _scalar(hint, go, value, path, name, problems, current)
 
 
 def _is_section(hint: Any) -> bool:
@@ -333,7 +407,25 @@ def _zero(hint: Any) -> Any:
     return None
 
 
-def _scalar(hint: Any, value: Any, path: str, problems: Problems, current: Any) -> Any:
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _go_int(value: int | float, go: GoType) -> int:
+    """Go's conversion of a number to an integer type: a float's fraction
+    is cut, and what does not fit wraps (a float that no integer holds is
+    the smallest int64, as on amd64)."""
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) else -(1 << 63)
+    value %= 1 << go.bits
+    if go.signed and value >= 1 << (go.bits - 1):
+        value -= 1 << go.bits
+    return value
+
+
+def _scalar(
+    hint: Any, go: GoType | None, value: Any, path: str, name: str, problems: Problems, current: Any
+) -> Any:
     if hint is Duration:
         if isinstance(value, str):
             try:
@@ -341,41 +433,34 @@ def _scalar(hint: Any, value: Any, path: str, problems: Problems, current: Any) 
             except ValueError as bad:
                 problems.add(path, str(bad))
                 return current
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return Duration(int(value) / 1e9)  # nanoseconds, a float's fraction cut as Go's
-        problems.add(path, _mismatch("time.Duration", value))
+        if _number(value):
+            return Duration(_go_int(value, _INT) / 1e9)  # nanoseconds
+        problems.add(path, _mismatch(name, "time.Duration", value))
         return current
     if hint is bool:
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        problems.add(path, _mismatch("bool", value))
+        problems.add(path, _bool_mismatch(name, value, current))
         return current
     if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-            return int(value)
-        problems.add(path, _mismatch("int", value))
+        go = go or _INT
+        if _number(value):
+            if not go.signed and value < 0:
+                shown = f"{value:.6f}" if isinstance(value, float) else str(value)
+                problems.add(path, f"cannot parse '{name}', {shown} overflows uint")
+                return current
+            return _go_int(value, go)
+        problems.add(path, _mismatch(name, go.name, value))
         return current
     if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if _number(value):
             return float(value)
-        try:
-            return float(value) if isinstance(value, str) else _fail()
-        except ValueError:
-            problems.add(path, _mismatch("float64", value))
-            return current
+        problems.add(path, _mismatch(name, "float64", value))
+        return current
     if isinstance(hint, type) and issubclass(hint, str):
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        if isinstance(value, str):
             return hint(value)
-        problems.add(path, _mismatch("string", value, secret=hint is Opaque))
+        expected = go.name if go else "configopaque.String" if hint is Opaque else "string"
+        problems.add(path, _mismatch(name, expected, value, secret=hint is Opaque))
         return current
     raise TypeError(f"config field type {hint!r} is not supported")
-
-
-def _fail() -> float:
-    raise ValueError

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.confighttp import HttpAuthConfig, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration, parse_duration
+from sluice.collector.confmap.decode import Duration, Int64, parse_duration
 from sluice.collector.cors import CorsConfig
 from sluice.transport.listener import parse_endpoint
 
@@ -49,7 +49,7 @@ class HealthCheckConfig(ComponentConfig):
     # start. The timeouts apply.
     cors: CorsConfig | None = None
     auth: HttpAuthConfig | None = None
-    max_request_body_size: int = 0
+    max_request_body_size: Int64 = 0
     include_metadata: bool = False
     response_headers: dict[str, str] = field(default_factory=dict)
     compression_algorithms: list[str] = field(default_factory=list)

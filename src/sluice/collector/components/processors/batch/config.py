@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sluice.collector.component import ComponentConfig, Problem
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Uint32
 from sluice.gostrconv import quoted
 
 DEFAULT_TIMEOUT = Duration(0.2)
@@ -17,22 +17,17 @@ class BatchConfig(ComponentConfig):
     timeout: Duration = DEFAULT_TIMEOUT
     """How long the first item of a batch waits for the batch to fill (0:
     send every request at once)."""
-    send_batch_size: int = 8192
+    send_batch_size: Uint32 = 8192
     """Items (log records, data points, spans) that make a batch leave."""
-    send_batch_max_size: int = 0
+    send_batch_max_size: Uint32 = 0
     """Upper bound of a sent batch; larger ones are split (0: no bound)."""
     metadata_keys: list[str] = field(default_factory=list)
     """Client metadata keys (case-insensitive) whose values split data into
     separate batches."""
-    metadata_cardinality_limit: int = 1000
+    metadata_cardinality_limit: Uint32 = 1000
     """Most combinations of those values batched at once (0: no limit)."""
 
     def validate(self) -> Iterator[Problem]:
-        for key in ("send_batch_size", "send_batch_max_size", "metadata_cardinality_limit"):
-            value = getattr(self, key)
-            if value < 0:
-                yield key, f"cannot parse '{key}', {value} overflows uint"
-                return
         problem = self._first_problem()
         if problem is not None:
             yield "", problem

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confmap.decode import GoType
 from sluice.collector.internal.filtermatch import (
     AttributeMatch,
     MatchProperties,
@@ -35,7 +36,7 @@ class SeverityNumberProperties:
     """``severity_number``: records at `min` or above match; records without
     a severity number match only with `match_undefined`."""
 
-    min: str = ""
+    min: Annotated[str, GoType("filterconfig.logSeverity")] = ""
     """A short name (``INFO``, ``warn2``; case-insensitive) or its number
     (``"9"``); empty: every defined severity."""
     match_undefined: bool = False

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sluice.collector.component import ComponentConfig, Problem
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Uint32
 
 UNSET = Duration(0)
 
@@ -16,21 +16,16 @@ class MemoryLimiterConfig(ComponentConfig):
     """All zero by default, as upstream: ``check_interval`` and a limit must be set."""
 
     check_interval: Duration = UNSET
-    limit_mib: int = 0
+    limit_mib: Uint32 = 0
     """Hard limit of the resident set size, in MiB; wins over ``limit_percentage``."""
-    spike_limit_mib: int = 0
+    spike_limit_mib: Uint32 = 0
     """Headroom below the hard limit: data is refused from ``limit - spike``
     (0: 20% of the limit)."""
-    limit_percentage: int = 0
+    limit_percentage: Uint32 = 0
     """Hard limit as a percentage of total memory (the cgroup limit, if any)."""
-    spike_limit_percentage: int = 0
+    spike_limit_percentage: Uint32 = 0
 
     def validate(self) -> Iterator[Problem]:
-        for key in ("limit_mib", "spike_limit_mib", "limit_percentage", "spike_limit_percentage"):
-            value = getattr(self, key)
-            if value < 0:
-                yield key, f"cannot parse '{key}', {value} overflows uint"
-                return
         # Upstream's checks, wording and order; like upstream, only the first.
         if self.check_interval <= 0:
             yield "", "'check_interval' must be greater than zero"

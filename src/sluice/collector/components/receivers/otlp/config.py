@@ -17,7 +17,7 @@ from sluice.collector.component import ComponentConfig, Problem, section_problem
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.confighttp import MIB, NO_TIME, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Uint32
 from sluice.transport.listener import parse_endpoint
 
 DEFAULT_MAX_RECV_MSG_SIZE_MIB = 4
@@ -63,7 +63,7 @@ class GrpcConfig:
     tls: TLSServerConfig | None = None
     max_recv_msg_size_mib: int = 0
     """Largest request message in MiB; 0: gRPC's default, 4."""
-    max_concurrent_streams: int = 0
+    max_concurrent_streams: Uint32 = 0
     read_buffer_size: int = 512 * 1024
     write_buffer_size: int = 0
     keepalive: KeepaliveConfig | None = None
