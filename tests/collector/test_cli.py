@@ -667,9 +667,16 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
             "    traces: {level: Verbose}\n",
             'service::telemetry::traces::level: unknown metrics level "verbose"',
         ),
+        # service.telemetry is a confmap.Unmarshaler in Go: its keys are
+        # named from it, not from the config's root.
         (
             "    resource: {a: {b: 1}}\n",
-            "service::telemetry::resource::a: 'service.telemetry.resource[a]' expected type",
+            "service::telemetry::resource::a: 'resource[a]' expected type",
+        ),
+        (
+            "    logs: {development: 1}\n",
+            "service::telemetry::logs::development: 'logs.development' expected type "
+            "'%!s(bool=false)'",
         ),
     ],
 )

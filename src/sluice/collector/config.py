@@ -315,13 +315,9 @@ def load(raw: Any, factories: Factories) -> Config:
     bad_keys = sorted(str(k) for k in service if k not in ("extensions", "pipelines", "telemetry"))
     if bad_keys:
         problems.add("service", f"has invalid keys: {', '.join(bad_keys)}")
-    telemetry = decode(
-        TelemetryConfig,
-        service.get("telemetry"),
-        "service::telemetry",
-        problems,
-        name="service.telemetry",  # mapstructure's name: the service is no component
-    )
+    # Upstream's telemetry config unmarshals itself (a confmap.Unmarshaler):
+    # mapstructure names its keys from it ('logs.level'), as a component's.
+    telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
     telemetry_level(telemetry.traces.level, "service::telemetry::traces::level", problems)
