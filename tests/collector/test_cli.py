@@ -106,7 +106,7 @@ def test_a_port_in_use_stops_start_with_the_services_words(tmp_path: Path) -> No
     [
         (
             ("timeout: 1s", "timeout: 1s\n    send_batch_sizee: 10"),
-            "processors::batch: has invalid keys: send_batch_sizee",
+            "processors::batch: '' has invalid keys: send_batch_sizee",
         ),
         (
             ("timeout: 1s", "send_batch_size: lots"),
@@ -598,7 +598,7 @@ def test_metrics_readers_as_upstream_reads_them() -> None:
     _, problems = _metrics(f"    metrics:\n{reader}                bogus: 1\n")
     assert problems[0].endswith(
         "service::telemetry::metrics::readers[0]::pull::exporter::prometheus: "
-        "has invalid keys: bogus"
+        "'metrics.readers[0].pull.exporter.prometheus' has invalid keys: bogus"
     )
     _, problems = _metrics(f"    metrics:\n{reader}                port: 99999\n")
     assert problems == [
@@ -659,9 +659,12 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
 @pytest.mark.parametrize(
     ("section", "problem"),
     [
-        ("    logs:\n      sampling: {foo: 1}\n", "logs::sampling: has invalid keys: foo"),
+        (
+            "    logs:\n      sampling: {foo: 1}\n",
+            "logs::sampling: 'logs.sampling' has invalid keys: foo",
+        ),
         ("    logs:\n      sampling: {tick: soon}\n", 'invalid duration "soon"'),
-        ("    traces: {foo: 1}\n", "service::telemetry::traces: has invalid keys: foo"),
+        ("    traces: {foo: 1}\n", "service::telemetry::traces: 'traces' has invalid keys: foo"),
         ("    traces: [1]\n", "service::telemetry::traces: expected a map, got 'slice'"),
         (
             "    traces: {level: Verbose}\n",

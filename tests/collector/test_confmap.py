@@ -421,8 +421,21 @@ def test_decode_errors_name_the_key_path() -> None:
         "processors::batch::size: 'size' expected type 'int', got unconvertible type 'string', "
         "value: 'lots'",
         'processors::batch::timeout: time: unknown unit "x" in duration "2x"',
-        "processors::batch::inner: has invalid keys: endpont",
+        "processors::batch::inner: 'inner' has invalid keys: endpont",
         "processors::batch::names: source data must be an array or slice, got int",
+    ]
+
+
+def test_unknown_keys_are_sorted_and_named_from_the_decodes_root() -> None:
+    """mapstructure's ErrorUnused: a component's own keys are named ``''``
+    (debugexporter's config_test: "'' has invalid keys: verBosity"), a
+    section's by its dotted name (otlpreceiver's "'protocols' has invalid
+    keys: htttp")."""
+    problems = Problems()
+    decode(_Outer, {"zz": 1, "inner": {"b": 1, "a": 2}, "aa": 3}, "x", problems)
+    assert problems.lines == [
+        "x: '' has invalid keys: aa, zz",
+        "x::inner: 'inner' has invalid keys: a, b",
     ]
 
 

@@ -23,6 +23,7 @@ from sluice.collector.confmap.decode import (
     Duration,
     Problems,
     decode,
+    invalid_keys,
     join,
     not_a_list,
     not_a_map,
@@ -166,7 +167,8 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
     if metrics.readers is None:
         return DEFAULT_METRICS_ENDPOINT
     endpoints = [
-        _pull_endpoint(r, f"{path}::readers[{i}]", problems) for i, r in enumerate(metrics.readers)
+        _pull_endpoint(r, f"{path}::readers[{i}]", f"metrics.readers[{i}]", problems)
+        for i, r in enumerate(metrics.readers)
     ]
     endpoint = next((e for e in endpoints if e), None)
     if endpoint is not None:
@@ -178,8 +180,9 @@ def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -
     return endpoint
 
 
-def _pull_endpoint(reader: Any, where: str, problems: Problems) -> str | None:
-    """The ``host:port`` of a pull reader with a Prometheus exporter."""
+def _pull_endpoint(reader: Any, where: str, name: str, problems: Problems) -> str | None:
+    """The ``host:port`` of a pull reader with a Prometheus exporter; `name`
+    is mapstructure's name of `reader`."""
     pull = reader.get("pull") if isinstance(reader, Mapping) else None
     exporter = pull.get("exporter") if isinstance(pull, Mapping) else None
     prometheus = exporter.get("prometheus") if isinstance(exporter, Mapping) else None
@@ -191,14 +194,16 @@ def _pull_endpoint(reader: Any, where: str, problems: Problems) -> str | None:
         problems.add(where, "only pull readers with a prometheus exporter are supported")
         return None
     for keys, allowed, at in (
-        (reader, ("pull",), where),
-        (pull, ("exporter",), f"{where}::pull"),
-        (exporter, ("prometheus",), f"{where}::pull::exporter"),
-        (prometheus, PROMETHEUS_KEYS, f"{where}::pull::exporter::prometheus"),
+        (reader, ("pull",), ""),
+        (pull, ("exporter",), "pull"),
+        (exporter, ("prometheus",), "pull.exporter"),
+        (prometheus, PROMETHEUS_KEYS, "pull.exporter.prometheus"),
     ):
-        unknown = sorted(str(k) for k in keys if k not in allowed)
+        unknown = [k for k in keys if k not in allowed]
         if unknown:
-            problems.add(at, f"has invalid keys: {', '.join(unknown)}")
+            if at:
+                where, name = f"{where}::{at.replace('.', '::')}", f"{name}.{at}"
+            problems.add(where, invalid_keys(name, unknown))
             return None
     host, port = prometheus.get("host", "localhost"), prometheus.get("port", 8888)
     return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
@@ -304,17 +309,17 @@ def load(raw: Any, factories: Factories) -> Config:
         raise ConfigInvalid(["empty configuration file"])
     if not isinstance(raw, Mapping):
         raise ConfigInvalid([f"the config must be a map, got '{type(raw).__name__}'"])
-    unknown = sorted(str(k) for k in raw if k not in TOP_KEYS)
+    unknown = [k for k in raw if k not in TOP_KEYS]
     if unknown:
-        problems.add("", f"'' has invalid keys: {', '.join(unknown)}")
+        problems.add("", invalid_keys("", unknown))
     components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
     service = shallow(raw.get("service")) or {}
     if not isinstance(service, Mapping):
         problems.add("service", not_a_map(service))
         service = {}
-    bad_keys = sorted(str(k) for k in service if k not in ("extensions", "pipelines", "telemetry"))
+    bad_keys = [k for k in service if k not in ("extensions", "pipelines", "telemetry")]
     if bad_keys:
-        problems.add("service", f"has invalid keys: {', '.join(bad_keys)}")
+        problems.add("service", invalid_keys("service", bad_keys))
     # Upstream's telemetry config unmarshals itself (a confmap.Unmarshaler):
     # mapstructure names its keys from it ('logs.level'), as a component's.
     telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)

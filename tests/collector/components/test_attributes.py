@@ -173,7 +173,7 @@ def test_every_action_and_value_type_decodes() -> None:
             'actions[0]: error creating AttrProc due to unsupported action "rename" at the '
             "0-th actions",
         ),
-        ("config_unknown_key.yaml", "actions[0]: has invalid keys: regex"),
+        ("config_unknown_key.yaml", "actions[0]: 'actions[0]' has invalid keys: regex"),
     ],
 )
 def test_invalid_configs_have_upstreams_wording(name: str, problem: str) -> None:
@@ -237,8 +237,8 @@ def test_patterns_go_refuses_are_invalid(action: str, pattern: str, reason: str)
 
 def test_unknown_keys_are_named_at_every_level() -> None:
     assert load("config_unknown_key.yaml")[1] == [
-        "actions[0]: has invalid keys: regex",
-        "include: has invalid keys: service",
+        "actions[0]: 'actions[0]' has invalid keys: regex",
+        "include: 'include' has invalid keys: service",
     ]
 
 

@@ -113,7 +113,7 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
         "cannot use ottl conditions and include/exclude for logs at the same time",
     ]
     assert problems("config_spans_legacy.yaml") == []  # see test_filter_legacy.py
-    assert problems("config_unknown_key.yaml") == ["logs: has invalid keys: log_records"]
+    assert problems("config_unknown_key.yaml") == ["logs: 'logs' has invalid keys: log_records"]
     assert problems("config_not_strings.yaml") == [
         "logs::log_record: source data must be an array or slice, got map"
     ]

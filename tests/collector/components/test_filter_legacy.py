@@ -291,7 +291,7 @@ INVALID = {
         "logs::include: failed to build skip matcher: error creating resource filters: "
         "can't have empty key in the list of attributes"
     ],
-    "filter/unknown_key": ["logs::include: has invalid keys: severity_text"],
+    "filter/unknown_key": ["logs::include: 'logs.include' has invalid keys: severity_text"],
     "filter/mix": ["cannot use ottl conditions and include/exclude for logs at the same time"],
     "filter/spans_mix": [
         "cannot use ottl conditions and include/exclude for spans at the same time"

@@ -33,7 +33,7 @@ def load(name: str) -> list[str]:
 
 def test_config_has_no_keys() -> None:
     assert load("config_empty.yaml") == []
-    assert load("config_unknown_key.yaml") == ["connectors::forward: has invalid keys: unknown"]
+    assert load("config_unknown_key.yaml") == ["connectors::forward: '' has invalid keys: unknown"]
 
 
 def test_routes_connect_each_signal_to_itself() -> None:

@@ -97,7 +97,7 @@ def test_upstreams_http_server_keys_are_accepted() -> None:
             "config_invalid_interval.yaml",
             'check_collector_pipeline::interval: time: unknown unit "x" in duration "5x"',
         ),
-        ("config_unknown_key.yaml", "has invalid keys: port"),
+        ("config_unknown_key.yaml", "'' has invalid keys: port"),
         ("config_bad_port.yaml", 'endpoint: address localhost:http: invalid port "http"'),
     ],
 )

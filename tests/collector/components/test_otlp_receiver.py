@@ -226,7 +226,7 @@ def test_url_paths_go_refuses_are_refused(written: str, problem: str) -> None:
 
 def test_unknown_protocol_key() -> None:
     assert problems_of("config_typo.yaml") == [
-        "receivers::otlp::protocols: has invalid keys: htttp",
+        "receivers::otlp::protocols: 'protocols' has invalid keys: htttp",
         ": must specify at least one protocol when using the OTLP receiver",
     ]
 

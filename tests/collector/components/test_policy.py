@@ -159,7 +159,9 @@ def test_config_problems_name_the_provider_key() -> None:
         "providers[4]::id: duplicate provider id 'local'",
     ]
     assert FACTORY.default_config().validate()  # providers are required
-    assert load("config_unknown_key.yaml")[1] == ["processors::policy: has invalid keys: enabled"]
+    assert load("config_unknown_key.yaml")[1] == [
+        "processors::policy: '' has invalid keys: enabled"
+    ]
     assert load("config_unknown_provider_key.yaml")[1] == [
         "providers[0]::poll_interval: unknown key (did you mean 'poll_interval_secs'?)"
     ]

@@ -72,7 +72,7 @@ def test_upstream_testdata_and_save_to_file_decode() -> None:
     [
         ("config_missing_endpoint.yaml", '"endpoint" is required when using the "pprof" extension'),
         ("config_bad_endpoint.yaml", "endpoint: address localhost: missing port in address"),
-        ("config_unknown_key.yaml", "has invalid keys: cpu_profile_rate"),
+        ("config_unknown_key.yaml", "'' has invalid keys: cpu_profile_rate"),
     ],
 )
 def test_invalid_configs_name_the_key(name: str, problem: str) -> None:

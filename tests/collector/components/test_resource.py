@@ -52,7 +52,7 @@ def test_configs_with_upstreams_wording() -> None:
         ("redundant-attribute", "delete"),
     ]
     assert load("config_empty.yaml")[1] == ['missing required field "attributes"']
-    assert load("config_unknown_key.yaml")[1] == ["has invalid keys: include"]
+    assert load("config_unknown_key.yaml")[1] == ["'' has invalid keys: include"]
 
 
 def test_actions_are_checked_when_a_pipeline_creates_the_processor() -> None:

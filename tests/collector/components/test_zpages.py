@@ -79,7 +79,7 @@ def test_server_settings_decode() -> None:
             "config_unix_transport.yaml",
             'transport: unsupported transport "unix" (zpages listens on tcp, tcp4 or tcp6)',
         ),
-        ("config_unknown_key.yaml", "has invalid keys: tracez"),
+        ("config_unknown_key.yaml", "'' has invalid keys: tracez"),
     ],
 )
 def test_invalid_configs_name_the_key(name: str, problem: str) -> None:

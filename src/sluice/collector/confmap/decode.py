@@ -30,7 +30,7 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar, Union
 
@@ -239,6 +239,12 @@ def not_a_list(value: Any) -> str:
     return f"source data must be an array or slice, got {go_kind(value)}"
 
 
+def invalid_keys(name: str, keys: Iterable[Any]) -> str:
+    """mapstructure's words for the keys of a section that no field takes
+    (sorted), naming the section as it does (``''`` at a decode's root)."""
+    return f"'{name}' has invalid keys: {', '.join(sorted(str(k) for k in keys))}"
+
+
 def go_value(value: Any) -> str:
     """`value` as Go's ``%v`` prints what yaml.v3 decoded it into: ``true``,
     ``1e+06``, ``[a b]``, ``map[a:1 b:2]`` (keys sorted), ``<nil>``."""
@@ -313,9 +319,9 @@ def decode(
         problems.add(path, not_a_map(raw))
         return result
     keys = config_keys(cls)
-    unknown = sorted(str(k) for k in raw if k not in keys)
+    unknown = [k for k in raw if k not in keys]
     if unknown:
-        problems.add(path, f"has invalid keys: {', '.join(unknown)}")
+        problems.add(path, invalid_keys(name, unknown))
     hints = _hints(cls)  # type: ignore[arg-type]
     changes: dict[str, Any] = {}
     for key, value in raw.items():
