@@ -665,7 +665,7 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
         ),
         ("    logs:\n      sampling: {tick: soon}\n", 'invalid duration "soon"'),
         ("    traces: {foo: 1}\n", "service::telemetry::traces: 'traces' has invalid keys: foo"),
-        ("    traces: [1]\n", "service::telemetry::traces: expected a map, got 'slice'"),
+        ("    traces: [1]\n", "service::telemetry::traces: 'traces' expected a map, got 'slice'"),
         (
             "    traces: {level: Verbose}\n",
             'service::telemetry::traces::level: unknown metrics level "verbose"',
@@ -824,18 +824,46 @@ def test_pipeline_ids_are_read_as_upstreams_pipeline_ids(pipeline: str, problem:
 @pytest.mark.parametrize(
     ("edit", "problem"),
     [
-        (("processors:\n  batch:\n    timeout: 1s\n", "processors: [batch]\n"), "processors: "),
-        (("service:\n", "extensions: 1\nservice:\n"), "extensions: "),
-        (("  pipelines:\n    logs:\n", "  pipelines:\n    - logs:\n"), "service::pipelines: "),
+        (
+            ("processors:\n  batch:\n    timeout: 1s\n", "processors: [batch]\n"),
+            "processors: 'processors' expected a map, got 'slice'",
+        ),
+        (
+            ("service:\n", "extensions: 1\nservice:\n"),
+            "extensions: 'extensions' expected a map, got 'int'",
+        ),
+        (
+            ("  pipelines:\n    logs:\n", "  pipelines:\n    - logs:\n"),
+            "service::pipelines: 'service.pipelines' expected a map, got 'slice'",
+        ),
+        # otelcol/internal/configunmarshaler reads each component as a map first.
+        (
+            ("  debug:\n", "  debug: verbose\n"),
+            "exporters::debug: '[debug]' expected a map, got 'string'",
+        ),
+        (
+            ("    metrics:\n      level: none\n", "    - metrics\n"),
+            "service::telemetry: 'service.telemetry' expected a map, got 'slice'",
+        ),
+        (
+            ("  pipelines:\n    logs:\n", "  pipelines:\n    logs: 1\n    traces:\n"),
+            "service::pipelines::logs: 'service.pipelines[logs]' expected a map, got 'int'",
+        ),
+        (
+            ("      receivers: [otlp]\n", "      receivers: {otlp: {}}\n"),
+            "service::pipelines::logs::receivers: 'service.pipelines[logs].receivers': "
+            "source data must be an array or slice, got map",
+        ),
     ],
 )
-def test_sections_of_the_wrong_kind_are_named_with_gos_kinds(
+def test_sections_of_the_wrong_kind_are_named_as_mapstructure_names_them(
     edit: tuple[str, str], problem: str
 ) -> None:
-    text = _config().replace(*edit)
-    kind = "int" if "1" in edit[1] else "slice"
-    assert f"{problem}expected a map, got '{kind}'" in _loaded(text)[1]
+    """mapstructure v2.2.1's words with its name of the key, as upstream's
+    otelcol/unmarshaler_test.go and configunmarshaler/configs_test.go."""
+    assert problem in _loaded(_config().replace(*edit))[1]
     text = _config().replace("service:\n", "service:\n  extensions: zpages\n")
     assert _problem(text) == (
-        "service::extensions: source data must be an array or slice, got string"
+        "service::extensions: 'service.extensions': source data must be an array or slice, "
+        "got string"
     )

@@ -422,7 +422,7 @@ def test_decode_errors_name_the_key_path() -> None:
         "value: 'lots'",
         'processors::batch::timeout: time: unknown unit "x" in duration "2x"',
         "processors::batch::inner: 'inner' has invalid keys: endpont",
-        "processors::batch::names: source data must be an array or slice, got int",
+        "processors::batch::names: 'names': source data must be an array or slice, got int",
     ]
 
 
@@ -467,10 +467,10 @@ def test_a_section_or_list_of_the_wrong_kind_is_named_as_mapstructure_names_it()
     decode(_Outer, {"inner": [1], "headers": "a", "names": {"a": 1}}, "x", problems)
     decode(_Outer, 2.5, "y", problems)
     assert problems.lines == [
-        "x::inner: expected a map, got 'slice'",
-        "x::headers: expected a map, got 'string'",
-        "x::names: source data must be an array or slice, got map",
-        "y: expected a map, got 'float64'",
+        "x::inner: 'inner' expected a map, got 'slice'",
+        "x::headers: 'headers' expected a map, got 'string'",
+        "x::names: 'names': source data must be an array or slice, got map",
+        "y: '' expected a map, got 'float64'",
     ]
 
 

@@ -259,7 +259,7 @@ def _section(
     if raw is None:
         return found
     if not isinstance(raw, Mapping):
-        problems.add(kind.value, not_a_map(raw))
+        problems.add(kind.value, not_a_map(kind.value, raw))
         return found
     for key, value in raw.items():
         path = join(kind.value, str(key))
@@ -270,6 +270,9 @@ def _section(
             continue
         if cid in found:
             problems.add(kind.value, f'duplicate name "{key}" after unmarshaling {cid}')
+            continue
+        if not isinstance(shallow(value), Mapping | None):  # upstream reads each as a map first
+            problems.add(path, not_a_map(f"[{key}]", shallow(value)))
             continue
         factory = factories.get(kind, cid.type)
         if factory is None and cid.type == "logging":  # upstream's answer, in any section
@@ -315,14 +318,18 @@ def load(raw: Any, factories: Factories) -> Config:
     components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
     service = shallow(raw.get("service")) or {}
     if not isinstance(service, Mapping):
-        problems.add("service", not_a_map(service))
+        problems.add("service", not_a_map("service", service))
         service = {}
     bad_keys = [k for k in service if k not in ("extensions", "pipelines", "telemetry")]
     if bad_keys:
         problems.add("service", invalid_keys("service", bad_keys))
-    # Upstream's telemetry config unmarshals itself (a confmap.Unmarshaler):
-    # mapstructure names its keys from it ('logs.level'), as a component's.
-    telemetry = decode(TelemetryConfig, service.get("telemetry"), "service::telemetry", problems)
+    # Upstream's telemetry config unmarshals itself (a confmap.Unmarshaler)
+    # once it is a map: mapstructure names its keys from it ('logs.level').
+    telemetry_raw = service.get("telemetry")
+    if not isinstance(shallow(telemetry_raw), Mapping | None):
+        problems.add("service::telemetry", not_a_map("service.telemetry", shallow(telemetry_raw)))
+        telemetry_raw = None
+    telemetry = decode(TelemetryConfig, telemetry_raw, "service::telemetry", problems)
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
     endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
     telemetry_level(telemetry.traces.level, "service::telemetry::traces::level", problems)
@@ -338,7 +345,7 @@ def load(raw: Any, factories: Factories) -> Config:
             problems.add("", "no exporter configuration specified in config")
     extension_names = shallow(service.get("extensions")) or []
     if not isinstance(extension_names, list):
-        problems.add("service::extensions", not_a_list(extension_names))
+        problems.add("service::extensions", not_a_list("service.extensions", extension_names))
         extension_names = []
     extensions = _ids(
         [n.text if isinstance(n, Expanded) else str(n) for n in extension_names],
@@ -376,7 +383,7 @@ def _pipelines(
         problems.add("", f"{prefix}: service must have at least one pipeline")
         return {}
     if not isinstance(raw, Mapping):
-        problems.add("service::pipelines", not_a_map(raw))
+        problems.add("service::pipelines", not_a_map("service.pipelines", raw))
         return {}
     pipelines: dict[ComponentID, Pipeline] = {}
     for key, value in raw.items():

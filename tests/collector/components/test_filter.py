@@ -115,7 +115,7 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
     assert problems("config_spans_legacy.yaml") == []  # see test_filter_legacy.py
     assert problems("config_unknown_key.yaml") == ["logs: 'logs' has invalid keys: log_records"]
     assert problems("config_not_strings.yaml") == [
-        "logs::log_record: source data must be an array or slice, got map"
+        "logs::log_record: 'logs.log_record': source data must be an array or slice, got map"
     ]
 
 

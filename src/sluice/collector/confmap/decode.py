@@ -229,14 +229,15 @@ def go_kind(value: Any) -> str:
     return go_type(value)
 
 
-def not_a_map(value: Any) -> str:
-    """mapstructure's words for a section (a map or struct) given something else."""
-    return f"expected a map, got '{go_kind(value)}'"
+def not_a_map(name: str, value: Any) -> str:
+    """mapstructure's words for a section (a map or struct) named `name`
+    given something else."""
+    return f"'{name}' expected a map, got '{go_kind(value)}'"
 
 
-def not_a_list(value: Any) -> str:
-    """mapstructure's words for a list given something else."""
-    return f"source data must be an array or slice, got {go_kind(value)}"
+def not_a_list(name: str, value: Any) -> str:
+    """mapstructure's words for a list named `name` given something else."""
+    return f"'{name}': source data must be an array or slice, got {go_kind(value)}"
 
 
 def invalid_keys(name: str, keys: Iterable[Any]) -> str:
@@ -316,7 +317,7 @@ def decode(
     if raw is None:
         return result
     if not isinstance(raw, Mapping):
-        problems.add(path, not_a_map(raw))
+        problems.add(path, not_a_map(name, raw))
         return result
     keys = config_keys(cls)
     unknown = [k for k in raw if k not in keys]
@@ -381,7 +382,7 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
         if item is str and isinstance(value, str):
             value = value.split(",") if value else []
         if not isinstance(value, list):
-            problems.add(path, not_a_list(value))
+            problems.add(path, not_a_list(name, value))
             return current
         items = [
             _value(item, v, f"{path}[{i}]", f"{name}[{i}]", problems, _zero(item))
@@ -390,7 +391,7 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
         return tuple(items) if origin is tuple else items
     if origin in (dict, Mapping):
         if not isinstance(value, Mapping):
-            problems.add(path, not_a_map(value))
+            problems.add(path, not_a_map(name, value))
             return current
         _, item = typing.get_args(hint)
         return {
