@@ -854,6 +854,16 @@ def test_pipeline_ids_are_read_as_upstreams_pipeline_ids(pipeline: str, problem:
             "service::pipelines::logs::receivers: 'service.pipelines[logs].receivers': "
             "source data must be an array or slice, got map",
         ),
+        # A component id is a struct read from its text (component.ID).
+        (
+            ("      receivers: [otlp]\n", "      receivers: [otlp, 1]\n"),
+            "service::pipelines::logs::receivers[1]: 'service.pipelines[logs].receivers[1]' "
+            "expected a map, got 'int'",
+        ),
+        (
+            ("service:\n", "service:\n  extensions: [{nop: {some: config}}]\n"),
+            "service::extensions[0]: 'service.extensions[0]' has invalid keys: nop",
+        ),
     ],
 )
 def test_sections_of_the_wrong_kind_are_named_as_mapstructure_names_them(

@@ -25,13 +25,11 @@ from sluice.collector.confmap.decode import (
     decode,
     invalid_keys,
     join,
-    not_a_list,
     not_a_map,
     shallow,
 )
 from sluice.collector.cycles import cycle_message
 from sluice.collector.factories import Factories
-from sluice.confexpand import Expanded
 from sluice.gostrconv import atoi, quoted
 from sluice.policy import Signal
 from sluice.transport.listener import parse_endpoint, split_host_port
@@ -218,6 +216,17 @@ def _logs_level(logs: LogsTelemetry, path: str, problems: Problems) -> None:
 
 
 @dataclass
+class ServiceConfig:
+    """The service section's keys; its pipelines and telemetry are read from
+    the raw map on their own (each pipeline by its id, the telemetry as
+    upstream's own unmarshaler reads it)."""
+
+    extensions: list[ComponentName] = field(default_factory=list)
+    pipelines: Any = None
+    telemetry: Any = None
+
+
+@dataclass
 class PipelineConfig:
     receivers: list[ComponentName] = field(default_factory=list)
     processors: list[ComponentName] = field(default_factory=list)
@@ -316,13 +325,10 @@ def load(raw: Any, factories: Factories) -> Config:
     if unknown:
         problems.add("", invalid_keys("", unknown))
     components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
-    service = shallow(raw.get("service")) or {}
+    service = shallow(raw.get("service"))
+    spec = decode(ServiceConfig, service, "service", problems, name="service")
     if not isinstance(service, Mapping):
-        problems.add("service", not_a_map("service", service))
         service = {}
-    bad_keys = [k for k in service if k not in ("extensions", "pipelines", "telemetry")]
-    if bad_keys:
-        problems.add("service", invalid_keys("service", bad_keys))
     # Upstream's telemetry config unmarshals itself (a confmap.Unmarshaler)
     # once it is a map: mapstructure names its keys from it ('logs.level').
     telemetry_raw = service.get("telemetry")
@@ -343,15 +349,7 @@ def load(raw: Any, factories: Factories) -> Config:
             problems.add("", "no receiver configuration specified in config")
         if not _declares(raw, Kind.EXPORTER):
             problems.add("", "no exporter configuration specified in config")
-    extension_names = shallow(service.get("extensions")) or []
-    if not isinstance(extension_names, list):
-        problems.add("service::extensions", not_a_list("service.extensions", extension_names))
-        extension_names = []
-    extensions = _ids(
-        [n.text if isinstance(n, Expanded) else str(n) for n in extension_names],
-        "service::extensions",
-        problems,
-    )
+    extensions = _ids(spec.extensions, "service::extensions", problems)
     extensions = list(dict.fromkeys(extensions))  # started once each, as upstream
     for cid in extensions:
         if cid not in components[Kind.EXTENSION]:

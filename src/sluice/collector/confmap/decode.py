@@ -84,8 +84,10 @@ _INT = GoType("int", 64, True)
 
 
 class ComponentName(str):
-    """A component id in a pipeline's lists (upstream's ``component.ID``: a
-    list of them does not take a comma-separated string)."""
+    """A component id in a pipeline's or the service's list (upstream's
+    ``component.ID``, a struct read from text: a list of them does not take
+    a comma-separated string, and a value that is not text is refused as a
+    struct refuses it)."""
 
 
 def plain(value: Any) -> Any:
@@ -467,6 +469,12 @@ def _scalar(
     if isinstance(hint, type) and issubclass(hint, str):
         if isinstance(value, str):
             return hint(value)
+        if hint is ComponentName:  # a struct in Go: only its text form fills it
+            if isinstance(value, Mapping) and value:
+                problems.add(path, invalid_keys(name, value))
+            elif not isinstance(value, Mapping):
+                problems.add(path, not_a_map(name, value))
+            return current
         expected = go.name if go else "configopaque.String" if hint is Opaque else "string"
         problems.add(path, _mismatch(name, expected, value, secret=hint is Opaque))
         return current
