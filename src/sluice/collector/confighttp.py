@@ -22,7 +22,7 @@ from sluice.collector.configauth import (
     server_authenticator,
 )
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration, Int64
+from sluice.collector.confmap.decode import Duration, Int64, Opaque
 from sluice.collector.cors import CorsConfig, CorsPolicy
 from sluice.transport.connections import ServerLimits
 from sluice.transport.http_message import Handler, Headers, Request, Response
@@ -71,7 +71,8 @@ class HttpServerConfig:
     max_request_body_size: Int64 = 0
     """Largest body in bytes, before and after decompression; 0: 20 MiB."""
     include_metadata: bool = False
-    response_headers: dict[str, str] = field(default_factory=dict)
+    response_headers: dict[str, Opaque] = field(default_factory=dict)
+    """Headers on every answer; the values are secrets (configopaque.String)."""
     compression_algorithms: list[str] = field(default_factory=lambda: list(COMPRESSION_ALGORITHMS))
     read_timeout: Duration = NO_TIME
     read_header_timeout: Duration = NO_TIME

@@ -231,6 +231,21 @@ def test_unknown_protocol_key() -> None:
     ]
 
 
+def test_response_header_values_are_secrets() -> None:
+    """confighttp.ServerConfig's response_headers is a
+    map[string]configopaque.String: its values are named so, and redacted."""
+    problems = Problems()
+    raw = {"protocols": {"http": {"response_headers": {"X-A": 1, "X-B": "b"}}}}
+    config = decode(OtlpReceiverConfig, raw, "receivers::otlp", problems)
+    assert problems.lines == [
+        "receivers::otlp::protocols::http::response_headers::X-A: "
+        "'protocols.http.response_headers[X-A]' expected type 'configopaque.String', "
+        "got unconvertible type 'int', value: '[REDACTED]'"
+    ]
+    assert config.protocols.http is not None
+    assert f"{config.protocols.http.response_headers['X-B']}" == "[REDACTED]"
+
+
 # -- harness ---------------------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.confighttp import HttpAuthConfig, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration, Int64, parse_duration
+from sluice.collector.confmap.decode import Duration, Int64, Opaque, parse_duration
 from sluice.collector.cors import CorsConfig
 from sluice.transport.listener import parse_endpoint
 
@@ -51,7 +51,7 @@ class HealthCheckConfig(ComponentConfig):
     auth: HttpAuthConfig | None = None
     max_request_body_size: Int64 = 0
     include_metadata: bool = False
-    response_headers: dict[str, str] = field(default_factory=dict)
+    response_headers: dict[str, Opaque] = field(default_factory=dict)
     compression_algorithms: list[str] = field(default_factory=list)
     read_timeout: Duration = NO_TIME
     read_header_timeout: Duration = NO_TIME
