@@ -655,3 +655,20 @@ def test_an_expanded_value_is_typed_by_its_field(
     else:
         assert not problems
         assert getattr(decoded, target) == expected
+
+
+def test_a_section_list_or_map_expanded_to_nothing_is_gos_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """confmap's useExpandValue decodes a ``${...}`` whose value is nil as
+    reflect.Zero of the field: a struct with every field zero (not its
+    defaults), an empty slice, a nil map (TestIssue10949_UnsetVar)."""
+    monkeypatch.setenv("ENV", "")
+    problems = Problems()
+    raw = expand.expand(
+        {"inner": "${env:ENV}", "names": "${env:ENV}", "headers": "${env:ENV}"}, "", problems
+    )
+    base = _Typed(names=["a"], headers={"h": "v"})
+    decoded = decode(_Typed, raw, "x", problems, base=base)
+    assert not problems
+    assert (decoded.inner, decoded.names, decoded.headers) == (_Inner("", False), [], {})

@@ -361,7 +361,7 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
     if isinstance(value, Expanded):  # an Optional's is read by its inner type, above
         if _holds_text(hint):
             value = value.text
-        elif value.value is None and hint in (bool, int, float, Duration):
+        elif value.value is None and hint is not Any:
             return _zero(hint)  # expanded to nothing: the type's zero, as upstream
         else:
             value = value.value
@@ -408,9 +408,23 @@ def _is_section(hint: Any) -> bool:
 
 
 def _zero(hint: Any) -> Any:
-    """What a null list or map item decodes to (Go's zero value)."""
+    """Go's zero value of `hint`: what a null list or map item decodes to,
+    and a ``${...}`` that expands to nothing (a section with every field
+    zero, not its defaults; an empty list or map; no optional section)."""
+    origin = typing.get_origin(hint)
+    if origin is Annotated:
+        return _zero(typing.get_args(hint)[0])
+    if origin is list:
+        return []
+    if origin is tuple:
+        return ()
+    if origin in (dict, Mapping):
+        return {}
+    if origin is Literal:
+        return type(typing.get_args(hint)[0])()
     if _is_section(hint):
-        return hint()
+        hints = _hints(hint)
+        return hint(**{f.name: _zero(hints[f.name]) for f in dataclasses.fields(hint) if f.init})
     if isinstance(hint, type) and issubclass(hint, (str, int, float)):
         return hint()
     return None
