@@ -84,15 +84,24 @@ def _fields(record: logging.LogRecord) -> Mapping[str, Any]:
     return fields if isinstance(fields, Mapping) else {}
 
 
+def _logfmt_text(text: str) -> str:
+    if text and not any(c in text for c in ' ="\\') and text.isprintable():
+        return text
+    return json.dumps(text)
+
+
+def _logfmt_key(key: str) -> str:
+    """A field name, quoted when it has a space or a quote (the debug
+    exporter's ``"resource logs"``, named as upstream's zap field)."""
+    return _logfmt_text(key)
+
+
 def _logfmt_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return f"{value:g}" if isinstance(value, float) else str(value)
-    text = str(value)
-    if text and not any(c in text for c in ' ="\\') and text.isprintable():
-        return text
-    return json.dumps(text)
+    return _logfmt_text(str(value))
 
 
 class LogfmtFormatter(logging.Formatter):
@@ -105,7 +114,7 @@ class LogfmtFormatter(logging.Formatter):
             f"msg={json.dumps(_message(self, record))}"
         )
         for key, value in _fields(record).items():
-            line += f" {key}={_logfmt_value(value)}"
+            line += f" {_logfmt_key(key)}={_logfmt_value(value)}"
         return line
 
 

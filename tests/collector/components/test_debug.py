@@ -4,6 +4,7 @@ and its sampling."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -20,6 +21,7 @@ from sluice.collector.components.exporters.debug import FACTORY
 from sluice.collector.components.exporters.debug.config import DebugConfig
 from sluice.collector.components.exporters.debug.exporter import Sampler
 from sluice.collector.internal.go_text import float_v, value_as_string
+from sluice.logs import JsonFormatter, LogfmtFormatter
 from sluice.policy import Signal
 from tests.collector.components.batches import TESTDATA, counter, load_config, settings
 
@@ -163,13 +165,34 @@ def test_an_unknown_verbosity_is_named_as_upstream_lower_cases_it() -> None:
 # -- output ------------------------------------------------------------------------
 
 
-def test_basic_writes_one_count_line_per_batch_to_the_log(caplog: pytest.LogCaptureFixture) -> None:
+def test_basic_writes_one_count_entry_per_batch_to_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """As upstream's zap entry: the message is the signal, the counts are fields."""
     with caplog.at_level(logging.INFO, logger="sluice.collector.exporter.debug"):
         sent = export(DebugConfig(), Signal.LOG, one_log_record())
-    assert [r.getMessage() for r in caplog.records] == [
-        'Logs {"resource logs": 1, "log records": 1}'
+    assert [(r.getMessage(), r.fields) for r in caplog.records] == [
+        ("Logs", {"resource logs": 1, "log records": 1})
     ]
     assert sent == 1
+
+
+def test_the_count_entry_in_the_json_and_console_logs(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="sluice.collector.exporter.debug"):
+        export(DebugConfig(), Signal.METRIC, some_metrics())
+    [record] = caplog.records
+    entry = json.loads(JsonFormatter().format(record))
+    assert (entry["msg"], entry["resource metrics"], entry["metrics"], entry["data points"]) == (
+        "Metrics",
+        1,
+        4,
+        4,
+    )
+    assert (
+        LogfmtFormatter()
+        .format(record)
+        .endswith(' msg="Metrics" "resource metrics"=1 metrics=4 "data points"=4')
+    )
 
 
 def test_basic_counts_for_metrics_and_traces(capsys: pytest.CaptureFixture[str]) -> None:
@@ -247,7 +270,7 @@ def test_detailed_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="sluice.collector.exporter.debug"):
         export(DebugConfig(verbosity="detailed"), Signal.LOG, one_log_record())
     summary, text = [r.getMessage() for r in caplog.records]
-    assert summary == 'Logs {"resource logs": 1, "log records": 1}'
+    assert summary == "Logs"
     assert text + "\n" == DETAILED_LOG
 
 

@@ -1,8 +1,9 @@
 """Writing batches out for people to read.
 
-Every batch first gives a count line, as upstream's (``Logs {"resource
-logs": 1, "log records": 2}``); ``normal`` and ``detailed`` then write the
-batch's text (:mod:`.normal`, :mod:`.detailed`) as one more entry.
+Every batch first gives a count entry, as upstream's: the message ``Logs``
+with the fields ``resource logs`` and ``log records`` (stdout: ``Logs
+{"resource logs": 1, "log records": 2}``); ``normal`` and ``detailed`` then
+write the batch's text (:mod:`.normal`, :mod:`.detailed`) as one more entry.
 
 With ``use_internal_logger`` (the default) both go to the collector's log at
 info level, so they take its format: in the console format an entry is one
@@ -44,7 +45,7 @@ class Sampler:
 
 
 def summary(signal: Signal, data: Any) -> tuple[str, dict[str, int]]:
-    """The count line's message and fields."""
+    """The count entry's message and fields."""
     items = pdata.item_count(signal, data)
     if signal is Signal.LOG:
         return "Logs", {"resource logs": len(data.resource_logs), "log records": items}
@@ -83,21 +84,20 @@ class DebugSender(Sender):
         self.to_log = config.use_internal_logger
         self.sampler = Sampler(config.sampling_initial, config.sampling_thereafter)
 
-    def _write(self, message: str, fields: str = "") -> None:
+    def _write(self, message: str, fields: dict[str, int] | None = None) -> None:
         if not self.sampler.allows(message):
             return
         if self.to_log and fields:
-            self.logger.info("%s %s", message, fields)
+            self.logger.info("%s", message, extra={"fields": fields})
         elif self.to_log:
             self.logger.info("%s", message.rstrip("\n"))
         else:
-            sys.stdout.write(f"{message}\t{fields}\n" if fields else f"{message}\n")
+            sys.stdout.write(f"{message}\t{json.dumps(fields)}\n" if fields else f"{message}\n")
             sys.stdout.flush()
 
     async def prepare(self, signal: Signal, data: Any) -> Attempt:
         async def attempt() -> None:
-            message, counts = summary(signal, data)
-            self._write(message, json.dumps(counts))
+            self._write(*summary(signal, data))
             if self.level != "basic":
                 self._write(render(self.level, signal, data))
 
