@@ -229,8 +229,10 @@ def test_normal_writes_a_line_per_record(capsys: pytest.CaptureFixture[str]) -> 
 def test_normal_in_the_log_is_one_entry_per_batch(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="sluice.collector.exporter.debug"):
         export(DebugConfig(verbosity="normal"), Signal.LOG, one_log_record())
+    # The text is the message whole, its last line break too, as upstream's
+    # logger.Info(string(buf)).
     assert [r.getMessage() for r in caplog.records][1:] == [
-        "This is a log message app=server instance_num=1"
+        "This is a log message app=server instance_num=1\n"
     ]
 
 
@@ -271,7 +273,7 @@ def test_detailed_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
         export(DebugConfig(verbosity="detailed"), Signal.LOG, one_log_record())
     summary, text = [r.getMessage() for r in caplog.records]
     assert summary == "Logs"
-    assert text + "\n" == DETAILED_LOG
+    assert text == DETAILED_LOG
 
 
 # -- sampling and values --------------------------------------------------------------

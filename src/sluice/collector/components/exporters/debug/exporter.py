@@ -87,10 +87,8 @@ class DebugSender(Sender):
     def _write(self, message: str, fields: dict[str, int] | None = None) -> None:
         if not self.sampler.allows(message):
             return
-        if self.to_log and fields:
-            self.logger.info("%s", message, extra={"fields": fields})
-        elif self.to_log:
-            self.logger.info("%s", message.rstrip("\n"))
+        if self.to_log:
+            self.logger.info("%s", message, extra={"fields": fields or {}})
         else:
             sys.stdout.write(f"{message}\t{json.dumps(fields)}\n" if fields else f"{message}\n")
             sys.stdout.flush()
