@@ -172,9 +172,30 @@ def test_basic_writes_one_count_entry_per_batch_to_the_log(
     with caplog.at_level(logging.INFO, logger="sluice.collector.exporter.debug"):
         sent = export(DebugConfig(), Signal.LOG, one_log_record())
     assert [(r.getMessage(), r.fields) for r in caplog.records] == [
-        ("Logs", {"resource logs": 1, "log records": 1})
+        (
+            "Logs",
+            {
+                "kind": "exporter",
+                "data_type": "logs",
+                "name": "debug",
+                "resource logs": 1,
+                "log records": 1,
+            },
+        )
     ]
     assert sent == 1
+
+
+def test_entries_in_the_log_carry_the_exporters_fields(caplog: pytest.LogCaptureFixture) -> None:
+    """Upstream logs through the collector's exporter logger, which adds
+    kind, data_type and name to each entry, the text's too."""
+    with caplog.at_level(logging.INFO, logger="sluice.collector.exporter.debug"):
+        export(DebugConfig(verbosity="normal"), Signal.TRACE, two_spans())
+    exporter = {"kind": "exporter", "data_type": "traces", "name": "debug"}
+    assert [r.fields for r in caplog.records] == [
+        {**exporter, "resource spans": 1, "spans": 2},
+        exporter,
+    ]
 
 
 def test_the_count_entry_in_the_json_and_console_logs(caplog: pytest.LogCaptureFixture) -> None:
@@ -191,7 +212,10 @@ def test_the_count_entry_in_the_json_and_console_logs(caplog: pytest.LogCaptureF
     assert (
         LogfmtFormatter()
         .format(record)
-        .endswith(' msg="Metrics" "resource metrics"=1 metrics=4 "data points"=4')
+        .endswith(
+            ' msg="Metrics" kind=exporter data_type=metrics name=debug'
+            ' "resource metrics"=1 metrics=4 "data points"=4'
+        )
     )
 
 

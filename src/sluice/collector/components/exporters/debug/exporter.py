@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sluice.collector import pdata
+from sluice.collector.component import SIGNAL_NAMES
 from sluice.collector.components.exporters.debug import detailed, normal
 from sluice.collector.components.exporters.debug.config import DebugConfig
 from sluice.collector.exporterhelper import Attempt, Sender
@@ -78,25 +79,30 @@ def render(level: str, signal: Signal, data: Any) -> str:
 
 
 class DebugSender(Sender):
-    def __init__(self, config: DebugConfig, logger: logging.Logger):
+    def __init__(self, config: DebugConfig, logger: logging.Logger, name: str):
         self.level = config.level
         self.logger = logger
+        self.name = name
+        """The component id, which the log's entries name as upstream's do."""
         self.to_log = config.use_internal_logger
         self.sampler = Sampler(config.sampling_initial, config.sampling_thereafter)
 
-    def _write(self, message: str, fields: dict[str, int] | None = None) -> None:
+    def _write(self, signal: Signal, message: str, fields: dict[str, int] | None = None) -> None:
         if not self.sampler.allows(message):
             return
         if self.to_log:
-            self.logger.info("%s", message, extra={"fields": fields or {}})
+            # The fields upstream's exporter logger (the collector's) adds to
+            # every entry; its own stdout logger has none.
+            exporter = {"kind": "exporter", "data_type": SIGNAL_NAMES[signal], "name": self.name}
+            self.logger.info("%s", message, extra={"fields": {**exporter, **(fields or {})}})
         else:
             sys.stdout.write(f"{message}\t{json.dumps(fields)}\n" if fields else f"{message}\n")
             sys.stdout.flush()
 
     async def prepare(self, signal: Signal, data: Any) -> Attempt:
         async def attempt() -> None:
-            self._write(*summary(signal, data))
+            self._write(signal, *summary(signal, data))
             if self.level != "basic":
-                self._write(render(self.level, signal, data))
+                self._write(signal, render(self.level, signal, data))
 
         return attempt

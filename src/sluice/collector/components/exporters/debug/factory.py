@@ -34,7 +34,7 @@ class DebugExporterFactory(ExporterFactory[DebugConfig]):
         return QueuedRetryExporter(
             settings,
             signals,
-            DebugSender(config, settings.logger),
+            DebugSender(config, settings.logger, str(settings.id)),
             QueueSettings(enabled=False),
             RetrySettings(enabled=False),
         )
