@@ -245,3 +245,23 @@ NORMAL: list[tuple[str, Signal, Callable[[], Any], str]] = [
 )
 def test_normal_text_is_upstreams(signal: Signal, make: Callable[[], Any], expected: str) -> None:
     assert render("normal", signal, _as_passed(signal, make())) == expected
+
+
+def test_nested_values_print_as_upstreams_databuffer_test() -> None:
+    """``TestNestedArraySerializesCorrectly``, ``TestNestedMapSerializesCorrectly``."""
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add(name="s")
+    values = span.attributes.add(key="slice").value.array_value.values
+    values.add().string_value = "foo"
+    values.add().int_value = 42
+    values.add().array_value.values.add().string_value = "bar"
+    values.add().bool_value = True
+    values.add().double_value = 5.5
+    mapped = span.attributes.add(key="map").value.kvlist_value.values
+    testdata.put_str(mapped, "foo", "test")
+    mapped.add(key="zoo").value.kvlist_value.values.add(key="bar").value.int_value = 13
+    lines = render("detailed", Signal.TRACE, request).splitlines()
+    assert lines[lines.index("Attributes:") + 1 :] == [
+        '     -> slice: Slice(["foo",42,["bar"],true,5.5])',
+        '     -> map: Map({"foo":"test","zoo":{"bar":13}})',
+    ]
