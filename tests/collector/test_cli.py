@@ -656,6 +656,63 @@ def test_log_levels_in_any_case_and_empty_is_info() -> None:
     )
 
 
+def test_telemetry_levels_take_the_number_of_their_go_type() -> None:
+    """configtelemetry.Level (int32) and zapcore.Level (int8) are integers
+    read from text by UnmarshalText: a YAML number is the level of that
+    number (Level(2) is Detailed, zap's 2 is error), cut and wrapped as Go's
+    conversion, and one no level has is still a level (zap logs nothing
+    below it, metrics beyond detailed are on)."""
+    for metrics_level, logs_level, metrics, logs in (
+        ("2", "2", "Detailed", "error"),
+        ("-1", "-1", "None", "debug"),
+        ("0", "0", "Basic", "info"),
+        ("1.9", "5", "Normal", "fatal"),
+        ("4294967297", "257", "Normal", "warn"),
+    ):
+        config, problems = _telemetry(metrics_level, logs_level)
+        assert problems == [] and config is not None, (metrics_level, problems)
+        assert (config.telemetry.metrics.level, config.telemetry.logs.level) == (metrics, logs)
+    config, problems = _telemetry("7", "-3")
+    assert problems == [] and config.metrics_endpoint == "127.0.0.1:0"
+    assert config.telemetry.logs.level == "debug", "zap's Level(-3) logs every level"
+    config, problems = _telemetry("-1", "9")
+    assert problems == [] and config.metrics_endpoint is None
+    assert config.telemetry.logs.level == "fatal", "the nearest Sluice has to logging nothing"
+
+
+def test_a_telemetry_level_of_the_wrong_type_names_its_go_type() -> None:
+    [metrics, logs] = _telemetry("true", "[1]")[1]
+    assert metrics.endswith(
+        "service::telemetry::metrics::level: 'metrics.level' expected type "
+        "'configtelemetry.Level', got unconvertible type 'bool', value: 'true'"
+    )
+    assert logs.endswith(
+        "service::telemetry::logs::level: 'logs.level' expected type 'zapcore.Level', "
+        "got unconvertible type '[]interface {}', value: '[1]'"
+    )
+    text = _config().replace("  telemetry:\n", "  telemetry:\n    traces: {level: {a: 1}}\n")
+    assert _problem(text).endswith(
+        "service::telemetry::traces::level: 'traces.level' expected type "
+        "'configtelemetry.Level', got unconvertible type 'map[string]interface {}', "
+        "value: 'map[a:1]'"
+    )
+
+
+def test_an_expanded_telemetry_level_is_read_as_a_number(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """confmap's useExpandValue gives an integer field the YAML value of a
+    ``${...}``, and its zero when it expands to nothing."""
+    monkeypatch.setenv("LEVEL", "2")
+    config, problems = _telemetry("${env:LEVEL}", "${env:LEVEL}")
+    assert problems == []
+    assert (config.telemetry.metrics.level, config.telemetry.logs.level) == ("Detailed", "error")
+    monkeypatch.setenv("LEVEL", "")
+    config, problems = _telemetry("${env:LEVEL}", "${env:LEVEL}")
+    assert problems == []
+    assert (config.telemetry.metrics.level, config.telemetry.logs.level) == ("Basic", "info")
+
+
 @pytest.mark.parametrize(
     ("section", "problem"),
     [

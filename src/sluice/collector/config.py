@@ -21,7 +21,10 @@ from sluice.collector.component import (
 from sluice.collector.confmap.decode import (
     ComponentName,
     Duration,
+    LevelNumber,
     Problems,
+    TelemetryLevel,
+    ZapLevel,
     decode,
     invalid_keys,
     join,
@@ -67,8 +70,9 @@ class LogsSampling:
 
 @dataclass
 class LogsTelemetry:
-    level: str = "info"
-    """One of :data:`LOG_LEVELS` in any case ("" is info), as zap reads it."""
+    level: ZapLevel = "info"
+    """One of :data:`LOG_LEVELS` in any case ("" is info), as zap reads it,
+    or zap's number of a level (-1 is debug)."""
     encoding: Literal["console", "json"] = "console"
     development: bool = False
     disable_caller: bool = False
@@ -83,8 +87,9 @@ class LogsTelemetry:
 
 @dataclass
 class MetricsTelemetry:
-    level: str = "normal"
-    """``none``, ``basic``, ``normal`` or ``detailed``, in any case (as upstream)."""
+    level: TelemetryLevel = "normal"
+    """``none``, ``basic``, ``normal`` or ``detailed``, in any case (as
+    upstream), or configtelemetry's number of a level (-1 is none)."""
     address: str = ""
     """v0.115's ``host:port`` form of the Prometheus endpoint."""
     readers: list[Any] | None = None
@@ -93,7 +98,7 @@ class MetricsTelemetry:
 
 @dataclass
 class TracesTelemetry:
-    level: str = "basic"
+    level: TelemetryLevel = "basic"
     propagators: list[str] = field(default_factory=list)
     processors: list[Any] = field(default_factory=list)
 
@@ -126,8 +131,8 @@ PROMETHEUS_KEYS = frozenset(
 def telemetry_level(level: str, path: str, problems: Problems) -> bool:
     """Whether `level` is one of :data:`METRICS_LEVELS` in any case, as
     upstream's ``configtelemetry.Level`` (of metrics and traces alike) reads
-    it; its error shows the lower-cased text."""
-    if level.lower() in METRICS_LEVELS:
+    it; its error shows the lower-cased text. Any number is a level."""
+    if isinstance(level, LevelNumber) or level.lower() in METRICS_LEVELS:
         return True
     problems.add(path, f'unknown metrics level "{level.lower()}"')
     return False
@@ -208,7 +213,12 @@ def _pull_endpoint(reader: Any, where: str, name: str, problems: Problems) -> st
 
 
 def _logs_level(logs: LogsTelemetry, path: str, problems: Problems) -> None:
-    """Check the level and keep it lower-cased, as zap reads it."""
+    """Check the level and keep it lower-cased, as zap reads it. A number
+    below debug logs every level; one past fatal, which logs nothing in
+    zap, is fatal (Sluice logs errors only there)."""
+    if isinstance(logs.level, LevelNumber):
+        logs.level = LOG_LEVELS[0] if logs.level.number < 0 else LOG_LEVELS[-1]
+        return
     level = logs.level.lower() or "info"
     if level not in LOG_LEVELS:
         problems.add(f"{path}::level", f'unrecognized level: "{logs.level}"')

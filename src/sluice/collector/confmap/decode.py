@@ -12,7 +12,10 @@ boolean, nor a number a text field. A number field takes an integer or a
 float (cut to its whole part); a float field takes an integer. A field
 whose Go type is not ``int`` or ``string`` says so with :data:`Uint32`,
 :data:`Int64` or its own :class:`GoType`: a negative number does not fit
-an unsigned one, and a value past its size wraps as Go's conversion does. Problems use mapstructure's
+an unsigned one, and a value past its size wraps as Go's conversion does.
+A level (:data:`TelemetryLevel`, :data:`ZapLevel`: an integer in Go, read
+from text by its ``UnmarshalText``) holds its text, or takes a number as
+the level of that number. Problems use mapstructure's
 words and name the key as it does (``sending_queue.queue_size``, ``[i]``
 for a list item, ``[key]`` for a map entry).
 
@@ -76,10 +79,55 @@ class GoType:
     name: str
     bits: int = 64
     signed: bool = True
+    levels: tuple[str, ...] = ()
+    """For an integer type read from text by its ``UnmarshalText`` (a level,
+    held as text): what its ``String()`` prints of each number from
+    `first` on. Text is checked by the component, as the type's
+    UnmarshalText; a number is the level of that number."""
+    first: int = 0
+    unnamed: str = ""
+    """``String()`` of a number no level has (``{}`` stands for it)."""
+
+    def level(self, number: int) -> str:
+        """The text of level `number` (a :class:`LevelNumber` past the levels)."""
+        at = number - self.first
+        if 0 <= at < len(self.levels):
+            return self.levels[at]
+        return LevelNumber(self.unnamed.format(number), number)
+
+
+class LevelNumber(str):
+    """A number given to a level field that names none of its levels (Go
+    keeps it: ``configtelemetry.Level(7)``); the text is what Go's
+    ``String()`` prints of it."""
+
+    number: int
+
+    def __new__(cls, text: str, number: int) -> LevelNumber:
+        made = super().__new__(cls, text)
+        made.number = number
+        return made
 
 
 Uint32 = Annotated[int, GoType("uint32", 32, False)]
 Int64 = Annotated[int, GoType("int64", 64, True)]
+TelemetryLevel = Annotated[
+    str, GoType("configtelemetry.Level", 32, True, ("None", "Basic", "Normal", "Detailed"), -1)
+]
+"""configtelemetry.Level: ``none``, ``basic``, ``normal``, ``detailed`` in
+any case, or a number (-1 is None, 2 Detailed)."""
+ZapLevel = Annotated[
+    str,
+    GoType(
+        "zapcore.Level",
+        8,
+        True,
+        ("debug", "info", "warn", "error", "dpanic", "panic", "fatal"),
+        -1,
+        "Level({})",
+    ),
+]
+"""zapcore.Level: its names in any case, or a number (-1 is debug, 0 info)."""
 _INT = GoType("int", 64, True)
 
 
@@ -359,10 +407,11 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
         go = next((e for e in extras if isinstance(e, GoType)), None)
         origin = typing.get_origin(hint)
     if isinstance(value, Expanded):  # an Optional's is read by its inner type, above
-        if _holds_text(hint):
+        if _holds_text(hint) and not (go and go.levels):
             value = value.text
         elif value.value is None and hint is not Any:
-            return _zero(hint)  # expanded to nothing: the type's zero, as upstream
+            # expanded to nothing: the type's zero, as upstream
+            return go.level(0) if go and go.levels else _zero(hint)
         else:
             value = value.value
     if value is None:
@@ -413,7 +462,9 @@ def _zero(hint: Any) -> Any:
     zero, not its defaults; an empty list or map; no optional section)."""
     origin = typing.get_origin(hint)
     if origin is Annotated:
-        return _zero(typing.get_args(hint)[0])
+        inner, *extras = typing.get_args(hint)
+        go = next((e for e in extras if isinstance(e, GoType)), None)
+        return go.level(0) if go and go.levels else _zero(inner)
     if origin is list:
         return []
     if origin is tuple:
@@ -483,6 +534,8 @@ def _scalar(
     if isinstance(hint, type) and issubclass(hint, str):
         if isinstance(value, str):
             return hint(value)
+        if go and go.levels and _number(value):  # an integer type in Go
+            return go.level(_go_int(value, go))
         if hint is ComponentName:  # a struct in Go: only its text form fills it
             if isinstance(value, Mapping) and value:
                 problems.add(path, invalid_keys(name, value))
