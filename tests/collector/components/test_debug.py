@@ -20,6 +20,7 @@ from sluice.collector.component import Host
 from sluice.collector.components.exporters.debug import FACTORY
 from sluice.collector.components.exporters.debug.config import DebugConfig
 from sluice.collector.components.exporters.debug.exporter import Sampler
+from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.internal.go_text import float_v, value_as_string
 from sluice.logs import JsonFormatter, LogfmtFormatter
 from sluice.policy import Signal
@@ -160,6 +161,36 @@ def test_an_unknown_verbosity_is_named_as_upstream_lower_cases_it() -> None:
     assert list(DebugConfig(verbosity='Lo"ud\n').validate()) == [
         ("verbosity", 'unknown metrics level "lo\\"ud\\n"')
     ]
+
+
+@pytest.mark.parametrize(
+    ("verbosity", "level", "problem"),
+    [
+        (2, "detailed", None),
+        (1.5, "normal", None),
+        (4294967296, "basic", None),  # wraps as Go's int32 conversion
+        (-1, "none", 'verbosity: verbosity level "None" is not supported'),
+        (3, "", 'verbosity: verbosity level "" is not supported'),
+        (
+            True,
+            "basic",
+            "verbosity: 'verbosity' expected type 'configtelemetry.Level', got unconvertible "
+            "type 'bool', value: 'true'",
+        ),
+    ],
+)
+def test_a_number_is_the_verbosity_of_that_level(
+    verbosity: Any, level: str, problem: str | None
+) -> None:
+    """``verbosity`` is a configtelemetry.Level, an int32 read from text:
+    a YAML number decodes straight into it, and Validate prints a level no
+    name has as its String(), ``""``."""
+    problems = Problems()
+    config = decode(DebugConfig, {"verbosity": verbosity}, "", problems)
+    for key, message in config.validate():
+        problems.add(key, message)
+    assert config.level == level
+    assert problems.lines == ([problem] if problem else [])
 
 
 # -- output ------------------------------------------------------------------------

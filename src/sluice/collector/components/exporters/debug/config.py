@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confmap.decode import LevelNumber, TelemetryLevel
 from sluice.gostrconv import quoted
 
 VERBOSITIES = ("basic", "normal", "detailed")
@@ -13,9 +14,10 @@ VERBOSITIES = ("basic", "normal", "detailed")
 
 @dataclass
 class DebugConfig(ComponentConfig):
-    verbosity: str = "basic"
+    verbosity: TelemetryLevel = "basic"
     """``basic`` (a count line per batch), ``normal`` (a line per record),
-    ``detailed`` (every field); any case, as upstream."""
+    ``detailed`` (every field); any case, or the level's number (0 to 2),
+    as upstream's configtelemetry.Level."""
     sampling_initial: int = 2
     """Output lines written per second before sampling starts."""
     sampling_thereafter: int = 1
@@ -28,7 +30,9 @@ class DebugConfig(ComponentConfig):
         return self.verbosity.lower()
 
     def validate(self) -> Iterator[Problem]:
-        if self.level == "none":
+        if isinstance(self.verbosity, LevelNumber):  # Go's String() of it is ""
+            yield "verbosity", f"verbosity level {quoted(self.verbosity)} is not supported"
+        elif self.level == "none":
             yield "verbosity", 'verbosity level "None" is not supported'
         elif self.level not in VERBOSITIES:
             yield "verbosity", f"unknown metrics level {quoted(self.level)}"
