@@ -29,7 +29,7 @@ from sluice.collector.components.exporters.otlp.config import KeepaliveSettings,
 from sluice.collector.components.exporters.otlp.exporter import classify
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Problems, decode
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.rpc_status import RETRY_INFO_TYPE, StatusMessage, encode_status
 from sluice.policy import Signal
@@ -217,6 +217,17 @@ def test_an_endpoint_is_required() -> None:
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_no_endpoint.yaml", "otlp"
     )
     assert problems == ['requires a non-empty "endpoint"']
+
+
+def test_a_compression_that_is_not_text_names_configcompression_type() -> None:
+    """``compression`` is a configcompression.Type (a string type read by
+    UnmarshalText): mapstructure names that type."""
+    problems = Problems()
+    decode(OtlpGrpcConfig, {"compression": 1, "endpoint": "localhost:4317"}, "", problems)
+    assert problems.lines == [
+        "compression: 'compression' expected type 'configcompression.Type', got "
+        "unconvertible type 'int', value: '1'"
+    ]
 
 
 def test_invalid_values_are_each_named() -> None:

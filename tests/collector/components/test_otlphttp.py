@@ -32,7 +32,7 @@ from sluice.collector.components.exporters.otlphttp import FACTORY
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.components.exporters.otlphttp.response import retry_after
 from sluice.collector.configauth import AuthConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Duration, Problems, decode
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.collector.rpc_status import encode_status
 from sluice.policy import Signal
@@ -138,6 +138,17 @@ def test_an_endpoint_is_required() -> None:
         OtlpHttpConfig, TESTDATA / "otlphttp/config_no_endpoint.yaml", "otlphttp"
     )
     assert problems == ["at least one endpoint must be specified"]
+
+
+def test_a_compression_that_is_not_text_names_configcompression_type() -> None:
+    """``compression`` is a configcompression.Type (a string type read by
+    UnmarshalText): mapstructure names that type."""
+    problems = Problems()
+    decode(OtlpHttpConfig, {"compression": 1, "endpoint": "localhost:4317"}, "", problems)
+    assert problems.lines == [
+        "compression: 'compression' expected type 'configcompression.Type', got "
+        "unconvertible type 'int', value: '1'"
+    ]
 
 
 def test_invalid_values_are_each_named() -> None:

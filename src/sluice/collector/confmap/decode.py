@@ -128,6 +128,8 @@ ZapLevel = Annotated[
     ),
 ]
 """zapcore.Level: its names in any case, or a number (-1 is debug, 0 info)."""
+Compression = Annotated[str, GoType("configcompression.Type")]
+"""configcompression.Type, a client's ``compression`` (a string type)."""
 _INT = GoType("int", 64, True)
 
 

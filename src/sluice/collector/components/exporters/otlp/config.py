@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Compression, Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 
 COMPRESSIONS = ("gzip", "none", "", "zstd", "snappy")
@@ -62,7 +62,7 @@ class OtlpGrpcConfig(ComponentConfig):
     endpoint: str = ""
     """``host:port``; an ``https://`` prefix asks for TLS, ``http://`` and
     ``https://`` are stripped; a ``dns://`` target is dialled as written."""
-    compression: str = "gzip"
+    compression: Compression = "gzip"
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import Compression, Duration
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.policy import Signal
 
@@ -36,7 +36,7 @@ class OtlpHttpConfig(ComponentConfig):
     logs_endpoint: str = ""
     encoding: str = "proto"
     """``proto`` or ``json``; anything else is upstream's ``invalid encoding type``."""
-    compression: str = "gzip"
+    compression: Compression = "gzip"
     headers: dict[str, str] = field(default_factory=dict)
     timeout: Duration = _TIMEOUT
     """For one request, from connecting to the end of the answer."""
