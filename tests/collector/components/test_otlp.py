@@ -406,6 +406,26 @@ def test_metadata_grpc_go_refuses_fails_every_export(
     assert sink.calls == []
 
 
+def test_header_values_are_secrets_that_go_out_as_written(sink: GrpcSink) -> None:
+    """configgrpc.ClientConfig's headers are configopaque.String: a value
+    that is not text names that type, decoded values print as [REDACTED],
+    and the call's metadata carries them unchanged."""
+    problems = Problems()
+    decode(OtlpGrpcConfig, {"endpoint": sink.endpoint, "headers": {"a": [1]}}, "", problems)
+    assert problems.lines == [
+        "headers::a: 'headers[a]' expected type 'configopaque.String', got unconvertible "
+        "type '[]interface {}', value: '[REDACTED]'"
+    ]
+    raw = {"x-tenant": "tenant-1", "x-data-bin": "raw"}
+    decoded = decode(OtlpGrpcConfig, {"endpoint": sink.endpoint, "headers": raw}, "", problems)
+    assert {str(v) for v in decoded.headers.values()} == {"[REDACTED]"}
+    assert "tenant-1" not in repr(decoded)
+    run(replace(decoded, tls=INSECURE, retry_on_failure=FAST_RETRY), consume_logs(1))
+    (call,) = sink.wait_for(1)
+    assert call.metadata["x-tenant"] == "tenant-1"
+    assert call.metadata["x-data-bin"] == b"raw"
+
+
 def test_reserved_metadata_is_not_sent_and_binary_values_are_bytes(sink: GrpcSink) -> None:
     """grpc-go drops headers it writes itself (user-agent, content-type, te,
     grpc-timeout, ...) and sends a "-bin" key's value as its bytes."""

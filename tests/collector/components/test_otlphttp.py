@@ -265,6 +265,30 @@ def test_configured_headers_and_user_agent_are_sent(sink: Upstream) -> None:
     assert arch in {"amd64", "arm64", "386", "arm", "ppc64le", "s390x", "riscv64"}, user_agent
 
 
+def test_header_values_are_secrets_that_go_out_as_written(sink: Upstream) -> None:
+    """confighttp.ClientConfig's headers are configopaque.String: a value
+    that is not text names that type, decoded values print as [REDACTED],
+    and the request carries them unchanged (Host included)."""
+    problems = Problems()
+    decode(OtlpHttpConfig, {"endpoint": sink.url, "headers": {"a": 1}}, "", problems)
+    assert problems.lines == [
+        "headers::a: 'headers[a]' expected type 'configopaque.String', got unconvertible "
+        "type 'int', value: '[REDACTED]'"
+    ]
+    raw = {"X-Scope-OrgID": "tenant-1", "Host": "ingest.example.com"}
+    decoded = decode(OtlpHttpConfig, {"endpoint": sink.url, "headers": raw}, "", problems)
+    assert {str(v) for v in decoded.headers.values()} == {"[REDACTED]"}
+    assert "tenant-1" not in repr(decoded)
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    run(replace(decoded, retry_on_failure=FAST_RETRY), body)
+    (request,) = sink.wait_for(1)
+    assert request.header("X-Scope-OrgID") == "tenant-1"
+    assert request.all("Host") == ["ingest.example.com"]
+
+
 def test_a_configured_header_replaces_the_exporters_own(sink: Upstream) -> None:
     # Upstream sets configured headers over its own, names compared as Go
     # canonicalizes them: one User-Agent and one Content-Type are sent.

@@ -71,6 +71,12 @@ class Opaque(str):
 REDACTED = "[REDACTED]"
 
 
+def reveal(text: str) -> str:
+    """The plain text of `text`, an :class:`Opaque` or ordinary text (for
+    what goes on the wire)."""
+    return str.__str__(text)
+
+
 @dataclasses.dataclass(frozen=True)
 class GoType:
     """A field's Go type where it is not the plain one (``int``, ``string``),

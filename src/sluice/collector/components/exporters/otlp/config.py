@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Compression, Duration
+from sluice.collector.confmap.decode import Compression, Duration, Opaque
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 
 COMPRESSIONS = ("gzip", "none", "", "zstd", "snappy")
@@ -63,7 +63,8 @@ class OtlpGrpcConfig(ComponentConfig):
     """``host:port``; an ``https://`` prefix asks for TLS, ``http://`` and
     ``https://`` are stripped; a ``dns://`` target is dialled as written."""
     compression: Compression = "gzip"
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, Opaque] = field(default_factory=dict)
+    """Metadata sent with every call; the values are secrets (configopaque.String)."""
     timeout: Duration = _TIMEOUT
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)
     keepalive: KeepaliveSettings | None = None

@@ -27,6 +27,7 @@ from sluice.collector.configauth import (
     requires_transport_security,
 )
 from sluice.collector.configgrpc import channel_arguments
+from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import USER_AGENT
 from sluice.collector.exporterhelper.retry import throttled
@@ -157,7 +158,7 @@ class OtlpGrpcSender(Sender):
         self.config = config
         self.signals = signals
         self.logger = logger
-        configured = tuple((name.lower(), value) for name, value in config.headers.items())
+        configured = tuple((name.lower(), reveal(value)) for name, value in config.headers.items())
         self.unsendable = unsendable_metadata(configured)
         self.metadata = sent_metadata(configured)
         self.authenticator: ClientAuthenticator | None = None

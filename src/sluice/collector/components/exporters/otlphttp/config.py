@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Compression, Duration
+from sluice.collector.confmap.decode import Compression, Duration, Opaque
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.policy import Signal
 
@@ -37,7 +37,8 @@ class OtlpHttpConfig(ComponentConfig):
     encoding: str = "proto"
     """``proto`` or ``json``; anything else is upstream's ``invalid encoding type``."""
     compression: Compression = "gzip"
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, Opaque] = field(default_factory=dict)
+    """Sent with every request; the values are secrets (configopaque.String)."""
     timeout: Duration = _TIMEOUT
     """For one request, from connecting to the end of the answer."""
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)

@@ -28,6 +28,7 @@ from sluice.collector.component import SIGNAL_NAMES, Host
 from sluice.collector.components.exporters.otlphttp import body, response
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.configauth import ClientAuthenticator, client_authenticator
+from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
 from sluice.collector.exporterhelper.config import is_header_name
 from sluice.collector.exporterhelper.exporter import USER_AGENT
@@ -121,10 +122,9 @@ class OtlpHttpSender(Sender):
         # A configured header replaces the exporter's own of the same name
         # (Go canonicalizes names: `user-agent` is `User-Agent`), as upstream;
         # Content-Encoding stays the one that matches the body.
+        written = {name: reveal(value) for name, value in config.headers.items()}
         configured = {
-            name: value
-            for name, value in config.headers.items()
-            if name.lower() != "content-encoding"
+            name: value for name, value in written.items() if name.lower() != "content-encoding"
         }
         named = {name.lower() for name in configured}
         headers = {
@@ -138,8 +138,9 @@ class OtlpHttpSender(Sender):
         if body.is_compressed(config.compression):
             headers["Content-Encoding"] = config.compression
         headers.update(configured)
-        self.unsendable = _unsendable(config.headers)
+        self.unsendable = _unsendable(written)
         self.headers = b"" if self.unsendable else _header_block(headers)
+        self.host_header = "" if self.unsendable else written.get("Host", "")
         self.routes: dict[Signal, _Route] = {}
         self.pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
         """One pool per origin: the signals' URLs and the redirects' targets."""
@@ -170,7 +171,7 @@ class OtlpHttpSender(Sender):
                 server_name=self.config.tls.server_name_override,
                 # Upstream's header round tripper sets the request's Host from
                 # a header configured as exactly "Host", on every hop.
-                host_header="" if self.unsendable else self.config.headers.get("Host", ""),
+                host_header=self.host_header,
             )
         return pool
 
