@@ -121,7 +121,10 @@ def test_an_empty_http_section_is_on_with_defaults() -> None:
         ("config_missing_http_endpoint.yaml", "http::endpoint: http endpoint required"),
         ("config_missing_grpc_endpoint.yaml", "grpc::endpoint: grpc endpoint required"),
         ("config_legacy_invalid_path.yaml", "path: path must start with /"),
-        ("config_bad_transport.yaml", 'grpc::transport: unsupported transport "udp" (tcp or unix)'),
+        (
+            "config_bad_transport.yaml",
+            'grpc::transport: unsupported transport "udp" (valid: tcp, tcp4, tcp6, unix)',
+        ),
     ],
 )
 def test_invalid_configs_name_the_key(name: str, problem: str) -> None:
@@ -130,6 +133,14 @@ def test_invalid_configs_name_the_key(name: str, problem: str) -> None:
 
 def test_unix_transport_takes_a_socket_path() -> None:
     assert load("config_unix_transport.yaml")[1] == []
+
+
+def test_ipv4_and_ipv6_only_tcp_transports_are_accepted() -> None:
+    """Upstream's gRPC section is a confignet address: ``tcp4`` and ``tcp6``
+    are valid transports there, as for the otlp receiver."""
+    config, problems = load("config_tcp4_transport.yaml")
+    assert problems == []
+    assert config.grpc is not None and config.grpc.transport == "tcp4"
 
 
 def test_factory_describes_the_upstream_component() -> None:
@@ -650,6 +661,13 @@ def test_grpc_check_serves_the_collector_and_each_pipeline(grpc_health: Any) -> 
         grpc.StatusCode.NOT_FOUND,
         "Service not found.",
     )
+
+
+def test_grpc_over_an_ipv4_only_transport(grpc_health: Any) -> None:
+    settings = GrpcSettings(endpoint="127.0.0.1:0", transport="tcp4")
+    hc, client = grpc_health(HealthCheckV2Config(use_v2=True, grpc=settings))
+    hc.start_collector()
+    assert client.check() == SERVING
 
 
 def test_grpc_check_with_component_health(grpc_health: Any) -> None:

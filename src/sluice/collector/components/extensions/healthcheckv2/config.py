@@ -14,7 +14,7 @@ from sluice.collector.components.extensions.healthcheck.config import (
     endpoint_problems,
     tls_problems,
 )
-from sluice.collector.components.receivers.otlp.config import GrpcConfig
+from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
 from sluice.collector.confighttp import HttpServerConfig
 from sluice.collector.confmap.decode import Duration
 
@@ -46,7 +46,8 @@ class GrpcSettings(GrpcConfig):
 
     endpoint: str = "localhost:13132"
     transport: str = "tcp"
-    """``tcp`` (``endpoint`` is ``host:port``) or ``unix`` (a socket path)."""
+    """``tcp``, ``tcp4``, ``tcp6`` (``endpoint`` is ``host:port``) or ``unix``
+    (a socket path)."""
 
 
 IMMEDIATE = Duration(0)
@@ -97,14 +98,11 @@ class HealthCheckV2Config(HttpServerConfig, ComponentConfig):
         if self.grpc is not None:
             yield from tls_problems("grpc::tls", self.grpc.tls)
             for key, message in GrpcConfig.validate(self.grpc):
-                if key.partition("::")[0] not in ("endpoint", "transport", "tls"):
+                if key.partition("::")[0] not in ("endpoint", "tls"):
                     yield f"grpc::{key}", message
-            if self.grpc.transport not in ("tcp", "unix"):
-                yield (
-                    "grpc::transport",
-                    f'unsupported transport "{self.grpc.transport}" (tcp or unix)',
-                )
-            elif self.grpc.transport == "unix" and self.grpc.endpoint:
+            if self.grpc.transport not in (*TCP_TRANSPORTS, "unix"):
+                return  # named above
+            if self.grpc.transport == "unix" and self.grpc.endpoint:
                 return
             yield from _named("grpc::endpoint", self.grpc.endpoint, "grpc endpoint required")
 
