@@ -486,6 +486,35 @@ def test_a_running_collector_serves_its_effective_config(tmp_path: Path) -> None
     }
 
 
+def test_extensions_started_before_it_are_in_the_status(tmp_path: Path) -> None:
+    # upstream's service makes every extension first and hands each status
+    # report to all of them, so healthcheckv2 also sees the reports of the
+    # extensions started before it
+    health, otlp = free_ports(2)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{otlp}"}}}},
+        "exporters": {"debug": {}},
+        "extensions": {
+            "bearertokenauth": {"token": "s3cret-token"},
+            "healthcheckv2": {"use_v2": True, "http": {"endpoint": f"127.0.0.1:{health}"}},
+        },
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "extensions": ["bearertokenauth", "healthcheckv2"],
+            "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["debug"]}},
+        },
+    }
+    process = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        code, _, body = http_get(health, "/status?pipeline=extensions&verbose")
+    finally:
+        process.terminate()
+    assert code == 200
+    served = json.loads(body)
+    assert sorted(served["components"]) == ["extension:bearertokenauth", "extension:healthcheckv2"]
+    assert served["components"]["extension:bearertokenauth"]["status"] == "StatusOK"
+
+
 def test_http_server_keys_apply_to_the_v2_server(start: Any) -> None:
     # upstream builds the v2 HTTP server with confighttp's ToServer around
     # its mux: auth, response_headers... apply to every path

@@ -94,6 +94,12 @@ class HealthCheckV2Extension(Component):
 
     async def start(self, host: Host) -> None:
         self._host = host
+        # Upstream's service makes every extension before starting any and
+        # hands each status report to all of them: the reports made so far
+        # (the extensions started earlier, this one's StatusStarting) count.
+        earlier = sorted(host.statuses.items(), key=lambda report: report[1].timestamp_ns)
+        for instance, report in earlier:
+            self._on_event(instance, Event(report.status, report.error, report.timestamp_ns))
         host.status_listeners.append(self.on_status)
         try:
             if self.server is not None:
@@ -129,16 +135,18 @@ class HealthCheckV2Extension(Component):
         self.collector_config = go_json(config, sort_keys=True)
 
     def on_status(self, instance: str, status: Status, error: str) -> None:
+        self._on_event(instance, Event.now(status, error))
+
+    def _on_event(self, instance: str, event: Event) -> None:
         if instance.startswith(PIPELINE):
             return  # a pipeline's status is its components'
         if instance == COLLECTOR:
-            if status is Status.OK and self._waiting is not None:
+            if event.status is Status.OK and self._waiting is not None:
                 waiting, self._waiting = self._waiting, None
                 for held in waiting:
                     self._record(*held)
             return
-        event = Event.now(status, error)
-        if self._waiting is not None and status is not Status.STARTING:
+        if self._waiting is not None and event.status is not Status.STARTING:
             self._waiting.append((instance, event))
         else:
             self._record(instance, event)
