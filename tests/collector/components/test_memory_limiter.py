@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 from sluice.collector.component import ConsumerError, Host, refused
 from sluice.collector.components.processors.memorylimiter import FACTORY
 from sluice.collector.components.processors.memorylimiter import limiter as limiter_module
+from sluice.collector.components.processors.memorylimiter import memory as memory_module
 from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
 from sluice.collector.components.processors.memorylimiter.limiter import Limits, MemoryLimiter
 from sluice.collector.components.processors.memorylimiter.memory import MIB, total_memory
@@ -108,6 +109,20 @@ def test_the_default_config_must_be_completed() -> None:
 def test_memory_readings() -> None:
     assert resident_bytes() > MIB
     assert total_memory() > resident_bytes()
+
+
+def test_a_cgroup_limit_is_the_total_even_above_the_machines_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's iruntime.TotalMemory: a set cgroup limit is the total,
+    whatever /proc/meminfo says; only an unset one falls back to it."""
+    memory_max = tmp_path / "memory.max"
+    monkeypatch.setattr(memory_module, "_CGROUP_LIMITS", (memory_max,))
+    above = memory_module._mem_total() + 1024 * MIB
+    memory_max.write_text(f"{above}\n")
+    assert total_memory() == above
+    memory_max.write_text("max\n")
+    assert total_memory() == memory_module._mem_total()
 
 
 # -- refusing ------------------------------------------------------------------

@@ -14,16 +14,17 @@ _UNLIMITED_V1 = 1 << 62
 
 
 def total_memory() -> int:
-    """The memory the process may use: the cgroup's limit when one is set,
-    else the machine's (``MemTotal``). Raises OSError when neither is known."""
-    total = _mem_total()
+    """The memory the process may use: the cgroup's limit when one is set
+    (even above the machine's, as upstream), else the machine's
+    (``MemTotal``). Raises OSError when neither is known."""
     for path in _CGROUP_LIMITS:
         try:
             text = path.read_text().strip()
         except OSError:
             continue
         if text.isdigit() and int(text) < _UNLIMITED_V1:
-            return min(int(text), total) if total else int(text)
+            return int(text)
+    total = _mem_total()
     if not total:
         raise OSError("neither a cgroup memory limit nor MemTotal in /proc/meminfo")
     return total
