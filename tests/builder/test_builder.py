@@ -253,10 +253,13 @@ def test_help_and_version() -> None:
     assert (
         OTLP in helped.stdout and POLICY in helped.stdout and "sluice.components" in helped.stdout
     )
-    for args in (["--version"], ["version"]):  # version: ocb's subcommand
-        version = run_builder(*args)
-        assert version.returncode == 0
-        assert version.stdout.strip() == "sluice-builder version 0.1.0"
+    flag = run_builder("--version")
+    assert flag.returncode == 0
+    assert flag.stdout.strip() == "sluice-builder version 0.1.0"
+    # ocb's version subcommand prints with cobra's cmd.Println: to stderr.
+    command = run_builder("version")
+    assert command.returncode == 0
+    assert (command.stdout, command.stderr) == ("", "sluice-builder version 0.1.0\n")
 
 
 # -- sluice-collector is one manifest among others --------------------------------

@@ -97,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command[0] == "help":
             parser.print_help()
         else:
-            print(f"{PROGRAM} version {__version__}")
+            # ocb's version command prints with cobra's cmd.Println: to stderr.
+            print(f"{PROGRAM} version {__version__}", file=sys.stderr)
         return 0
     if args.output_path is not None:
         print(
