@@ -627,6 +627,20 @@ def test_keys_match_in_any_case_values_are_weakly_typed_and_unknown_keys_warned(
     assert "manifest.yaml: dist::cgo_enabled: cannot parse 'maybe' as bool" in bad.stderr
 
 
+def test_a_single_mapping_where_a_list_is_due_is_a_one_entry_list(tmp_path: Path) -> None:
+    """mapstructure's weak typing lifts a value given for a list into a
+    one-element list: a component given as a mapping is one entry; a bare
+    text is still not an entry."""
+    manifest = SEED.replace(f"  - gomod: {DEBUG} v0.115.0", f"  gomod: {DEBUG} v0.115.0")
+    built = build(tmp_path, manifest)
+    assert built.returncode == 0, built.stderr
+    listed = run_program(tmp_path / "dist" / "seed-collector", "components")
+    assert component_names(listed.stdout)["exporters"] == ["debug"]
+    bare = build(tmp_path / "bare", SEED.replace(f"  - gomod: {DEBUG}", f"  {DEBUG}"))
+    assert bare.returncode == 1
+    assert "manifest.yaml: exporters::0: must be a mapping with gomod or pymod" in bare.stderr
+
+
 def test_dist_environment_variables_override_the_manifest(tmp_path: Path) -> None:
     built = build(
         tmp_path, SEED, env={"DIST_NAME": "env-collector", "DIST_DESCRIPTION": "From env"}

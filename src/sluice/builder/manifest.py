@@ -286,8 +286,7 @@ def _read_entries(section: str, raw: Any, problems: list[str], notes: list[str])
     if isinstance(raw, dict) and not raw:
         return []  # mapstructure's weak typing: an empty map is an empty list
     if not isinstance(raw, list):
-        problems.append(f"{section}: must be a list of {{gomod: ...}} entries")
-        return []
+        raw = [raw]  # and any other value is lifted into a one-element list
     entries = []
     for index, item in enumerate(raw):
         key = f"{section}::{index}"
