@@ -698,6 +698,24 @@ def test_a_path_is_taken_from_the_current_folder(tmp_path: Path) -> None:
     assert found.returncode == 0, found.stderr
 
 
+def test_a_path_is_cleaned_before_it_is_looked_for(tmp_path: Path) -> None:
+    """ocb's filepath.Abs cleans the path lexically: "no-such/.." goes
+    whether or not the folder exists, and the message names the clean path."""
+    manifest = SEED.replace(
+        f"  - gomod: {DEBUG} v0.115.0",
+        f"  - gomod: {DEBUG} v0.115.0\n    path: ./no-such/../local/.",
+    )
+    missing = build(tmp_path, manifest, "--dry-run")
+    assert missing.returncode == 1
+    assert (
+        f"manifest.yaml: exporters::0::path: filepath does not exist: {tmp_path / 'local'}\n"
+        in missing.stderr
+    ), missing.stderr
+    (tmp_path / "local").mkdir()
+    found = build(tmp_path, manifest, "--dry-run")
+    assert found.returncode == 0, found.stderr
+
+
 def test_providers_and_converters_are_checked(tmp_path: Path) -> None:
     providers = SEED + (
         "providers:\n"

@@ -333,7 +333,8 @@ def _entry(section: str, key: str, item: dict[str, str], problems: list[str]) ->
         return None
     path: Path | None = None
     if item.get("path"):
-        path = Path(item["path"]).absolute()  # from the current folder, as ocb
+        # From the current folder and cleaned lexically, as ocb's filepath.Abs.
+        path = Path(os.path.abspath(item["path"]))
         if not path.exists():
             problems.append(f"{key}::path: filepath does not exist: {path}")
             return None
