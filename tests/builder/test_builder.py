@@ -339,7 +339,8 @@ def test_an_older_release_line_builds_in_the_provided_one_unless_strict(tmp_path
     assert (
         "manifest.yaml: receivers::0::gomod: mismatch in go.mod and builder configuration "
         f'versions: component "{OTLP}" version calculated by dependencies "v0.115.0" does not '
-        'match configured version "v0.112.0"' in strict.stderr
+        'match configured version "v0.112.0". Use --skip-strict-versioning to temporarily '
+        "disable this check. This flag will be removed in a future minor version\n" in strict.stderr
     ), strict.stderr
 
 

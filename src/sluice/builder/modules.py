@@ -164,7 +164,7 @@ def _version_problem(entry: Entry, provided: Version, strict: bool, notes: list[
                 f'component "{entry.module}" version calculated by dependencies '
                 f'"{provided.go_text}" does not match configured version '
                 f'"{entry.version.text}". Use --skip-strict-versioning to temporarily disable '
-                "this check"
+                "this check. This flag will be removed in a future minor version"
             )
         notes.append(
             f"{entry.key}::gomod: {entry.module} {entry.version.text} builds in "
