@@ -419,6 +419,13 @@ def test_go_build_keys_are_noted_and_unknown_top_level_keys_warned(tmp_path: Pat
     assert "manifest.yaml: replaces: ignored" in built.stderr
     assert "manifest.yaml: excludes: ignored" in built.stderr
     assert "manifest.yaml: colour: unknown top-level key, ignored" in built.stderr
+    # Lists of text, as ocb decodes them: a lone text is a list of one, a mapping is no text.
+    lone = build(tmp_path / "lone", SEED + "replaces: a => b\n", "--dry-run")
+    assert lone.returncode == 0, lone.stderr
+    mapped = build(tmp_path / "mapped", SEED + "replaces:\n  a: b\nexcludes: [[x]]\n", "--dry-run")
+    assert mapped.returncode == 1
+    assert "manifest.yaml: replaces::0: expected a string, got a mapping" in mapped.stderr
+    assert "manifest.yaml: excludes::0: expected a string, got a list" in mapped.stderr
 
 
 # -- a third-party component ---------------------------------------------------------

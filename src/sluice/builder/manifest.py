@@ -188,6 +188,8 @@ def load(path: Path | None, environ: Mapping[str, str] | None = None) -> Manifes
                 manifest.converters = entries
     for key in ("replaces", "excludes"):
         if top.get(key) is not None:
+            for index, item in enumerate(_as_list(top[key])):
+                _text(item, f"{key}::{index}", problems)
             manifest.notes.append(f"{key}: ignored (go.mod directives; there is no Go build here)")
     resolver = top.get("conf_resolver")
     if isinstance(resolver, dict):
@@ -283,12 +285,8 @@ def _read_dist(raw: Any, manifest: Manifest, problems: list[str]) -> None:
 def _read_entries(section: str, raw: Any, problems: list[str], notes: list[str]) -> list[Entry]:
     if raw is None:
         return []
-    if isinstance(raw, dict) and not raw:
-        return []  # mapstructure's weak typing: an empty map is an empty list
-    if not isinstance(raw, list):
-        raw = [raw]  # and any other value is lifted into a one-element list
     entries = []
-    for index, item in enumerate(raw):
+    for index, item in enumerate(_as_list(raw)):
         key = f"{section}::{index}"
         if item is None:
             item = {}
@@ -301,6 +299,15 @@ def _read_entries(section: str, raw: Any, problems: list[str], notes: list[str])
         if entry is not None:
             entries.append(entry)
     return entries
+
+
+def _as_list(raw: Any) -> list[Any]:
+    """`raw` where a list is due, as mapstructure's weak typing decodes it."""
+    if isinstance(raw, list):
+        return raw
+    if isinstance(raw, dict) and not raw:
+        return []  # an empty map is an empty list
+    return [raw]  # any other value is lifted into a one-element list
 
 
 def _entry(section: str, key: str, item: dict[str, str], problems: list[str]) -> Entry | None:
