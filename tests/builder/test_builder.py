@@ -706,6 +706,33 @@ def test_a_path_is_taken_from_the_current_folder(tmp_path: Path) -> None:
     assert found.returncode == 0, found.stderr
 
 
+def test_import_names_the_package_within_the_gomod_module(tmp_path: Path) -> None:
+    """As ocb's generated sources import ``import`` (config_test.go's
+    TestModuleFromCore): the component is the one at the import path, and
+    its module text is still the gomod's."""
+    manifest = SEED.replace(
+        f"  - gomod: {OTLP} v0.115.0",
+        f"  - gomod: go.opentelemetry.io/collector v0.115.0\n    import: {OTLP}",
+    ) + (
+        "providers:\n"
+        "  - gomod: go.opentelemetry.io/collector/confmap v1.21.0\n"
+        "    import: go.opentelemetry.io/collector/confmap/provider/envprovider\n"
+    )
+    built = build(tmp_path, manifest)
+    assert built.returncode == 0, built.stderr
+    listed = run_program(tmp_path / "dist" / "seed-collector", "components")
+    receivers = yaml.safe_load(listed.stdout)["receivers"]
+    assert [(item["name"], item["module"]) for item in receivers] == [
+        ("otlp", "go.opentelemetry.io/collector v0.115.0")
+    ]
+    unknown = build(
+        tmp_path / "unknown",
+        SEED.replace(f"{DEBUG} v0.115.0", f"{DEBUG} v0.115.0\n    import: x/y"),
+    )
+    assert unknown.returncode == 1
+    assert "manifest.yaml: exporters::0::import: unknown module 'x/y'" in unknown.stderr
+
+
 def test_a_path_is_cleaned_before_it_is_looked_for(tmp_path: Path) -> None:
     """ocb's filepath.Abs cleans the path lexically: "no-such/.." goes
     whether or not the folder exists, and the message names the clean path."""

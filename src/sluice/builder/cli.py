@@ -177,7 +177,7 @@ def _checks(manifest: Manifest, components: list[modules.Resolved]) -> list[str]
             if item.factory.needs_native:
                 problems.append(
                     f"{item.entry.key}: the {item.factory.component_type} "
-                    f"{modules.singular(item.factory.kind)} ({item.entry.module}) needs native regex "
+                    f"{modules.singular(item.factory.kind)} ({item.entry.package}) needs native regex "
                     "libraries (Hyperscan/Vectorscan, RE2): set dist::cgo_enabled: true"
                 )
     return problems

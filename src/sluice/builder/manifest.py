@@ -106,6 +106,19 @@ class Entry:
         return _SECTIONS.get(self.section)
 
     @property
+    def package(self) -> str:
+        """What the program imports: ``import`` when given (a package
+        within the gomod module, as ocb's generated sources import it), else
+        the module itself."""
+        return self.import_path or self.module
+
+    @property
+    def package_key(self) -> str:
+        """The key path of :attr:`package`, for messages."""
+        field_name = "import" if self.import_path else "pymod" if self.python else "gomod"
+        return f"{self.key}::{field_name}"
+
+    @property
     def spec(self) -> str:
         """``<module> <version>`` as the manifest names it (upstream's module
         text in ``components``)."""

@@ -64,7 +64,7 @@ def resolve(
             problems.append(problem)
         elif found is not None and found.factory.kind is not entry.kind:
             problems.append(
-                f"{entry.key}: {entry.module} is a {singular(found.factory.kind)}, "
+                f"{entry.key}: {entry.package} is a {singular(found.factory.kind)}, "
                 f"listed under {entry.section}"
             )
         elif found is not None:
@@ -103,16 +103,16 @@ def provider_notes(
     problems: list[str] = []
     notes: list[str] = []
     for entry in entries:
-        if entry.module not in PROVIDERS:
+        if entry.package not in PROVIDERS:
             problems.append(
-                f"{entry.key}::gomod: unknown module {entry.module!r}: Sluice has no config "
+                f"{entry.package_key}: unknown module {entry.package!r}: Sluice has no config "
                 f"provider for it (it has {', '.join(PROVIDERS)})"
             )
             continue
         problem = _version_problem(entry, provided, strict, notes)
         if problem:
             problems.append(problem)
-    named = {PROVIDERS.get(entry.module) for entry in entries}
+    named = {PROVIDERS.get(entry.package) for entry in entries}
     missing = [scheme for scheme in PROVIDERS.values() if scheme not in named]
     if missing and not problems:
         notes.append(
@@ -125,7 +125,7 @@ def provider_notes(
 def converter_problems(entries: list[Entry]) -> list[str]:
     """Sluice holds no confmap converter: one problem per converter named."""
     return [
-        f"{entry.key}::gomod: unknown module {entry.module!r}: Sluice has no config converter"
+        f"{entry.package_key}: unknown module {entry.package!r}: Sluice has no config converter"
         for entry in entries
     ]
 
@@ -133,10 +133,10 @@ def converter_problems(entries: list[Entry]) -> list[str]:
 def _shipped(
     entry: Entry, table: dict[str, tuple[str, Factory[Any]]], strict: bool, notes: list[str]
 ) -> tuple[Resolved | None, str]:
-    found = table.get(entry.module)
+    found = table.get(entry.package)
     if found is None:
         return None, (
-            f"{entry.key}::gomod: unknown module {entry.module!r}: Sluice has no component "
+            f"{entry.package_key}: unknown module {entry.package!r}: Sluice has no component "
             "for it (sluice-builder --help lists the module paths it maps)"
         )
     package, factory = found
@@ -174,7 +174,7 @@ def _version_problem(entry: Entry, provided: Version, strict: bool, notes: list[
 
 
 def _python(entry: Entry, points: dict[str, metadata.EntryPoint]) -> tuple[Resolved | None, str]:
-    module = entry.import_path or entry.module
+    module = entry.package
     point = points.get(module)
     if point is None:
         return None, (
