@@ -43,6 +43,7 @@ from tests.collector.components.batches import (
     settings,
 )
 from tests.collector.components.grpc_sink import Answer, GrpcSink, answers
+from tests.collector.helpers import free_port, run_cli
 
 FAST_RETRY = RetrySettings(
     initial_interval=Duration(0.01), max_interval=Duration(0.02), max_elapsed_time=Duration(2.0)
@@ -234,13 +235,38 @@ def test_invalid_values_are_each_named() -> None:
     _, problems = load_config(OtlpGrpcConfig, TESTDATA / "otlpexporter/config_invalid.yaml", "otlp")
     assert problems == [
         "endpoint: address localhost: missing port in address",
-        'compression: unsupported compression type "deflate"',
+        'compression: unsupported compression type "bad"',
         "balancer_name: invalid balancer_name: least_request",
         "tls::insecure_skip_verify: not supported by Sluice's gRPC exporter (grpcio always "
         "verifies the server); give the server's CA in ca_file",
         "batcher::enabled: not supported by Sluice; use the batch processor",
         "sending_queue: number of queue consumers must be positive",
     ]
+
+
+@pytest.mark.parametrize("compression", ["zlib", "deflate", "lz4"])
+def test_a_compression_grpc_does_not_register_fails_the_start(
+    tmp_path: Path, compression: str
+) -> None:
+    """configcompression takes every name it knows when the config loads;
+    configgrpc's ToClientConn knows gzip, snappy and zstd only, so the
+    others fail the exporter's start (configgrpc_test TestGRPCClientSettingsError)."""
+    path = tmp_path / "collector.yaml"
+    path.write_text(
+        "receivers:\n  otlp:\n    protocols:\n      http:\n"
+        f"        endpoint: 127.0.0.1:{free_port()}\n"
+        "exporters:\n  otlp:\n    endpoint: 127.0.0.1:4317\n"
+        f"    compression: {compression}\n    tls:\n      insecure: true\n"
+        "service:\n  telemetry:\n    metrics:\n      level: none\n"
+        "  pipelines:\n    logs:\n      receivers: [otlp]\n      exporters: [otlp]\n"
+    )
+    valid = run_cli("validate", "--config", str(path))
+    assert (valid.returncode, valid.stdout) == (0, "config is valid\n"), valid.stderr
+    started = run_cli("--config", str(path))
+    assert started.returncode == 1, started.stderr
+    refused = f'unsupported compression type \\"{compression}\\"'  # as logfmt quotes it
+    assert f"cannot start pipelines: {refused}" in started.stderr
+    assert "Failed to start component" in started.stderr
 
 
 # -- sending -----------------------------------------------------------------------

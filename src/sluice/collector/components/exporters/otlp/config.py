@@ -13,8 +13,11 @@ from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Compression, Duration, Opaque
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 
-COMPRESSIONS = ("gzip", "none", "", "zstd", "snappy")
-"""configgrpc's compression types."""
+COMPRESSIONS = ("gzip", "zlib", "deflate", "snappy", "zstd", "lz4", "none", "")
+"""configcompression's types: the names a config loads with."""
+GRPC_COMPRESSIONS = ("gzip", "snappy", "zstd")
+"""The compressed types configgrpc's client dials with; another compressed
+type loads but fails the exporter's start."""
 SENT_AS_GZIP = ("zstd", "snappy")
 """Types grpcio cannot send (it has gzip and deflate only): gzip goes instead."""
 BALANCERS = ("round_robin", "pick_first")

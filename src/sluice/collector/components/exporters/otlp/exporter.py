@@ -19,7 +19,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from sluice.collector.component import Host
-from sluice.collector.components.exporters.otlp.config import SENT_AS_GZIP, OtlpGrpcConfig
+from sluice.collector.components.exporters.otlp.config import (
+    GRPC_COMPRESSIONS,
+    SENT_AS_GZIP,
+    OtlpGrpcConfig,
+)
 from sluice.collector.configauth import (
     TRANSPORT_SECURITY_REQUIRED,
     ClientAuthenticator,
@@ -170,6 +174,9 @@ class OtlpGrpcSender(Sender):
         import grpc
 
         self._grpc = grpc
+        if self.config.compression not in (*GRPC_COMPRESSIONS, "none", ""):
+            # configgrpc's getGRPCCompressionName, the first of ToClientConn's checks.
+            raise ValueError(f"unsupported compression type {quoted(self.config.compression)}")
         self.authenticator = client_authenticator(self.config.auth, host, "gRPC")
         if (
             self.authenticator is not None
