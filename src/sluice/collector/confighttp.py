@@ -3,7 +3,8 @@ them, and what they do to every request, whichever component serves: CORS
 preflights answered first, the ``auth`` authenticator (401 with its reason
 otherwise, in the component's error format), the ``response_headers`` on
 every answer, and the shared server's limits from the body size and timeouts.
-The otlp receiver's HTTP protocol and the zpages extension serve through it.
+The otlp receiver's HTTP protocol and the zpages extension serve through it;
+the collector's HTTP servers route as Go's ServeMux (:mod:`.servemux`).
 """
 
 from __future__ import annotations

@@ -228,8 +228,34 @@ def test_custom_path_serves_only_that_path(start: Any) -> None:
 def test_subtree_path_serves_below_it(start: Any) -> None:
     hc = start(path="/health/")
     assert hc.get("/health/live")[0] == 503
-    assert hc.get("/health")[0] == 503
     assert hc.get("/healthz")[0] == 404
+
+
+def test_paths_are_redirected_as_gos_servemux_does(start: Any) -> None:
+    # Upstream serves the path on a Go ServeMux: the subtree's root without
+    # its slash, and a path with empty, "." or ".." segments, are answered
+    # 301 (query kept, http.Redirect's HTML body for GET), served or not.
+    hc = start(path="/health/")
+    for target, location in [
+        ("/health", "/health/"),
+        ("/health?probe=1", "/health/?probe=1"),
+        ("//health/", "/health/"),
+        ("/x/../health", "/health/"),
+        ("/health/./live", "/health/live"),
+        ("//other", "/other"),
+    ]:
+        status, headers, body = hc.get(target)
+        assert (status, headers["location"], headers["content-type"], body) == (
+            301,
+            location,
+            "text/html; charset=utf-8",
+            f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+        ), target
+    status, headers, _ = start().get("/a//b")
+    assert (status, headers["location"]) == (301, "/a/b")
+    exact = start(path="/health")
+    assert exact.get("/health/")[0] == 404
+    assert exact.get("/health/.")[1]["location"] == "/health"
 
 
 def test_response_body_replaces_the_json(start: Any) -> None:

@@ -553,6 +553,22 @@ def test_other_paths_and_disabled_paths_answer_404(start: Any) -> None:
     assert hc.get("/")[0] == 404
 
 
+def test_paths_are_redirected_as_gos_servemux_does(start: Any) -> None:
+    # Upstream's HTTP service routes on a Go ServeMux: a path with empty,
+    # "." or ".." segments is answered 301 to the clean one, and a subtree's
+    # root without its slash 301 to the root with it, query kept.
+    hc = start(v2())
+    status, headers, body = hc.get("//status?verbose")
+    assert (status, headers["location"], body) == (
+        301,
+        "/status?verbose",
+        b'<a href="/status?verbose">Moved Permanently</a>.\n\n',
+    )
+    legacy = start(HealthCheckV2Config(endpoint="127.0.0.1:0", path="/health/"))
+    status, headers, _ = legacy.get("/health")
+    assert (status, headers["location"]) == (301, "/health/")
+
+
 def test_v1_mode_answers_upstreams_v1_body_from_component_status(start: Any) -> None:
     hc = start(HealthCheckV2Config(endpoint="127.0.0.1:0"))
     code, _, body = hc.get("/")

@@ -375,6 +375,27 @@ def test_index_cmdline_and_unknown_profiles(collector: Any) -> None:
     assert get(collector, "/debug/vars")[0::2] == (404, b"404 page not found\n")
 
 
+def test_paths_are_redirected_as_gos_servemux_does(collector: Any) -> None:
+    # net/http/pprof registers the index on the /debug/pprof/ subtree of Go's
+    # ServeMux: /debug/pprof is answered 301 to it, and a path with empty,
+    # "." or ".." segments 301 to the clean path, query kept.
+    for target, location in [
+        ("/debug/pprof", "/debug/pprof/"),
+        ("/debug/pprof?debug=1", "/debug/pprof/?debug=1"),
+        ("//debug/pprof", "/debug/pprof/"),
+        ("/debug//pprof/cmdline", "/debug/pprof/cmdline"),
+        ("/debug/pprof/x/../heap?debug=1", "/debug/pprof/heap?debug=1"),
+        ("/debug/./vars", "/debug/vars"),
+    ]:
+        status, headers, body = get(collector, target)
+        assert (status, headers["location"], headers["content-type"], body) == (
+            301,
+            location,
+            "text/html; charset=utf-8",
+            f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+        ), target
+
+
 def test_save_to_file_writes_a_profile_of_the_run(tmp_path: Path) -> None:
     http, pprof = free_ports(2)
     saved = tmp_path / "run.pprof"

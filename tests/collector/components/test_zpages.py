@@ -282,6 +282,28 @@ def test_other_paths_are_not_found(collector: Any, path: str) -> None:
     assert (status, body) == (404, b"404 page not found\n")
 
 
+def test_paths_that_are_not_clean_are_redirected(collector: Any) -> None:
+    # Upstream's pages are on a Go ServeMux (every page an exact path): a
+    # path with empty, "." or ".." segments is answered 301 to the clean
+    # one, query kept, inside confighttp's handlers (response_headers apply).
+    for target, location in [
+        ("//debug/servicez", "/debug/servicez"),
+        ("/debug/./pipelinez?format=json", "/debug/pipelinez?format=json"),
+        ("/debug/x/../featurez", "/debug/featurez"),
+        ("/debug//rpcz", "/debug/rpcz"),
+    ]:
+        status, headers, body = http_get(collector[1], target)
+        assert (status, headers["location"], headers["content-type"], body) == (
+            301,
+            location,
+            "text/html; charset=utf-8",
+            f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+        ), target
+        assert headers["x-frame-options"] == "DENY"
+    # no page is a subtree: a trailing slash is another (unknown) path
+    assert http_get(collector[1], "/debug/servicez/")[0] == 404
+
+
 # -- server settings, in process ---------------------------------------------------------
 
 

@@ -20,12 +20,12 @@ from sluice.collector.components.extensions.healthcheck.config import (
 )
 from sluice.collector.components.extensions.healthcheck.responses import (
     page_not_found,
-    path_matches,
     server_status,
     static_status,
 )
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
+from sluice.collector.servemux import pattern_matches, redirect_answer
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
@@ -101,7 +101,14 @@ class HealthCheckExtension(Component):
             self.logger.info("Health Check state change: unavailable")
 
     async def handle(self, request: Request) -> Response:
-        if not path_matches(self.config.path, request.path):
+        """Routed as upstream's ``ServeMux`` with the one ``path`` (a subtree
+        when it ends in ``/``): redirected first when the path is not clean
+        or is the subtree's root without its slash."""
+        paths = (self.config.path,)
+        redirected = redirect_answer(request.method, request.path, request.query, paths)
+        if redirected is not None:
+            return redirected
+        if not pattern_matches(self.config.path, request.path):
             return page_not_found()
         if self.config.check_collector_pipeline.enabled:
             # Upstream's pipeline handler: no JSON, 500 when not ready. Its

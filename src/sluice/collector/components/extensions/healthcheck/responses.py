@@ -1,6 +1,6 @@
 """The answers of upstream's health check (v1), shared with ``healthcheckv2``
 when it runs with its v1 settings: the JSON status body, the static
-``response_body`` texts, and Go's ``ServeMux`` routing of the one path."""
+``response_body`` texts, and Go's ``http.NotFound``."""
 
 from __future__ import annotations
 
@@ -47,13 +47,3 @@ def page_not_found() -> Response:
         [(b"X-Content-Type-Options", b"nosniff")],
         content_type=TEXT_PLAIN,
     )
-
-
-def path_matches(pattern: str, path: str) -> bool:
-    """A ``ServeMux`` pattern ending in ``/`` serves its whole subtree (``/``
-    serves every path); any other pattern serves exactly its path. A request
-    for the subtree's root without the slash, which Go redirects there, is
-    answered in place."""
-    if pattern.endswith("/"):
-        return path.startswith(pattern) or path == pattern[:-1]
-    return path == pattern

@@ -20,10 +20,7 @@ from urllib.parse import parse_qs
 
 from sluice.collector.component import Component, Host, Status
 from sluice.collector.components.extensions.healthcheck.extension import COLLECTOR, server_tls
-from sluice.collector.components.extensions.healthcheck.responses import (
-    page_not_found,
-    path_matches,
-)
+from sluice.collector.components.extensions.healthcheck.responses import page_not_found
 from sluice.collector.components.extensions.healthcheckv2.aggregator import (
     PIPELINE,
     ErrorPriority,
@@ -39,6 +36,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.collector.gotext import go_json
+from sluice.collector.servemux import pattern_matches, redirect_answer
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
@@ -157,7 +155,11 @@ class HealthCheckV2Extension(Component):
         self.aggregator.record(instance, event, member_of)
 
     async def handle(self, request: Request) -> Response:
-        route = next((r for pattern, r in self.routes if path_matches(pattern, request.path)), None)
+        patterns = [pattern for pattern, _ in self.routes]
+        redirected = redirect_answer(request.method, request.path, request.query, patterns)
+        if redirected is not None:
+            return redirected
+        route = next((r for p, r in self.routes if pattern_matches(p, request.path)), None)
         if route == "status":
             query = parse_qs(request.query, keep_blank_values=True)
             verbose = "verbose" in query and query["verbose"][0] != "false"

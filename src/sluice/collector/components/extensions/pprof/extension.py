@@ -31,10 +31,14 @@ from sluice.collector.components.extensions.pprof.cpu import (
     Recording,
 )
 from sluice.collector.components.extensions.pprof.stacks import threads_text
+from sluice.collector.servemux import redirect_answer
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 
 PREFIX = "/debug/pprof/"
+PATTERNS = (PREFIX, *(PREFIX + name for name in ("cmdline", "profile", "symbol", "trace")))
+"""What ``net/http/pprof`` registers on Go's default ``ServeMux``: the
+index serves the whole ``/debug/pprof/`` subtree."""
 DEFAULT_SECONDS = 30
 """A CPU profile's length when ``seconds`` is missing or not a positive integer (Go's)."""
 _NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
@@ -112,7 +116,10 @@ class PprofExtension(Component):
             _running = self._active = False
 
     async def handle(self, request: Request) -> Response:
-        if request.path in (PREFIX, PREFIX[:-1]):
+        redirected = redirect_answer(request.method, request.path, request.query, PATTERNS)
+        if redirected is not None:
+            return redirected  # /debug/pprof goes to /debug/pprof/, as Go's ServeMux
+        if request.path == PREFIX:
             return Response(200, _index(), content_type=b"text/html; charset=utf-8")
         if not request.path.startswith(PREFIX):
             return page_not_found()

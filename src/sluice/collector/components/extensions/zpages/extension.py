@@ -23,6 +23,7 @@ from sluice.collector.components.extensions.healthcheck.responses import page_no
 from sluice.collector.components.extensions.zpages import expvar, pages, render
 from sluice.collector.components.extensions.zpages.config import ZPagesConfig
 from sluice.collector.confighttp import ServerMiddleware
+from sluice.collector.servemux import redirect_answer
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 
@@ -70,7 +71,12 @@ class ZPagesExtension(Component):
 
     async def handle(self, request: Request) -> Response:
         """A page (authentication, CORS and response headers are applied
-        around this, by :class:`ServerMiddleware`)."""
+        around this, by :class:`ServerMiddleware`), or the redirect of
+        upstream's ``ServeMux`` for a path that is not clean (every page is
+        an exact path there)."""
+        redirected = redirect_answer(request.method, request.path, request.query, ())
+        if redirected is not None:
+            return redirected
         name = request.path[len(PREFIX) :] if request.path.startswith(PREFIX) else ""
         if name == "expvarz" and self.config.expvar.enabled:
             return Response(

@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from sluice.collector import pdata
 from sluice.collector.components.receivers.otlp import content_encoding
@@ -35,6 +35,7 @@ from sluice.collector.components.receivers.otlp.status import (
     code_for_http,
     status_body,
 )
+from sluice.collector.servemux import redirect_answer
 from sluice.policy import Signal
 from sluice.telemetry import compression, otlp_pbjson
 from sluice.transport.http_message import Headers, Request, Response
@@ -42,7 +43,6 @@ from sluice.transport.http_message import Headers, Request, Response
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""
 _TEXT = b"text/plain; charset=utf-8"
-_HTML = b"text/html; charset=utf-8"
 _NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
 """What Go's ``http.Error`` (and so ``http.NotFound``) adds to its text answer."""
 BODY_TOO_LARGE = "http: request body too large"
@@ -113,9 +113,9 @@ class OtlpHttpHandler:
         opening = None if body is None else content_encoding.opening_problem(encoding, body)
         if opening is not None:
             return error_answer(headers, 400, opening)
-        clean = go_clean_path(path)
-        if clean != path and path != "*":
-            return _redirect(method, clean, query)
+        redirected = redirect_answer(method, path, query, self._routes)
+        if redirected is not None:
+            return redirected
         if "%" in path:
             path = unquote(path)
         ingest = self._routes.get(path)
@@ -137,35 +137,6 @@ class OtlpHttpHandler:
                 content_type=b"text/plain",
             )
         return ingest, media, encoding
-
-
-def go_clean_path(path: str) -> str:
-    """The path Go's ``ServeMux`` routes a request by (its ``cleanPath``):
-    rooted, without empty, ``.`` or ``..`` segments, a trailing ``/`` kept."""
-    segments: list[str] = []
-    for segment in path.split("/"):
-        if segment == "..":
-            if segments:
-                segments.pop()
-        elif segment not in ("", "."):
-            segments.append(segment)
-    clean = "/" + "/".join(segments)
-    return clean + "/" if path.endswith("/") and clean != "/" else clean
-
-
-_GO_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
-
-
-def _redirect(method: str, clean: str, query: str) -> Response:
-    """Go's ``ServeMux`` answer to a path that is not clean: 301 to the clean
-    one (escaped as Go's ``url.URL`` writes a path), with ``http.Redirect``'s
-    small HTML body for GET (its Content-Type for HEAD too)."""
-    location = quote(clean, safe="$&+,/:;=@") + (f"?{query}" if query else "")
-    headers: Headers = [(b"Location", location.encode("latin-1"))]
-    if method not in ("GET", "HEAD"):
-        return Response(301, b"", headers, content_type=None)
-    body = f'<a href="{location.translate(_GO_HTML)}">Moved Permanently</a>.\n\n'
-    return Response(301, body.encode() if method == "GET" else b"", headers, content_type=_HTML)
 
 
 def _media_type(content_type: bytes | None) -> str | None:

@@ -1,0 +1,68 @@
+"""Go's ``http.ServeMux`` routing rules, which upstream's HTTP servers route
+with (the otlp receiver, and the ``health_check``, ``zpages`` and ``pprof``
+extensions): a pattern ending in ``/`` serves its whole subtree, any other
+exactly its path, and before routing a request is redirected (301, query
+kept) when its path has empty, ``.`` or ``..`` segments (to the clean path)
+or names a subtree's root without its slash (to the root with the slash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from urllib.parse import quote, unquote
+
+from sluice.transport.http_message import Headers, Response
+
+HTML = b"text/html; charset=utf-8"
+_GO_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
+
+
+def clean_path(path: str) -> str:
+    """The path Go's ``ServeMux`` routes a request by (its ``cleanPath``):
+    rooted, without empty, ``.`` or ``..`` segments, a trailing ``/`` kept."""
+    segments: list[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if segments:
+                segments.pop()
+        elif segment not in ("", "."):
+            segments.append(segment)
+    clean = "/" + "/".join(segments)
+    return clean + "/" if path.endswith("/") and clean != "/" else clean
+
+
+def pattern_matches(pattern: str, path: str) -> bool:
+    """Whether a ``ServeMux`` `pattern` serves the (clean) `path`: its
+    subtree when it ends in ``/`` (``/`` serves every path), else exactly it."""
+    return path.startswith(pattern) if pattern.endswith("/") else path == pattern
+
+
+def redirect_answer(
+    method: str, path: str, query: str, patterns: Collection[str]
+) -> Response | None:
+    """Go's ``ServeMux`` redirect for a request (`path` as sent, escaped) to
+    a server with `patterns`, or None when it routes the request as it is. A
+    subtree's root without the slash goes to the root, else an unclean path
+    to the clean one; CONNECT and ``*`` are not cleaned, as there."""
+    if method == "CONNECT" or path == "*":
+        return None
+    clean = clean_path(path)
+    if not clean.endswith("/"):
+        plain = unquote(clean) if "%" in clean else clean
+        if plain + "/" in patterns and plain not in patterns:
+            return redirect(method, quote(plain, safe="$&+,/:;=@") + "/", query)
+    if clean != path:
+        # Go writes the escaped clean path as a URL's path, so it is escaped again.
+        return redirect(method, quote(clean, safe="$&+,/:;=@"), query)
+    return None
+
+
+def redirect(method: str, location: str, query: str) -> Response:
+    """``http.Redirect``'s 301 to `location` (an escaped path) with `query`:
+    its small HTML body for GET (its Content-Type for HEAD too)."""
+    location += f"?{query}" if query else ""
+    headers: Headers = [(b"Location", location.encode("latin-1"))]
+    if method not in ("GET", "HEAD"):
+        return Response(301, b"", headers, content_type=None)
+    body = f'<a href="{location.translate(_GO_HTML)}">Moved Permanently</a>.\n\n'
+    return Response(301, body.encode() if method == "GET" else b"", headers, content_type=HTML)
