@@ -25,6 +25,7 @@ from sluice.collector.configauth import (
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration, Int64, Opaque
 from sluice.collector.cors import CorsConfig, CorsPolicy
+from sluice.collector.servemux import go_error
 from sluice.transport.connections import ServerLimits
 from sluice.transport.http_message import Handler, Headers, Request, Response
 from sluice.transport.listener import parse_endpoint
@@ -35,8 +36,6 @@ DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
 """confighttp's limit when ``max_request_body_size`` is 0 or less."""
 COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
 """confighttp's default ``compression_algorithms`` (and every name it knows)."""
-TEXT_PLAIN = b"text/plain; charset=utf-8"
-
 ErrorAnswer = Callable[[Request, int, str], Response]
 """How a component answers an error the settings decide (a refused
 credential): the request, the HTTP status and the message (upstream's
@@ -46,12 +45,7 @@ credential): the request, the HTTP status and the message (upstream's
 def text_error(request: Request, status: int, message: str) -> Response:
     """Go's ``http.Error``: the message as plain text, what upstream answers
     when the component gives no error handler (zpages)."""
-    return Response(
-        status,
-        f"{message}\n".encode(),
-        [(b"X-Content-Type-Options", b"nosniff")],
-        content_type=TEXT_PLAIN,
-    )
+    return go_error(status, message)
 
 
 @dataclass

@@ -4,17 +4,54 @@ extensions): a pattern ending in ``/`` serves its whole subtree, any other
 exactly its path, and before routing a request is redirected (301, query
 kept) when its path has empty, ``.`` or ``..`` segments (to the clean path)
 or names a subtree's root without its slash (to the root with the slash).
+A path no pattern serves gets Go's ``http.NotFound``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from typing import Generic, TypeVar
 from urllib.parse import quote, unquote
 
-from sluice.transport.http_message import Headers, Response
+from sluice.transport.http_message import Headers, Request, Response
+
+T = TypeVar("T")
 
 HTML = b"text/html; charset=utf-8"
+TEXT_PLAIN = b"text/plain; charset=utf-8"
+NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
+"""What Go's ``http.Error`` adds to its plain-text answer."""
 _GO_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
+
+
+def go_error(status: int, message: str) -> Response:
+    """Go's ``http.Error``: the message and a line break as plain text."""
+    return Response(status, f"{message}\n".encode(), [NOSNIFF], content_type=TEXT_PLAIN)
+
+
+def not_found() -> Response:
+    """Go's ``http.NotFound``, a ``ServeMux``'s answer for a path no pattern serves."""
+    return go_error(404, "404 page not found")
+
+
+class ServeMux(Generic[T]):
+    """A ``ServeMux`` of fixed patterns, each with what serves it."""
+
+    def __init__(self, routes: Iterable[tuple[str, T]]):
+        self._routes = sorted(routes, key=lambda route: len(route[0]), reverse=True)
+        """Longest pattern first: the one Go picks among those that serve a path."""
+        self._patterns = frozenset(pattern for pattern, _ in self._routes)
+
+    def route(self, request: Request) -> T | Response:
+        """What serves `request`, or the mux's own answer: its redirect, or
+        :func:`not_found`."""
+        redirected = redirect_answer(request.method, request.path, request.query, self._patterns)
+        if redirected is not None:
+            return redirected
+        for pattern, served_by in self._routes:
+            if pattern_matches(pattern, request.path):
+                return served_by
+        return not_found()
 
 
 def clean_path(path: str) -> str:

@@ -19,13 +19,12 @@ from sluice.collector.components.extensions.healthcheck.config import (
     ResponseBody,
 )
 from sluice.collector.components.extensions.healthcheck.responses import (
-    page_not_found,
     server_status,
     static_status,
 )
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.servemux import pattern_matches, redirect_answer
+from sluice.collector.servemux import ServeMux
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
@@ -47,6 +46,8 @@ class HealthCheckExtension(Component):
         self._up_since_ns = 0
         """Wall-clock time the collector became ready; 0 while it is not."""
         self._up_since_monotonic = 0
+        self._mux = ServeMux([(config.path, None)])
+        """Upstream's ``ServeMux`` with the one ``path`` (a subtree when it ends in ``/``)."""
 
     @property
     def ready(self) -> bool:
@@ -101,15 +102,10 @@ class HealthCheckExtension(Component):
             self.logger.info("Health Check state change: unavailable")
 
     async def handle(self, request: Request) -> Response:
-        """Routed as upstream's ``ServeMux`` with the one ``path`` (a subtree
-        when it ends in ``/``): redirected first when the path is not clean
-        or is the subtree's root without its slash."""
-        paths = (self.config.path,)
-        redirected = redirect_answer(request.method, request.path, request.query, paths)
-        if redirected is not None:
-            return redirected
-        if not pattern_matches(self.config.path, request.path):
-            return page_not_found()
+        """The status at ``path``; elsewhere the answers of upstream's ``ServeMux``."""
+        routed = self._mux.route(request)
+        if isinstance(routed, Response):
+            return routed
         if self.config.check_collector_pipeline.enabled:
             # Upstream's pipeline handler: no JSON, 500 when not ready. Its
             # failure count never grows (nothing feeds the OpenCensus view it

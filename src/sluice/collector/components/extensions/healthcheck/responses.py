@@ -1,6 +1,6 @@
 """The answers of upstream's health check (v1), shared with ``healthcheckv2``
 when it runs with its v1 settings: the JSON status body, the static
-``response_body`` texts, and Go's ``http.NotFound``."""
+``response_body`` texts."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from sluice.collector.gotext import (
     go_json,
     go_time,
 )
+from sluice.collector.servemux import TEXT_PLAIN
 from sluice.transport.http_message import Response
-
-TEXT_PLAIN = b"text/plain; charset=utf-8"
 
 
 def server_status(available: bool, up_since_ns: int = 0, uptime_ns: int = 0) -> Response:
@@ -36,14 +35,4 @@ def static_status(available: bool, texts: ResponseBody, unavailable: int = 503) 
     text = texts.healthy if available else texts.unhealthy
     return Response(
         200 if available else unavailable, text.encode(), content_type=TEXT_PLAIN if text else None
-    )
-
-
-def page_not_found() -> Response:
-    """Go's ``http.NotFound``."""
-    return Response(
-        404,
-        b"404 page not found\n",
-        [(b"X-Content-Type-Options", b"nosniff")],
-        content_type=TEXT_PLAIN,
     )

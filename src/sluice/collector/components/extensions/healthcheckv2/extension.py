@@ -20,7 +20,6 @@ from urllib.parse import parse_qs
 
 from sluice.collector.component import Component, Host, Status
 from sluice.collector.components.extensions.healthcheck.extension import COLLECTOR, server_tls
-from sluice.collector.components.extensions.healthcheck.responses import page_not_found
 from sluice.collector.components.extensions.healthcheckv2.aggregator import (
     PIPELINE,
     ErrorPriority,
@@ -36,7 +35,7 @@ from sluice.collector.components.extensions.healthcheckv2.responses import (
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.collector.gotext import go_json
-from sluice.collector.servemux import pattern_matches, redirect_answer
+from sluice.collector.servemux import ServeMux
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
@@ -60,14 +59,13 @@ class HealthCheckV2Extension(Component):
             ErrorPriority.RECOVERABLE if only_recoverable else ErrorPriority.PERMANENT
         )
         self.responder: StatusResponder
-        self.routes: list[tuple[str, str]] = []
-        """(path pattern, "status" or "config"), most specific first."""
+        routes: list[tuple[str, str]] = []  # (path pattern, "status" or "config")
         self.server: HttpServerConfig | None = None
         """The HTTP server's settings (v1 mode: the top-level keys)."""
         if not config.use_v2:
             self.responder = LegacyResponder(self.start_ns, config.response_body)
             self.server = config
-            self.routes.append((config.path, "status"))
+            routes.append((config.path, "status"))
         else:
             self.responder = StatusResponder(self.start_ns, health)
             if config.http is not None:
@@ -77,8 +75,8 @@ class HealthCheckV2Extension(Component):
                     ("config", config.http.config),
                 ):
                     if paths.enabled:
-                        self.routes.append((paths.path, route))
-                self.routes.sort(key=lambda r: len(r[0]), reverse=True)
+                        routes.append((paths.path, route))
+        self._mux = ServeMux(routes)
         self.grpc = (
             GrpcHealthServer(config.grpc, self.aggregator, health)
             if config.use_v2 and config.grpc is not None
@@ -155,11 +153,9 @@ class HealthCheckV2Extension(Component):
         self.aggregator.record(instance, event, member_of)
 
     async def handle(self, request: Request) -> Response:
-        patterns = [pattern for pattern, _ in self.routes]
-        redirected = redirect_answer(request.method, request.path, request.query, patterns)
-        if redirected is not None:
-            return redirected
-        route = next((r for p, r in self.routes if pattern_matches(p, request.path)), None)
+        route = self._mux.route(request)
+        if isinstance(route, Response):
+            return route
         if route == "status":
             query = parse_qs(request.query, keep_blank_values=True)
             verbose = "verbose" in query and query["verbose"][0] != "false"
@@ -167,8 +163,6 @@ class HealthCheckV2Extension(Component):
             if status is None:
                 return Response(404, content_type=None)
             return self.responder.respond(status, verbose)
-        if route == "config":
-            if self.collector_config is None:
-                return Response(503, content_type=None)
-            return Response(200, self.collector_config)
-        return page_not_found()
+        if self.collector_config is None:  # the "config" route
+            return Response(503, content_type=None)
+        return Response(200, self.collector_config)

@@ -22,7 +22,6 @@ from typing import BinaryIO
 from urllib.parse import parse_qs
 
 from sluice.collector.component import Component, Host
-from sluice.collector.components.extensions.healthcheck.responses import TEXT_PLAIN, page_not_found
 from sluice.collector.components.extensions.pprof import heap
 from sluice.collector.components.extensions.pprof.config import PprofConfig
 from sluice.collector.components.extensions.pprof.cpu import (
@@ -31,7 +30,7 @@ from sluice.collector.components.extensions.pprof.cpu import (
     Recording,
 )
 from sluice.collector.components.extensions.pprof.stacks import threads_text
-from sluice.collector.servemux import redirect_answer
+from sluice.collector.servemux import NOSNIFF, TEXT_PLAIN, not_found, redirect_answer
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 
@@ -41,7 +40,6 @@ PATTERNS = (PREFIX, *(PREFIX + name for name in ("cmdline", "profile", "symbol",
 index serves the whole ``/debug/pprof/`` subtree."""
 DEFAULT_SECONDS = 30
 """A CPU profile's length when ``seconds`` is missing or not a positive integer (Go's)."""
-_NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _OCTETS = b"application/octet-stream"
 
@@ -122,7 +120,7 @@ class PprofExtension(Component):
         if request.path == PREFIX:
             return Response(200, _index(), content_type=b"text/html; charset=utf-8")
         if not request.path.startswith(PREFIX):
-            return page_not_found()
+            return not_found()
         name = request.path[len(PREFIX) :]
         query = {k: v[0] for k, v in parse_qs(request.query, keep_blank_values=True).items()}
         if name == "profile":
@@ -130,9 +128,9 @@ class PprofExtension(Component):
         if name == "heap":
             return await self._heap(query)
         if name == "threads":
-            return Response(200, threads_text().encode(), [_NOSNIFF], content_type=TEXT_PLAIN)
+            return Response(200, threads_text().encode(), [NOSNIFF], content_type=TEXT_PLAIN)
         if name == "cmdline":
-            return Response(200, "\x00".join(sys.argv).encode(), [_NOSNIFF], TEXT_PLAIN)
+            return Response(200, "\x00".join(sys.argv).encode(), [NOSNIFF], TEXT_PLAIN)
         return _error(404, "Unknown profile")
 
     async def _wait(self, seconds: int) -> None:
@@ -175,7 +173,7 @@ class PprofExtension(Component):
         now = await asyncio.to_thread(heap.snapshot, collect)
         if debug:
             text = await asyncio.to_thread(_heap_text, now)
-            return Response(200, text, [_NOSNIFF], content_type=TEXT_PLAIN)
+            return Response(200, text, [NOSNIFF], content_type=TEXT_PLAIN)
         duration_ns = time.monotonic_ns() - started if seconds else 0
         body = await asyncio.to_thread(
             heap.heap_profile, now, before, self.functions, start_ns, duration_ns
@@ -194,14 +192,14 @@ def _positive(text: str | None) -> int | None:
 def _download(filename: str, body: bytes) -> Response:
     disposition = f'attachment; filename="{filename}"'.encode()
     return Response(
-        200, body, [_NOSNIFF, (b"Content-Disposition", disposition)], content_type=_OCTETS
+        200, body, [NOSNIFF, (b"Content-Disposition", disposition)], content_type=_OCTETS
     )
 
 
 def _error(status: int, text: str) -> Response:
     """Go's ``serveError``: the text and a marker header."""
     return Response(
-        status, (text + "\n").encode(), [(b"X-Go-Pprof", b"1"), _NOSNIFF], content_type=TEXT_PLAIN
+        status, (text + "\n").encode(), [(b"X-Go-Pprof", b"1"), NOSNIFF], content_type=TEXT_PLAIN
     )
 
 

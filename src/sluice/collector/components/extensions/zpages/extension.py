@@ -19,11 +19,10 @@ from urllib.parse import parse_qs, urlencode
 
 from sluice.collector.component import Component, Host
 from sluice.collector.components.extensions.healthcheck.extension import server_tls
-from sluice.collector.components.extensions.healthcheck.responses import page_not_found
 from sluice.collector.components.extensions.zpages import expvar, pages, render
 from sluice.collector.components.extensions.zpages.config import ZPagesConfig
 from sluice.collector.confighttp import ServerMiddleware
-from sluice.collector.servemux import redirect_answer
+from sluice.collector.servemux import not_found, redirect_answer
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 
@@ -87,7 +86,7 @@ class ZPagesExtension(Component):
         optional = self._optional_routes.get(name)
         page = route(query) if route is not None else optional() if optional is not None else None
         if page is None:
-            return page_not_found()
+            return not_found()
         if _wants_json(query, request.header(b"accept")):
             return Response(200, render.json_body(page), content_type=JSON)
         title, body = render.html(page)

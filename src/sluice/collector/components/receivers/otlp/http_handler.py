@@ -35,16 +35,13 @@ from sluice.collector.components.receivers.otlp.status import (
     code_for_http,
     status_body,
 )
-from sluice.collector.servemux import redirect_answer
+from sluice.collector.servemux import not_found, redirect_answer
 from sluice.policy import Signal
 from sluice.telemetry import compression, otlp_pbjson
 from sluice.transport.http_message import Headers, Request, Response
 
 EXPORT_RESPONSE = {PROTOBUF: b"\x0a\x00", JSON: b'{"partialSuccess":{}}'}
 """An Export*ServiceResponse with an empty partial success, as upstream writes it."""
-_TEXT = b"text/plain; charset=utf-8"
-_NOSNIFF = (b"X-Content-Type-Options", b"nosniff")
-"""What Go's ``http.Error`` (and so ``http.NotFound``) adds to its text answer."""
 BODY_TOO_LARGE = "http: request body too large"
 """Go's error for a body past ``max_request_body_size``, which upstream answers with 400."""
 _FALLBACK = b'{"code": 13, "message": "failed to marshal error message"}'
@@ -120,8 +117,7 @@ class OtlpHttpHandler:
             path = unquote(path)
         ingest = self._routes.get(path)
         if ingest is None:
-            # Go's http.NotFound, which upstream's mux answers with.
-            return Response(404, b"404 page not found\n", [_NOSNIFF], content_type=_TEXT)
+            return not_found()  # upstream's mux
         if method != "POST":
             return Response(
                 405,
