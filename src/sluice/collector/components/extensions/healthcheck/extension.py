@@ -25,7 +25,8 @@ from sluice.collector.components.extensions.healthcheck.responses import (
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.servemux import ServeMux
-from sluice.transport.http_message import Request, Response
+from sluice.transport.connections import ServerLimits
+from sluice.transport.http_message import Handler, Request, Response
 from sluice.transport.listener import HttpListener, ListenError
 
 NO_TEXT = ResponseBody()
@@ -68,13 +69,7 @@ class HealthCheckExtension(Component):
             )
         tls = server_tls(self.config.tls, self.logger)
         limits = self.config.server_settings().server_limits()
-        try:
-            self.listener = await HttpListener.start(
-                self.handle, self.config.endpoint, limits, tls=tls
-            )
-        except OSError as problem:  # upstream's words around net.Listen's
-            why = f"failed to bind to address {self.config.endpoint}: {problem}"
-            raise ListenError(why, problem.errno) from None
+        self.listener = await listen(self.handle, self.config.endpoint, limits, tls)
         self._host = host
         host.status_listeners.append(self.on_status)
         self.logger.info(
@@ -115,6 +110,20 @@ class HealthCheckExtension(Component):
             return static_status(self.ready, self.config.response_body)
         uptime = time.monotonic_ns() - self._up_since_monotonic
         return server_status(self.ready, self._up_since_ns, uptime)
+
+
+async def listen(
+    handler: Handler, endpoint: str, limits: ServerLimits, tls: ssl.SSLContext | None
+) -> HttpListener:
+    """Serve `handler` on `endpoint`; a bind failure is a :class:`ListenError`
+    in upstream's words around ``net.Listen``'s (``failed to bind to address
+    ...``)."""
+    try:
+        return await HttpListener.start(handler, endpoint, limits, tls=tls)
+    except OSError as problem:
+        raise ListenError(
+            f"failed to bind to address {endpoint}: {problem}", problem.errno
+        ) from None
 
 
 def server_tls(tls: TLSServerConfig | None, logger: logging.Logger) -> ssl.SSLContext | None:

@@ -19,7 +19,11 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from sluice.collector.component import Component, Host, Status
-from sluice.collector.components.extensions.healthcheck.extension import COLLECTOR, server_tls
+from sluice.collector.components.extensions.healthcheck.extension import (
+    COLLECTOR,
+    listen,
+    server_tls,
+)
 from sluice.collector.components.extensions.healthcheckv2.aggregator import (
     PIPELINE,
     ErrorPriority,
@@ -37,7 +41,7 @@ from sluice.collector.confighttp import HttpServerConfig, ServerMiddleware
 from sluice.collector.gotext import go_json
 from sluice.collector.servemux import ServeMux
 from sluice.transport.http_message import Request, Response
-from sluice.transport.listener import HttpListener, ListenError
+from sluice.transport.listener import HttpListener
 
 
 class HealthCheckV2Extension(Component):
@@ -102,13 +106,7 @@ class HealthCheckV2Extension(Component):
                 server = self.server
                 handler = ServerMiddleware.for_host(server, self.handle, host, self.logger)
                 tls = server_tls(server.tls, self.logger)
-                try:
-                    self.listener = await HttpListener.start(
-                        handler, server.endpoint, server.server_limits(), tls=tls
-                    )
-                except OSError as problem:  # upstream's words around net.Listen's
-                    why = f"failed to bind to address {server.endpoint}: {problem}"
-                    raise ListenError(why, problem.errno) from None
+                self.listener = await listen(handler, server.endpoint, server.server_limits(), tls)
             if self.grpc is not None:
                 await self.grpc.start(server_authenticator(self.grpc.settings.auth, host))
         except BaseException:
