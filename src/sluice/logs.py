@@ -85,15 +85,12 @@ def _fields(record: logging.LogRecord) -> Mapping[str, Any]:
 
 
 def _logfmt_text(text: str) -> str:
+    """`text` bare, or JSON-quoted when it is empty or holds a space, ``=``,
+    a quote, a backslash or an unprintable character (a field name too: the
+    debug exporter's ``"resource logs"``, named as upstream's zap field)."""
     if text and not any(c in text for c in ' ="\\') and text.isprintable():
         return text
     return json.dumps(text)
-
-
-def _logfmt_key(key: str) -> str:
-    """A field name, quoted when it has a space or a quote (the debug
-    exporter's ``"resource logs"``, named as upstream's zap field)."""
-    return _logfmt_text(key)
 
 
 def _logfmt_value(value: Any) -> str:
@@ -114,7 +111,7 @@ class LogfmtFormatter(logging.Formatter):
             f"msg={json.dumps(_message(self, record))}"
         )
         for key, value in _fields(record).items():
-            line += f" {_logfmt_key(key)}={_logfmt_value(value)}"
+            line += f" {_logfmt_text(key)}={_logfmt_value(value)}"
         return line
 
 
