@@ -409,17 +409,14 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
         if shallow(value) is None:  # a pointer stays as it was
             return current
         return _value(inner, value, path, name, problems, current)
-    go = None
-    if origin is Annotated:
-        hint, *extras = typing.get_args(hint)
-        go = next((e for e in extras if isinstance(e, GoType)), None)
-        origin = typing.get_origin(hint)
+    declared = hint
+    hint, go = _go_type(hint)
+    origin = typing.get_origin(hint)
     if isinstance(value, Expanded):  # an Optional's is read by its inner type, above
         if _holds_text(hint) and not (go and go.levels):
             value = value.text
         elif value.value is None and hint is not Any:
-            # expanded to nothing: the type's zero, as upstream
-            return go.level(0) if go and go.levels else _zero(hint)
+            return _zero(declared)  # expanded to nothing: the type's zero, as upstream
         else:
             value = value.value
     if value is None:
@@ -464,15 +461,23 @@ def _is_section(hint: Any) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
+def _go_type(hint: Any) -> tuple[Any, GoType | None]:
+    """`hint` without its ``Annotated`` wrapper, and the :class:`GoType` it
+    carries (None for a plain ``int`` or ``str`` and every other type)."""
+    if typing.get_origin(hint) is not Annotated:
+        return hint, None
+    inner, *extras = typing.get_args(hint)
+    return inner, next((e for e in extras if isinstance(e, GoType)), None)
+
+
 def _zero(hint: Any) -> Any:
     """Go's zero value of `hint`: what a null list or map item decodes to,
     and a ``${...}`` that expands to nothing (a section with every field
     zero, not its defaults; an empty list or map; no optional section)."""
+    hint, go = _go_type(hint)
+    if go and go.levels:
+        return go.level(0)
     origin = typing.get_origin(hint)
-    if origin is Annotated:
-        inner, *extras = typing.get_args(hint)
-        go = next((e for e in extras if isinstance(e, GoType)), None)
-        return go.level(0) if go and go.levels else _zero(inner)
     if origin is list:
         return []
     if origin is tuple:
