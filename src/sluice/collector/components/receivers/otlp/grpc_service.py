@@ -11,7 +11,6 @@ status (``UNAVAILABLE`` for retryable ones, ``INTERNAL`` for permanent ones).
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
 from sluice.collector.configgrpc import channel_arguments, listen
 from sluice.collector.configtls import TLSError, TLSServerConfig
+from sluice.gostrconv import quoted
 from sluice.policy import Signal
 
 SERVICES = {
@@ -130,7 +130,7 @@ class _Unserved(grpc.GenericRpcHandler):  # type: ignore[misc]
         path = name.removeprefix("/")
         service, slash, method = path.rpartition("/")
         if not slash:
-            text = f"malformed method name: {json.dumps(name)}"
+            text = f"malformed method name: {quoted(name)}"
         elif service in self._services:
             text = f"unknown method {method} for service {service}"
         else:
