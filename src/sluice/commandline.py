@@ -25,12 +25,30 @@ def go_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
 
 
-class CommandParser(argparse.ArgumentParser):
-    """argparse with cobra's conventions (see the module's docstring)."""
+def distance(a: str, b: str) -> int:
+    """Levenshtein distance of `a` and `b` ignoring case, as cobra's ``ld``."""
+    a, b = a.lower(), b.lower()
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
 
-    def __init__(self, **kwargs: Any):
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse with cobra's conventions (see the module's docstring).
+
+    `commands` are the subcommands of a root command that leaves its
+    arguments to cobra's default check (the collector's): an unknown one is
+    answered with the commands it may have meant and the hint to run
+    ``--help``. Without them (ocb, whose root takes ``cobra.NoArgs``), the
+    error is the one line."""
+
+    def __init__(self, commands: Sequence[str] | None = None, **kwargs: Any):
         super().__init__(allow_abbrev=False, **kwargs)
         self._switches: set[str] = set()
+        self._commands = commands
 
     def add_switch(self, name: str, help: str, default: bool = False) -> None:
         """A boolean flag: ``name``, ``name=true`` or ``name=false``."""
@@ -50,7 +68,10 @@ class CommandParser(argparse.ArgumentParser):
         return self.parse_args(args)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(1, f"Error: {self.cobra_words(message)}\n")
+        words = self.cobra_words(message)
+        if self._commands is not None and words.startswith("unknown command "):
+            words += f"\nRun '{self.prog} --help' for usage."
+        self.exit(1, f"Error: {words}\n")
 
     def cobra_words(self, message: str) -> str:
         """argparse's `message` as cobra or pflag word the same problem."""
@@ -73,4 +94,13 @@ class CommandParser(argparse.ArgumentParser):
         return f"{flag}: {problem}"
 
     def unknown_command(self, name: str) -> str:
-        return f'unknown command "{name}" for "{self.prog}"'
+        """Cobra's words, with its suggestions: the commands within two edits
+        of `name` or starting with it, ignoring case."""
+        suggested = [
+            command
+            for command in self._commands or ()
+            if distance(name, command) <= 2 or command.lower().startswith(name.lower())
+        ]
+        listed = "".join(f"\t{command}\n" for command in suggested)
+        hint = f"\n\nDid you mean this?\n{listed}" if suggested else ""
+        return f'unknown command "{name}" for "{self.prog}"{hint}'

@@ -794,7 +794,25 @@ def test_the_readme_validate_outputs_are_what_it_prints(tmp_path: Path) -> None:
         (["--conf", "x.yaml"], "Error: unknown flag: --conf"),
         (["-x"], "Error: unknown shorthand flag: 'x' in -x"),
         (["--config"], "Error: flag needs an argument: --config"),
-        (["start"], 'Error: unknown command "start" for "sluice-collector"'),
+        # cobra's check of a root command's arguments: its suggestions (within
+        # two edits, or a prefix) and its hint, whatever SilenceUsage says.
+        (
+            ["start"],
+            'Error: unknown command "start" for "sluice-collector"\n'
+            "Run 'sluice-collector --help' for usage.",
+        ),
+        (
+            ["--config", "x.yaml", "validat"],
+            'Error: unknown command "validat" for "sluice-collector"\n\n'
+            "Did you mean this?\n\tvalidate\n\n"
+            "Run 'sluice-collector --help' for usage.",
+        ),
+        (
+            ["comp"],
+            'Error: unknown command "comp" for "sluice-collector"\n\n'
+            "Did you mean this?\n\tcomponents\n\n"
+            "Run 'sluice-collector --help' for usage.",
+        ),
         (["components", "extra"], "Error: accepts 0 arg(s), received 1"),
         (["validate", "a", "b"], "Error: accepts 0 arg(s), received 2"),
         (

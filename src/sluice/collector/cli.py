@@ -43,6 +43,7 @@ def _parser(distribution: Distribution) -> CommandParser:
         else "--config is required"
     )
     parser = CommandParser(
+        commands=SUBCOMMANDS,
         prog=program,
         description=f"{distribution.description}. Reads standard collector YAML; {default}.",
         epilog="commands: validate (load and check the config, start nothing), components "
