@@ -814,6 +814,10 @@ def test_the_readme_validate_outputs_are_what_it_prints(tmp_path: Path) -> None:
             "Run 'sluice-collector --help' for usage.",
         ),
         (["components", "extra"], "Error: accepts 0 arg(s), received 1"),
+        # components has no flag but --help: the config flags are not its own.
+        (["components", "--config", "x.yaml"], "Error: unknown flag: --config"),
+        (["--set=a=b", "components"], "Error: unknown flag: --set"),
+        (["components", "--feature-gates=+x"], "Error: unknown flag: --feature-gates"),
         (["validate", "a", "b"], "Error: accepts 0 arg(s), received 2"),
         (
             ["--set=key:name"],

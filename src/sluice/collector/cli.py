@@ -33,6 +33,21 @@ NO_CONFIG = "at least one config flag must be provided"
 
 SUBCOMMANDS = ("validate", "components")
 
+CONFIG_FLAGS = ("--config", "--set", "--feature-gates", "--dry-run")
+"""The flags of running and of ``validate``; ``components`` takes none (upstream
+adds its flag set to the root and validate commands only)."""
+
+
+def _config_flag(argv: Sequence[str]) -> str | None:
+    """The first of :data:`CONFIG_FLAGS` in `argv`, if any."""
+    for token in argv:
+        if token == "--":
+            break
+        name = token.split("=", 1)[0]
+        if name in CONFIG_FLAGS:
+            return name
+    return None
+
 
 def _parser(distribution: Distribution) -> CommandParser:
     program = distribution.command
@@ -180,13 +195,17 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
     passes its own distribution)."""
     program = distribution.command
     parser = _parser(distribution)
-    args = parser.parse(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse(given)
     command = args.command[0] if args.command else ""
     if command == "help":
         parser.print_help()
         return 0
     if command and command not in SUBCOMMANDS:
         parser.error(f"unrecognized arguments: {command}")
+    flag = _config_flag(given) if command == "components" else None
+    if flag is not None:
+        parser.error(f"unrecognized arguments: {flag}")
     if len(args.command) > 1:
         parser.error(f"accepts 0 arg(s), received {len(args.command) - 1}")
     for assignment in args.set:  # checked while reading the flags, as upstream
