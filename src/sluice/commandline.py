@@ -65,7 +65,9 @@ class CommandParser(argparse.ArgumentParser):
         # NoOptDefVal): it is given its value here.
         end = args.index("--") if "--" in args else len(args)
         args[:end] = [f"{a}=true" if a in self._switches else a for a in args[:end]]
-        return self.parse_args(args)
+        # pflag takes arguments among the flags (interspersed): `validate
+        # --config c.yaml extra` has the two arguments validate and extra.
+        return self.parse_intermixed_args(args)
 
     def error(self, message: str) -> NoReturn:
         words = self.cobra_words(message)

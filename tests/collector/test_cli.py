@@ -819,6 +819,12 @@ def test_the_readme_validate_outputs_are_what_it_prints(tmp_path: Path) -> None:
         (["--set=a=b", "components"], "Error: unknown flag: --set"),
         (["components", "--feature-gates=+x"], "Error: unknown flag: --feature-gates"),
         (["validate", "a", "b"], "Error: accepts 0 arg(s), received 2"),
+        # Arguments count wherever they are among the flags (pflag's interspersed).
+        (["validate", "--config", "x.yaml", "extra"], "Error: accepts 0 arg(s), received 1"),
+        (
+            ["--config", "x.yaml", "validate", "--set=a=b", "extra"],
+            "Error: accepts 0 arg(s), received 1",
+        ),
         (
             ["--set=key:name"],
             'Error: invalid argument "key:name" for "--set" flag: missing equal sign',
