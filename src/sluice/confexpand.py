@@ -65,7 +65,7 @@ def lookup(reference: str) -> str:
     if "$" in rest:
         raise Unresolved(f"the uri \"{scheme}:{rest}\" contains unsupported characters ('$')")
     if scheme == "file":
-        return _read_file(rest)
+        return read_file(rest)
     if scheme in ("http", "https"):
         return fetch(f"{scheme}:{rest}")
     if scheme == "yaml":
@@ -88,14 +88,21 @@ def lookup(reference: str) -> str:
     )
 
 
-def _read_file(path: str) -> str:
-    """``${file:PATH}``: the whole file (a mounted secret, a config snippet),
-    exactly as it is written (a trailing newline included, as upstream)."""
+def read_file(path: str) -> str:
+    """``file:PATH`` (a ``--config`` source or ``${file:PATH}``): the whole
+    file, exactly as it is written (a trailing newline included, as
+    upstream); raises :class:`Unresolved` in upstream's file provider's
+    words, Go's error included (``unable to read the file file:/x.yaml:
+    open /x.yaml: no such file or directory``)."""
+    clean = os.path.normpath(path)
     try:
-        return Path(os.path.normpath(path)).read_text(encoding="utf-8")
+        return Path(clean).read_text(encoding="utf-8")
     except OSError as problem:
+        # Go opens a directory, then fails to read it.
+        op = "read" if isinstance(problem, IsADirectoryError) else "open"
+        reason = problem.strerror or str(problem)
         raise Unresolved(
-            f"unable to read the file file:{path}: {problem.strerror or problem}"
+            f"unable to read the file file:{path}: {op} {clean}: {reason[:1].lower()}{reason[1:]}"
         ) from None
     except UnicodeDecodeError:
         raise Unresolved(f"unable to read the file file:{path}: not UTF-8 text") from None

@@ -52,7 +52,18 @@ def test_yaml_snippets_env_sources_and_set(monkeypatch: pytest.MonkeyPatch) -> N
 @pytest.mark.parametrize(
     ("uri", "message"),
     [
-        ("/nonexistent/c.yaml", "/nonexistent/c.yaml: cannot read"),
+        # upstream's file provider's words, Go's error included
+        (
+            "/nonexistent/c.yaml",
+            "unable to read the file file:/nonexistent/c.yaml: "
+            "open /nonexistent/c.yaml: no such file or directory",
+        ),
+        (
+            "file:/nonexistent/./c.yaml",
+            "unable to read the file file:/nonexistent/./c.yaml: "
+            "open /nonexistent/c.yaml: no such file or directory",
+        ),
+        ("/", "unable to read the file file:/: read /: is a directory"),
         ("yaml:a: [1", "not valid YAML"),
         ("env:SLUICE_TEST_UNSET_VAR", "environment variable SLUICE_TEST_UNSET_VAR is not set"),
         ("ftp:x", 'unsupported scheme on URI "ftp:x"'),
@@ -63,7 +74,7 @@ def test_yaml_snippets_env_sources_and_set(monkeypatch: pytest.MonkeyPatch) -> N
         ("yaml:just text", "retrieved value (type=string) cannot be used as a Conf"),
         # A colon with no scheme before it (upstream's resolver), but a drive letter is a path.
         ("./a:b.yaml", 'invalid uri: "./a:b.yaml"'),
-        ("c:/nonexistent/c.yaml", "c:/nonexistent/c.yaml: cannot read"),
+        ("c:/nonexistent/c.yaml", "unable to read the file file:c:/nonexistent/c.yaml: open"),
     ],
 )
 def test_unreadable_sources_name_themselves(uri: str, message: str) -> None:
@@ -340,7 +351,8 @@ def test_file_references_hold_snippets_and_secrets(
     assert decode(_Fields, {"text": expanded["text"]}, "x", problems).text == "s3cr3t\n"
     expand.expand({"a": "${file:/nonexistent/token}"}, "", problems)
     assert problems.lines == [
-        "a: unable to read the file file:/nonexistent/token: No such file or directory"
+        "a: unable to read the file file:/nonexistent/token: "
+        "open /nonexistent/token: no such file or directory"
     ]
 
 

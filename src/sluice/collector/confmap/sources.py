@@ -72,14 +72,11 @@ def read(uri: str) -> Any:
         raise SourceError(f'invalid uri: "{uri}"')
     scheme, rest = (match.group(1), match.group(2)) if match else ("file", uri)
     if scheme == "file":
-        path = Path(rest)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as problem:
-            raise SourceError(f"{path}: cannot read: {problem.strerror or problem}") from None
-        except UnicodeDecodeError:
-            raise SourceError(f"{path}: not UTF-8 text") from None
-        where = str(path)
+            text = confexpand.read_file(rest)
+        except confexpand.Unresolved as problem:
+            raise SourceError(str(problem)) from None
+        where = str(Path(rest))
     elif scheme == "env":
         # As ${env:...}: the default only when the variable is unset.
         name = rest.partition(":-")[0]
