@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+$")
+"""Upstream's scheme names: a letter, then at least one letter, digit, ``+``, ``.`` or ``-``."""
 ROUNDS = 1000
 """How many times a value is expanded again before it counts as a loop."""
 
@@ -62,6 +64,8 @@ def lookup(reference: str) -> str:
     scheme, sep, rest = reference.partition(":")
     if not sep or (rest.startswith("-") and _NAME.match(scheme) and scheme != "env"):
         scheme, rest = "env", reference  # ${NAME} and the shell's ${NAME:-default}
+    elif not _SCHEME.match(scheme):
+        raise Unresolved(f'invalid uri: "{reference}"')
     if "$" in rest:
         raise Unresolved(f"the uri \"{scheme}:{rest}\" contains unsupported characters ('$')")
     if scheme == "file":

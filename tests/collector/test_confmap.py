@@ -324,6 +324,15 @@ def test_unsupported_schemes_are_errors() -> None:
     assert problems.lines == ['a: scheme "vault" is not supported for uri "vault:secret/token"']
 
 
+@pytest.mark.parametrize("reference", ["a:b", "env_x:y", ":x", "1x:y", "s_3:has invalid char"])
+def test_a_scheme_that_is_no_scheme_name_is_an_invalid_uri(reference: str) -> None:
+    """Upstream's scheme is a letter and at least one more letter, digit,
+    ``+``, ``.`` or ``-`` (confmap expand.go newLocation)."""
+    problems = Problems()
+    expand.expand({"a": f"${{{reference}}}"}, "", problems)
+    assert problems.lines == [f'a: invalid uri: "{reference}"']
+
+
 def test_file_references_hold_snippets_and_secrets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
