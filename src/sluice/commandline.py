@@ -50,11 +50,15 @@ class CommandParser(argparse.ArgumentParser):
         self._switches: set[str] = set()
         self._commands = commands
 
-    def add_switch(self, name: str, help: str, default: bool = False) -> None:
-        """A boolean flag: ``name``, ``name=true`` or ``name=false``."""
-        self._switches.add(name)
+    def add_switch(
+        self, name: str, help: str, default: bool = False, short: str | None = None
+    ) -> None:
+        """A boolean flag: ``name``, ``name=true`` or ``name=false`` (and the
+        same with its shorthand `short`)."""
+        names = [name] if short is None else [short, name]
+        self._switches.update(names)
         self.add_argument(
-            name, nargs="?", const=True, default=default, type=go_bool, metavar="BOOL", help=help
+            *names, nargs="?", const=True, default=default, type=go_bool, metavar="BOOL", help=help
         )
 
     def parse(self, argv: Sequence[str] | None) -> argparse.Namespace:

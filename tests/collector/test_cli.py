@@ -369,9 +369,12 @@ def test_components_is_written_as_upstreams_yaml_v3_writes_it() -> None:
 
 
 def test_version_and_help() -> None:
-    for flag in ("--version", "-v"):  # cobra's version flag and its shorthand
-        version = run_cli(flag)
+    # cobra's version flag, its shorthand, and the boolean flag's explicit forms
+    for args in (["--version"], ["-v"], ["-v=true"], ["--version=1", "--config", "x.yaml"]):
+        version = run_cli(*args)
         assert version.returncode == 0 and version.stdout == "sluice-collector version 0.1.0\n"
+    run = run_cli("--version=false", "--dry-run", "--config", "yaml:a: b")
+    assert "sluice-collector version" not in run.stdout and run.returncode == 1
     usage = run_cli("--help")
     assert usage.returncode == 0
     for flag in ("--config", "--set", "--dry-run", "validate", "components"):
@@ -814,6 +817,9 @@ def test_the_readme_validate_outputs_are_what_it_prints(tmp_path: Path) -> None:
             "Run 'sluice-collector --help' for usage.",
         ),
         (["components", "extra"], "Error: accepts 0 arg(s), received 1"),
+        # A subcommand has no version flag (cobra adds it to the root only).
+        (["validate", "--version"], "Error: unknown flag: --version"),
+        (["components", "-v"], "Error: unknown shorthand flag: 'v' in -v"),
         # components has no flag but --help: the config flags are not its own.
         (["components", "--config", "x.yaml"], "Error: unknown flag: --config"),
         (["--set=a=b", "components"], "Error: unknown flag: --set"),

@@ -38,14 +38,17 @@ CONFIG_FLAGS = ("--config", "--set", "--feature-gates", "--dry-run")
 adds its flag set to the root and validate commands only)."""
 
 
-def _config_flag(argv: Sequence[str]) -> str | None:
-    """The first of :data:`CONFIG_FLAGS` in `argv`, if any."""
+ROOT_FLAGS = ("--version", "-v")
+"""Flags of the root command alone: cobra gives a subcommand no version flag."""
+
+
+def _foreign_flag(argv: Sequence[str], names: Sequence[str]) -> str | None:
+    """The first flag of `argv` named in `names`, as written (``-v=true``)."""
     for token in argv:
         if token == "--":
             break
-        name = token.split("=", 1)[0]
-        if name in CONFIG_FLAGS:
-            return name
+        if token.split("=", 1)[0] in names:
+            return token
     return None
 
 
@@ -89,12 +92,7 @@ def _parser(distribution: Distribution) -> CommandParser:
         "gates, so each one named is reported and ignored",
     )
     if distribution.version:  # as cobra, which has no version flag for an empty version
-        parser.add_argument(
-            "-v",
-            "--version",
-            action="version",
-            version=f"{program} version {distribution.version}",
-        )
+        parser.add_switch("--version", f"version for {program}", short="-v")
     return parser
 
 
@@ -203,9 +201,13 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
         return 0
     if command and command not in SUBCOMMANDS:
         parser.error(f"unrecognized arguments: {command}")
-    flag = _config_flag(given) if command == "components" else None
+    foreign = ROOT_FLAGS + (CONFIG_FLAGS if command == "components" else ())
+    flag = _foreign_flag(given, foreign) if command else None
     if flag is not None:
         parser.error(f"unrecognized arguments: {flag}")
+    if not command and getattr(args, "version", False):  # before cobra checks arguments
+        print(f"{program} version {distribution.version}")
+        return 0
     if len(args.command) > 1:
         parser.error(f"accepts 0 arg(s), received {len(args.command) - 1}")
     for assignment in args.set:  # checked while reading the flags, as upstream
