@@ -592,3 +592,54 @@ def test_collector_in_front_of_edge(tmp_path: Path, upstream: Upstream) -> None:
             assert collector.terminate() == 0, collector.stderr()
     finally:
         assert edge.terminate() == 0, edge.stderr()
+
+
+def test_an_edit_late_in_one_pipeline_never_reaches_another_fed_by_the_same_receiver(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Upstream's capabilities node: a pipeline mutates data when any of its
+    processors does (not only its first), so the receiver's fan-out gives
+    each such pipeline data of its own."""
+    (http_port,) = free_ports(1)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "processors": {
+            "memory_limiter": {"check_interval": "1s", "limit_mib": 100_000},
+            "attributes/a": {"actions": [{"key": "seen.by", "value": "a", "action": "insert"}]},
+            "attributes/b": {"actions": [{"key": "seen.by", "value": "b", "action": "insert"}]},
+        },
+        "exporters": {
+            f"otlphttp/{name}": {"logs_endpoint": f"{upstream.url}/{name}/v1/logs"}
+            for name in ("a", "b")
+        },
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "pipelines": {
+                "logs/a": {
+                    "receivers": ["otlp"],
+                    "processors": ["memory_limiter", "attributes/a"],
+                    "exporters": ["otlphttp/a"],
+                },
+                "logs/b": {
+                    "receivers": ["otlp"],
+                    "processors": ["attributes/b"],
+                    "exporters": ["otlphttp/b"],
+                },
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
+        for name in ("a", "b"):
+            [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
+            [record] = [
+                record
+                for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
+                for scope in resource.scope_logs
+                for record in scope.log_records
+            ]
+            seen = [a.value.string_value for a in record.attributes if a.key == "seen.by"]
+            assert seen == [name]
+    finally:
+        assert collector.terminate() == 0, collector.stderr()

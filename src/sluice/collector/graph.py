@@ -79,6 +79,19 @@ class _Counted(Consumer):
         await self.inner.consume(data)
 
 
+class _Entry(Consumer):
+    """A pipeline's entry (upstream's capabilities node): it mutates data
+    when any processor of the pipeline does, not only its first, so the
+    fan-out before it hands it data of its own."""
+
+    def __init__(self, inner: Consumer, mutates_data: bool):
+        self.inner = inner
+        self.mutates_data = mutates_data
+
+    async def consume(self, data: Any) -> None:
+        await self.inner.consume(data)
+
+
 @dataclass
 class Graph:
     """The built components, in start order (shutdown goes the other way for
@@ -149,6 +162,8 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             if metrics is not None:
                 nxt = _Counted(pipeline.signal, processor, metrics.incoming)
         graph.processors.extend(reversed(created))
+        if any(p.mutates_data for _, _, p in created) and not nxt.mutates_data:
+            nxt = _Entry(nxt, mutates_data=True)
         building.discard(pipeline.id)
         entries[pipeline.id] = nxt
         return nxt
