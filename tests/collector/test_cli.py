@@ -11,15 +11,15 @@ import re
 import socket
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
 
 from sluice.collector import cli, service
-from sluice.collector.component import ComponentID
+from sluice.collector.component import ComponentID, Kind
 from sluice.collector.factories import Factories
 from tests.collector.helpers import free_port, run_cli
 
@@ -287,6 +287,52 @@ def test_pipelines_feeding_themselves_are_a_cycle_named_as_upstream_names_it() -
         'processor "batch" in pipeline "traces/2" -> connector "forward" (traces to traces) -> '
         'processor "batch" in pipeline "traces/1" -> connector "forward/1" (traces to traces)'
     )
+
+
+TYPES = {Kind.RECEIVER: "otlp", Kind.PROCESSOR: "batch", Kind.EXPORTER: "debug"}
+
+
+class _TracesOnly:
+    """A built-in factory that supports traces only (as upstream's graph_test
+    "bf" components, which support no signal)."""
+
+    stability: ClassVar[Mapping[str, str]] = {"traces": "beta"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        (
+            Kind.RECEIVER,
+            'failed to create "otlp" receiver for data type "logs": telemetry type is not'
+            " supported",
+        ),
+        (
+            Kind.PROCESSOR,
+            'failed to create "batch" processor, in pipeline "logs/2": telemetry type is not'
+            " supported",
+        ),
+        (
+            Kind.EXPORTER,
+            'failed to create "debug" exporter for data type "logs": telemetry type is not'
+            " supported",
+        ),
+    ],
+)
+def test_a_component_in_a_pipeline_of_a_signal_it_lacks_is_named_as_upstream_names_it(
+    kind: Kind, message: str
+) -> None:
+    """Upstream's graph_test not_supported cases: a processor is named with
+    its pipeline, a receiver or exporter with the pipeline's signal."""
+    factories = Factories.load()
+    factory = factories.by_kind[kind][TYPES[kind]]
+    factories.by_kind[kind][factory.component_type] = type(
+        "TracesOnly", (_TracesOnly, type(factory)), {}
+    )()
+    text = _config().replace("    logs:\n", "    logs/2:\n")
+    config, [problem] = cli.load([f"yaml:{text}"], [], factories)
+    assert config is None
+    assert problem.endswith(f": service::pipelines::logs/2: {message}")
 
 
 def test_unreadable_and_malformed_config_files(tmp_path: Path) -> None:

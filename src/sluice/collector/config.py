@@ -477,9 +477,15 @@ def _check_graph(
                     continue
                 factory = components[kind][cid].factory
                 if pipeline.signal not in factory.signals:
+                    # Upstream names a processor (one per pipeline) by its
+                    # pipeline, a receiver or exporter by the pipeline's signal.
+                    created = (
+                        f'"{cid}" processor, in pipeline "{pid}"'
+                        if kind is Kind.PROCESSOR
+                        else f'"{cid}" {kind.singular} for data type "{name}"'
+                    )
                     problems.add(
-                        path,
-                        f'failed to create "{cid}" {kind.singular} for data type "{name}": telemetry type is not supported',
+                        path, f"failed to create {created}: telemetry type is not supported"
                     )
                 elif (kind, cid, pipeline.signal) not in checked:
                     checked.add((kind, cid, pipeline.signal))
