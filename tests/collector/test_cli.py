@@ -289,6 +289,37 @@ def test_pipelines_feeding_themselves_are_a_cycle_named_as_upstream_names_it() -
     )
 
 
+def test_connectors_and_cycles_are_found_before_components_are_created() -> None:
+    """Upstream's graph checks connectors as it lays out the nodes, then
+    sorts them (stopping at a cycle), and only then creates components: a
+    processor's creation problem comes after both."""
+    text = _config().replace(
+        "  batch:\n    timeout: 1s\n",
+        "  batch:\n    timeout: 1s\n  resource:\n    attributes: [{key: a, action: insert}]\n",
+    )
+    text = text.replace("exporters:\n  debug:\n", "exporters:\n  debug:\nconnectors:\n  forward:\n")
+    created = (
+        "processors::resource::attributes[0]: error creating AttrProc. Either field "
+        '"value", "from_attribute" or "from_context" setting must be specified for 0-th '
+        'action (creating it for pipeline "logs")'
+    )
+    cyclic = text.replace("receivers: [otlp]", "receivers: [otlp, forward]")
+    cyclic = cyclic.replace("processors: [batch]", "processors: [resource]")
+    cyclic = cyclic.replace("exporters: [debug]", "exporters: [debug, forward]")
+    assert _loaded(cyclic)[1] == [
+        'service::pipelines: cycle detected: connector "forward" (logs to logs) -> '
+        'processor "resource" in pipeline "logs" -> connector "forward" (logs to logs)',
+        created,
+    ]
+    orphan = text.replace("processors: [batch]", "processors: [resource]")
+    orphan = orphan.replace("exporters: [debug]", "exporters: [debug, forward]")
+    assert _loaded(orphan)[1] == [
+        'connectors::forward: connector "forward" used as exporter in logs pipeline but not '
+        "used in any supported receiver pipeline",
+        created,
+    ]
+
+
 TYPES = {Kind.RECEIVER: "otlp", Kind.PROCESSOR: "batch", Kind.EXPORTER: "debug"}
 
 

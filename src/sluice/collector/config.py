@@ -451,8 +451,9 @@ def _check_graph(
     pipelines: dict[ComponentID, Pipeline],
     problems: Problems,
 ) -> None:
-    """What upstream finds only when building pipelines: signals a component
-    does not support, connectors used on one side only, ambiguous ids."""
+    """What upstream finds only when building pipelines, in its order:
+    ambiguous ids, connectors used on one side only, cycles, then signals a
+    component does not support or its config for a signal."""
     connectors = components[Kind.CONNECTOR]
     for cid in connectors:
         for kind in (Kind.EXPORTER, Kind.RECEIVER):
@@ -463,6 +464,36 @@ def _check_graph(
                     f"Change one of the components' IDs to eliminate ambiguity "
                     f'(e.g. rename "{cid}" connector to "{cid}/connector")',
                 )
+    routes_of: dict[ComponentID, frozenset[tuple[Signal, Signal]]] = {}
+    for cid, configured in connectors.items():
+        factory = configured.factory
+        assert isinstance(factory, ConnectorFactory)
+        routes = routes_of[cid] = factory.routes
+        # As upstream, by signal: the message names the pipelines' signal, once.
+        as_exporter = list(
+            dict.fromkeys(p.signal for p in pipelines.values() if cid in p.exporters)
+        )
+        as_receiver = list(
+            dict.fromkeys(p.signal for p in pipelines.values() if cid in p.receivers)
+        )
+        for signal in as_exporter:
+            if not any((signal, other) in routes for other in as_receiver):
+                problems.add(
+                    join("connectors", str(cid)),
+                    f'connector "{cid}" used as exporter in {SIGNAL_NAMES[signal]} pipeline but not used in any supported receiver pipeline',
+                )
+        for signal in as_receiver:
+            if not any((other, signal) in routes for other in as_exporter):
+                problems.add(
+                    join("connectors", str(cid)),
+                    f'connector "{cid}" used as receiver in {SIGNAL_NAMES[signal]} pipeline but not used in any supported exporter pipeline',
+                )
+    # Upstream's order: connectors are checked as it lays out the graph, then
+    # the graph is sorted (a cycle stops it there), then components are created.
+    if not problems:
+        cycle = cycle_message(pipelines.values(), routes_of)
+        if cycle is not None:
+            problems.add("service::pipelines", cycle)
     checked: set[tuple[Kind, ComponentID, Signal]] = set()
     for pid, pipeline in pipelines.items():
         name = pid.type
@@ -496,31 +527,3 @@ def _check_graph(
                             join(where, sub) if sub else where,
                             f'{message} (creating it for pipeline "{pid}")',
                         )
-    routes_of: dict[ComponentID, frozenset[tuple[Signal, Signal]]] = {}
-    for cid, configured in connectors.items():
-        factory = configured.factory
-        assert isinstance(factory, ConnectorFactory)
-        routes = routes_of[cid] = factory.routes
-        # As upstream, by signal: the message names the pipelines' signal, once.
-        as_exporter = list(
-            dict.fromkeys(p.signal for p in pipelines.values() if cid in p.exporters)
-        )
-        as_receiver = list(
-            dict.fromkeys(p.signal for p in pipelines.values() if cid in p.receivers)
-        )
-        for signal in as_exporter:
-            if not any((signal, other) in routes for other in as_receiver):
-                problems.add(
-                    join("connectors", str(cid)),
-                    f'connector "{cid}" used as exporter in {SIGNAL_NAMES[signal]} pipeline but not used in any supported receiver pipeline',
-                )
-        for signal in as_receiver:
-            if not any((other, signal) in routes for other in as_exporter):
-                problems.add(
-                    join("connectors", str(cid)),
-                    f'connector "{cid}" used as receiver in {SIGNAL_NAMES[signal]} pipeline but not used in any supported exporter pipeline',
-                )
-    if not problems:  # as upstream, cycles are looked for once connectors are used right
-        cycle = cycle_message(pipelines.values(), routes_of)
-        if cycle is not None:
-            problems.add("service::pipelines", cycle)
