@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 import pytest
 import yaml
+from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
@@ -641,5 +642,60 @@ def test_an_edit_late_in_one_pipeline_never_reaches_another_fed_by_the_same_rece
             ]
             seen = [a.value.string_value for a in record.attributes if a.key == "seen.by"]
             assert seen == [name]
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+
+
+def test_a_receiver_feeding_pipelines_that_refuse_answers_as_upstreams_fanout_combines(
+    tmp_path: Path,
+) -> None:
+    """One pipeline refuses for good (a batch processor past its
+    metadata_cardinality_limit) and one for now (an exporter cannot
+    connect): upstream's fan-out joins the errors, and the joined error is
+    permanent since one of them is, so the receiver answers INTERNAL (HTTP
+    500), not UNAVAILABLE."""
+    http_port, closed_port = free_ports(2)
+    config = {
+        "receivers": {
+            "otlp": {
+                "protocols": {
+                    "http": {"endpoint": f"127.0.0.1:{http_port}", "include_metadata": True}
+                }
+            }
+        },
+        "processors": {"batch": {"metadata_keys": ["tenant"], "metadata_cardinality_limit": 1}},
+        "exporters": {
+            "otlphttp": {
+                "endpoint": f"http://127.0.0.1:{closed_port}",
+                "sending_queue": {"enabled": False},
+                "retry_on_failure": {"enabled": False},
+            }
+        },
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "pipelines": {
+                "logs/down": {"receivers": ["otlp"], "exporters": ["otlphttp"]},
+                "logs/batched": {
+                    "receivers": ["otlp"],
+                    "processors": ["batch"],
+                    "exporters": ["otlphttp"],
+                },
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        answers = []
+        for tenant in ("a", "b"):
+            headers = {"Content-Type": "application/x-protobuf", "tenant": tenant}
+            answers.append(
+                http_request(http_port, "POST", "/v1/logs", _one_log(), headers, timeout=10)
+            )
+        assert answers[0].status == 503, answers[0]  # the batch took it, the exporter did not
+        assert answers[1].status == 500, answers[1]
+        status = Status.FromString(answers[1].body)
+        assert status.code == 13
+        assert "Permanent error: too many batcher metadata-value combinations" in status.message
+        assert "failed to make an HTTP request: Post " in status.message
     finally:
         assert collector.terminate() == 0, collector.stderr()

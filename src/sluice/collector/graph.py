@@ -55,7 +55,9 @@ class Fanout(Consumer):
         if errors:
             raise ConsumerError(
                 "; ".join(str(e) for e in errors),
-                retryable=any(e.retryable for e in errors),
+                # Permanent when one of them is, as upstream's joined error
+                # (consumererror.IsPermanent finds it in the chain).
+                retryable=all(e.retryable for e in errors),
                 retry_after=max((e.retry_after or 0.0 for e in errors), default=None) or None,
                 code=next((e.code for e in errors if e.code is not None), None),
             )
