@@ -699,3 +699,48 @@ def test_a_receiver_feeding_pipelines_that_refuse_answers_as_upstreams_fanout_co
         assert "failed to make an HTTP request: Post " in status.message
     finally:
         assert collector.terminate() == 0, collector.stderr()
+
+
+def test_an_edit_behind_a_forward_connector_never_reaches_the_exporters_beside_it(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Upstream's forward connector has the capabilities of the pipelines it
+    feeds: when they edit data, the fan-out before it hands it a copy, and
+    the exporters beside it (whose queue sends later) keep the original."""
+    (http_port,) = free_ports(1)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "processors": {
+            "attributes": {"actions": [{"key": "seen.by", "value": "out", "action": "insert"}]}
+        },
+        "exporters": {
+            f"otlphttp/{name}": {"logs_endpoint": f"{upstream.url}/{name}/v1/logs"}
+            for name in ("in", "out")
+        },
+        "connectors": {"forward": {}},
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "pipelines": {
+                "logs/in": {"receivers": ["otlp"], "exporters": ["otlphttp/in", "forward"]},
+                "logs/out": {
+                    "receivers": ["forward"],
+                    "processors": ["attributes"],
+                    "exporters": ["otlphttp/out"],
+                },
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
+        for name, seen in (("in", []), ("out", ["out"])):
+            [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
+            [record] = [
+                record
+                for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
+                for scope in resource.scope_logs
+                for record in scope.log_records
+            ]
+            assert [a.value.string_value for a in record.attributes if a.key == "seen.by"] == seen
+    finally:
+        assert collector.terminate() == 0, collector.stderr()

@@ -36,6 +36,9 @@ class Fanout(Consumer):
     def __init__(self, consumers: Sequence[Consumer]):
         self.readers = [c for c in consumers if not c.mutates_data]
         self.editors = [c for c in consumers if c.mutates_data]
+        # As upstream's fan-out: it edits the data it is given only when it
+        # hands it to an editor as is, with no reader beside.
+        self.mutates_data = bool(self.editors) and not self.readers
 
     async def consume(self, data: Any) -> None:
         errors: list[ConsumerError] = []
