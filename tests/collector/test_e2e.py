@@ -651,9 +651,9 @@ def test_a_receiver_feeding_pipelines_that_refuse_answers_as_upstreams_fanout_co
 ) -> None:
     """One pipeline refuses for good (a batch processor past its
     metadata_cardinality_limit) and one for now (an exporter cannot
-    connect): upstream's fan-out joins the errors, and the joined error is
-    permanent since one of them is, so the receiver answers INTERNAL (HTTP
-    500), not UNAVAILABLE."""
+    connect): upstream's fan-out joins the errors, those of pipelines that
+    edit data first, and the joined error is permanent since one of them is,
+    so the receiver answers INTERNAL (HTTP 500), not UNAVAILABLE."""
     http_port, closed_port = free_ports(2)
     config = {
         "receivers": {
@@ -695,8 +695,9 @@ def test_a_receiver_feeding_pipelines_that_refuse_answers_as_upstreams_fanout_co
         assert answers[1].status == 500, answers[1]
         status = Status.FromString(answers[1].body)
         assert status.code == 13
-        assert "Permanent error: too many batcher metadata-value combinations" in status.message
-        assert "failed to make an HTTP request: Post " in status.message
+        batched, _, down = status.message.partition("; ")
+        assert batched == "Permanent error: too many batcher metadata-value combinations"
+        assert down.startswith("failed to make an HTTP request: Post ")
     finally:
         assert collector.terminate() == 0, collector.stderr()
 

@@ -41,16 +41,18 @@ class Fanout(Consumer):
         self.mutates_data = bool(self.editors) and not self.readers
 
     async def consume(self, data: Any) -> None:
+        # Editors first, then readers, as upstream's fan-out: its joined
+        # error names theirs in that order.
         errors: list[ConsumerError] = []
-        for consumer in self.readers:
-            try:
-                await consumer.consume(data)
-            except ConsumerError as error:
-                errors.append(error)
         for i, consumer in enumerate(self.editors):
             last = i == len(self.editors) - 1 and not self.readers
             try:
                 await consumer.consume(data if last else pdata.copy(data))
+            except ConsumerError as error:
+                errors.append(error)
+        for consumer in self.readers:
+            try:
+                await consumer.consume(data)
             except ConsumerError as error:
                 errors.append(error)
         if len(errors) == 1:
