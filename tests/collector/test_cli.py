@@ -170,6 +170,23 @@ def test_config_errors_name_the_file_the_key_and_the_problem(
         assert str(path) in result.stderr
 
 
+def test_pipelines_then_extensions_then_references_as_upstream_checks_them() -> None:
+    """Upstream's Config.Validate: the service's own checks of its pipelines
+    first, then the extensions it names, then what each pipeline names."""
+    text = _config().replace("service:\n", "service:\n  extensions: [zpages]\n")
+    empty = text.replace("receivers: [otlp]", "receivers: []")
+    assert _loaded(empty)[1] == [
+        'service::pipelines config validation failed: pipeline "logs": must have at least '
+        "one receiver",
+        'service::extensions: references extension "zpages" which is not configured',
+    ]
+    unconfigured = text.replace("processors: [batch]", "processors: [batch/2]")
+    assert _loaded(unconfigured)[1] == [
+        'service::extensions: references extension "zpages" which is not configured',
+        'service::pipelines::logs: references processor "batch/2" which is not configured',
+    ]
+
+
 def test_a_default_from_the_environment_applies(tmp_path: Path) -> None:
     path = _write(tmp_path, _config().replace("timeout: 1s", "timeout: ${env:SLUICE_UNSET:-2s}"))
     assert run_cli("validate", "--config", str(path)).returncode == 0

@@ -361,12 +361,15 @@ def load(raw: Any, factories: Factories) -> Config:
             problems.add("", "no exporter configuration specified in config")
     extensions = _ids(spec.extensions, "service::extensions", problems)
     extensions = list(dict.fromkeys(extensions))  # started once each, as upstream
+    pipelines = _pipelines(shallow(service.get("pipelines")), problems)
+    # Upstream's order: the pipelines' own checks (the service's), then the
+    # extensions the service names, then the components each pipeline names.
     for cid in extensions:
         if cid not in components[Kind.EXTENSION]:
             problems.add(
                 "service::extensions", f'references extension "{cid}" which is not configured'
             )
-    pipelines = _pipelines(shallow(service.get("pipelines")), components, problems)
+    _references(pipelines, components, problems)
     if not problems:
         _check_graph(components, pipelines, problems)
     if problems:
@@ -383,9 +386,7 @@ def _declares(raw: Mapping[str, Any], kind: Kind) -> bool:
     return section is not None  # another type is its own problem
 
 
-def _pipelines(
-    raw: Any, components: dict[Kind, dict[ComponentID, Configured]], problems: Problems
-) -> dict[ComponentID, Pipeline]:
+def _pipelines(raw: Any, problems: Problems) -> dict[ComponentID, Pipeline]:
     prefix = "service::pipelines config validation failed"
     if not raw:
         problems.add("", f"{prefix}: service must have at least one pipeline")
@@ -431,19 +432,29 @@ def _pipelines(
                     "", f'{prefix}: pipeline "{pid}": references processor "{cid}" multiple times'
                 )
             seen.add(cid)
-        for cid in receivers:
-            if cid not in components[Kind.RECEIVER] and cid not in components[Kind.CONNECTOR]:
-                problems.add(path, f'references receiver "{cid}" which is not configured')
-        for cid in processors:
-            if cid not in components[Kind.PROCESSOR]:
-                problems.add(path, f'references processor "{cid}" which is not configured')
-        for cid in exporters:
-            if cid not in components[Kind.EXPORTER] and cid not in components[Kind.CONNECTOR]:
-                problems.add(path, f'references exporter "{cid}" which is not configured')
         pipelines[pid] = Pipeline(
             pid, signal, tuple(receivers), tuple(processors), tuple(exporters)
         )
     return pipelines
+
+
+def _references(
+    pipelines: dict[ComponentID, Pipeline],
+    components: dict[Kind, dict[ComponentID, Configured]],
+    problems: Problems,
+) -> None:
+    """The components each pipeline names that are not configured."""
+    for pid, pipeline in pipelines.items():
+        path = join("service::pipelines", str(pid))
+        for cid in pipeline.receivers:
+            if cid not in components[Kind.RECEIVER] and cid not in components[Kind.CONNECTOR]:
+                problems.add(path, f'references receiver "{cid}" which is not configured')
+        for cid in pipeline.processors:
+            if cid not in components[Kind.PROCESSOR]:
+                problems.add(path, f'references processor "{cid}" which is not configured')
+        for cid in pipeline.exporters:
+            if cid not in components[Kind.EXPORTER] and cid not in components[Kind.CONNECTOR]:
+                problems.add(path, f'references exporter "{cid}" which is not configured')
 
 
 def _check_graph(
