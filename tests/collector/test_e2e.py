@@ -745,3 +745,55 @@ def test_an_edit_behind_a_forward_connector_never_reaches_the_exporters_beside_i
             assert [a.value.string_value for a in record.attributes if a.key == "seen.by"] == seen
     finally:
         assert collector.terminate() == 0, collector.stderr()
+
+
+def test_a_pipeline_whose_exporters_all_edit_gets_data_of_its_own(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Upstream's capabilities node counts the pipeline's fan-out to its
+    exporters too: a pipeline whose only exporter is a connector to an
+    editing pipeline edits data, even when its own processors only read,
+    so the receiver gives the other pipelines it feeds the original."""
+    (http_port,) = free_ports(1)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "processors": {
+            "memory_limiter": {"check_interval": "1s", "limit_mib": 100_000},
+            "attributes": {"actions": [{"key": "seen.by", "value": "out", "action": "insert"}]},
+        },
+        "exporters": {
+            f"otlphttp/{name}": {"logs_endpoint": f"{upstream.url}/{name}/v1/logs"}
+            for name in ("other", "out")
+        },
+        "connectors": {"forward": {}},
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "pipelines": {
+                "logs/in": {
+                    "receivers": ["otlp"],
+                    "processors": ["memory_limiter"],
+                    "exporters": ["forward"],
+                },
+                "logs/out": {
+                    "receivers": ["forward"],
+                    "processors": ["attributes"],
+                    "exporters": ["otlphttp/out"],
+                },
+                "logs/other": {"receivers": ["otlp"], "exporters": ["otlphttp/other"]},
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
+        for name, seen in (("other", []), ("out", ["out"])):
+            [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
+            [record] = [
+                record
+                for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
+                for scope in resource.scope_logs
+                for record in scope.log_records
+            ]
+            assert [a.value.string_value for a in record.attributes if a.key == "seen.by"] == seen
+    finally:
+        assert collector.terminate() == 0, collector.stderr()

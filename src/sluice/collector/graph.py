@@ -88,8 +88,9 @@ class _Counted(Consumer):
 
 class _Entry(Consumer):
     """A pipeline's entry (upstream's capabilities node): it mutates data
-    when any processor of the pipeline does, not only its first, so the
-    fan-out before it hands it data of its own."""
+    when any processor of the pipeline does, not only its first, or its
+    fan-out to exporters does, so the fan-out before it hands it data of its
+    own."""
 
     def __init__(self, inner: Consumer, mutates_data: bool):
         self.inner = inner
@@ -149,6 +150,7 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             else:
                 targets.append(graph.exporters[cid].consumer(pipeline.signal))
         nxt: Consumer = single(targets)
+        mutates = nxt.mutates_data
         created: list[tuple[ComponentID, ComponentID, Processor]] = []
         for cid in reversed(pipeline.processors):
             configured = comps[Kind.PROCESSOR][cid]
@@ -169,7 +171,8 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             if metrics is not None:
                 nxt = _Counted(pipeline.signal, processor, metrics.incoming)
         graph.processors.extend(reversed(created))
-        if any(p.mutates_data for _, _, p in created) and not nxt.mutates_data:
+        mutates = mutates or any(p.mutates_data for _, _, p in created)
+        if mutates and not nxt.mutates_data:
             nxt = _Entry(nxt, mutates_data=True)
         building.discard(pipeline.id)
         entries[pipeline.id] = nxt
