@@ -111,6 +111,8 @@ class Graph:
     connectors: list[tuple[ComponentID, Connector]] = field(default_factory=list)
     exporters: dict[ComponentID, Exporter] = field(default_factory=dict)
     pipelines: list[ComponentID] = field(default_factory=list)
+    mutating: set[ComponentID] = field(default_factory=set)
+    """The pipelines that mutate data (upstream's capabilities node)."""
 
 
 def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -> Graph:
@@ -172,6 +174,8 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
                 nxt = _Counted(pipeline.signal, processor, metrics.incoming)
         graph.processors.extend(reversed(created))
         mutates = mutates or any(p.mutates_data for _, _, p in created)
+        if mutates:
+            graph.mutating.add(pipeline.id)
         if mutates and not nxt.mutates_data:
             nxt = _Entry(nxt, mutates_data=True)
         building.discard(pipeline.id)

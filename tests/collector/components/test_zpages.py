@@ -125,7 +125,13 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Collec
                     "processors": ["batch", "batch/'b'"],
                     "exporters": ["forward"],
                 },
-                "logs/out": {"receivers": ["forward"], "exporters": ["debug"]},
+                "logs/out": {
+                    "receivers": ["forward"],
+                    "processors": ["batch"],
+                    "exporters": ["debug"],
+                },
+                # No processor, but its fan-out feeds an editing pipeline.
+                "logs/relay": {"receivers": ["otlp"], "exporters": ["forward"]},
                 "traces": {"receivers": ["otlp"], "exporters": ["debug"]},
             },
         },
@@ -175,7 +181,8 @@ def test_pipelinez_html_names_every_component_escaped(collector: Any) -> None:
     rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>", text)
     assert rows == [
         ("logs/in", "logs", "yes"),
-        ("logs/out", "logs", "no"),
+        ("logs/out", "logs", "yes"),
+        ("logs/relay", "logs", "yes"),
         ("traces", "traces", "no"),
     ]
     assert "forward (connector)</a>" in text
@@ -185,7 +192,7 @@ def test_pipelinez_html_names_every_component_escaped(collector: Any) -> None:
 
 def test_pipelinez_json_has_every_pipeline_with_component_status(collector: Any) -> None:
     pipelines = {p["full_name"]: p for p in as_json(collector, "/debug/pipelinez")["pipelines"]}
-    assert list(pipelines) == ["logs/in", "logs/out", "traces"]
+    assert list(pipelines) == ["logs/in", "logs/out", "logs/relay", "traces"]
     incoming = pipelines["logs/in"]
     assert (incoming["input_type"], incoming["mutates_data"]) == ("logs", True)
     assert incoming["status"]["status"] == "StatusOK"

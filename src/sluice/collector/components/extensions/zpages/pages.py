@@ -171,11 +171,7 @@ def pipelines_page(host: Host, query: dict[str, str]) -> PipelinesPage:
     rows: list[PipelineView] = []
     if config is not None:
         connectors = config.components[Kind.CONNECTOR]
-        mutating = {
-            str(pid)
-            for pid, _, processor in (host.graph.processors if host.graph else [])
-            if processor.mutates_data
-        }
+        mutating = {str(pid) for pid in host.graph.mutating} if host.graph else set()
 
         def edge(default: str, cid: ComponentID) -> ComponentView:
             return _component(host, "connector" if cid in connectors else default, cid)
