@@ -1442,6 +1442,29 @@ def test_authenticator(start: Start) -> None:
     assert len(receiver.received(Signal.TRACE)) == 2
 
 
+def test_the_authenticator_sees_the_first_value_of_each_key(start: Start) -> None:
+    # Upstream's authenticators read the first value of a header or metadata
+    # key (bearertokenauth's auth[0], basicauth's authHeaders[0]).
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+    auth = {"authenticator": "bearertokenauth"}
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0", "auth": auth}}, host=host)
+    body = traces_request().SerializeToString()
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        export(
+            body, timeout=5, metadata=[("authorization", "Bearer s3cret"), ("authorization", "x")]
+        )
+        with pytest.raises(grpc.RpcError) as raised:
+            export(
+                body,
+                timeout=5,
+                metadata=[("authorization", "x"), ("authorization", "Bearer s3cret")],
+            )
+        assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert len(receiver.received(Signal.TRACE)) == 1
+
+
 def test_grpc_request_is_decoded_before_it_is_authenticated(start: Start) -> None:
     # grpc-go's generated handler decodes the request before the server's
     # interceptors (upstream's authenticator among them) run.

@@ -178,8 +178,10 @@ async def authenticate_call(
     ends the call ``UNAUTHENTICATED`` with the reason."""
     if authenticator is None:
         return None
-    metadata = context.invocation_metadata() or ()
-    headers = {key: value for key, value in metadata if isinstance(value, str)}
+    headers: dict[str, str] = {}
+    for key, value in context.invocation_metadata() or ():
+        if isinstance(value, str):
+            headers.setdefault(key, value)  # a key's first value, as upstream reads it
     try:
         return await authenticator.authenticate(headers)
     except AuthenticationError as refused:
