@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qs
 
 from sluice.collector.client import NO_METADATA, Info, Metadata, metadata_of, serving
 from sluice.collector.component import Host, Problem, section_problems
@@ -196,9 +196,12 @@ class ServerMiddleware:
             for name, value in request.headers.items()
         }
         if self._request_params and request.query:
-            for name, value in parse_qsl(request.query):
-                if name in self._request_params:
-                    headers[name.lower()] = value
+            # As Go's URL.Query(): empty values count, and the authenticator
+            # reads a parameter's first value.
+            query = parse_qs(request.query, keep_blank_values=True)
+            for name in self._request_params:
+                if name in query:
+                    headers[name.lower()] = query[name][0]
         return headers
 
 

@@ -387,6 +387,14 @@ def test_auth_refuses_requests_before_any_page(serve: Any) -> None:
     # request_params hands a query parameter to the authenticator as a header
     port = serve(auth=HttpAuthConfig("bearertokenauth", ["authorization"]))
     assert request(port, "GET", "/debug/servicez?authorization=Bearer%20s3cret")[0] == 200
+    # as upstream, the parameter's first value is the one the authenticator reads
+    twice = "/debug/servicez?authorization=Bearer%20s3cret&authorization=wrong"
+    assert request(port, "GET", twice)[0] == 200
+    twice = "/debug/servicez?authorization=wrong&authorization=Bearer%20s3cret"
+    assert request(port, "GET", twice)[0] == 401
+    # an empty value is a value: the header it stands for is not used
+    empty = "/debug/servicez?authorization=&authorization=Bearer%20s3cret"
+    assert request(port, "GET", empty, **good)[0] == 401
 
 
 def test_cors_preflight_and_allowed_origin(serve: Any) -> None:
