@@ -342,6 +342,22 @@ def test_the_authenticator_signs_every_attempt(sink: Upstream) -> None:
     assert [r.header("Authorization") for r in requests] == ["Bearer token-1", "Bearer token-2"]
 
 
+def test_the_authenticators_header_replaces_a_configured_one(sink: Upstream) -> None:
+    # Upstream's auth round tripper runs after the headers one and sets its
+    # header over a configured one of the same (canonical) name: one is sent.
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    headers = {"authorization": "Basic c3RhdGlj", "X-Tenant": "a"}
+    run(config(sink, headers=headers, auth=AuthConfig("bearertokenauth")), body, host=host)
+    (request,) = sink.wait_for(1)
+    assert request.all("Authorization") == ["Bearer token-1"]
+    assert request.header("X-Tenant") == "a"
+
+
 def test_a_missing_authenticator_fails_the_start(sink: Upstream) -> None:
     exporter = FACTORY.create(
         settings("otlphttp"), config(sink, auth=AuthConfig("oauth2client")), frozenset(Signal)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import ssl
 import string
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -140,6 +141,8 @@ class OtlpHttpSender(Sender):
         headers.update(configured)
         self.unsendable = _unsendable(written)
         self.headers = b"" if self.unsendable else _header_block(headers)
+        self.header_values = headers
+        self.header_names = frozenset(name.lower() for name in headers)
         self.host_header = "" if self.unsendable else written.get("Host", "")
         self.routes: dict[Signal, _Route] = {}
         self.pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
@@ -190,12 +193,22 @@ class OtlpHttpSender(Sender):
 
         return attempt
 
+    def _signed(self, signed: Mapping[str, str]) -> bytes:
+        """The header block with the authenticator's headers, which replace
+        configured ones of the same name (upstream's auth round tripper sets
+        its header after the headers round tripper has set the configured)."""
+        replaced = {name.lower() for name in signed}
+        if replaced.isdisjoint(self.header_names):
+            return self.headers + _header_block(dict(signed))
+        kept = {k: v for k, v in self.header_values.items() if k.lower() not in replaced}
+        return _header_block(kept) + _header_block(dict(signed))
+
     async def _post(self, signal: Signal, route: _Route, payload: bytes) -> None:
         if self.unsendable:
             raise _request_failed(route.url, self.unsendable)
         headers = self.headers
         if self.authenticator is not None:
-            headers += _header_block(dict(self.authenticator.request_headers()))
+            headers = self._signed(self.authenticator.request_headers())
         redirects = 0
         while True:
             try:
