@@ -30,6 +30,8 @@ class Call:
     body: bytes
     metadata: dict[str, str]
     received_at: float
+    metadata_lines: list[tuple[str, str]] = field(default_factory=list)
+    """Every metadata entry in the order received (`metadata` keeps a key's last)."""
 
 
 @dataclass
@@ -81,6 +83,7 @@ class GrpcSink:
                 body,
                 {m.key: m.value for m in context.invocation_metadata()},
                 time.monotonic(),
+                [(m.key, m.value) for m in context.invocation_metadata()],
             )
             with self._lock:
                 self.calls.append(call)

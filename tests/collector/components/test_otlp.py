@@ -548,6 +548,25 @@ def test_credentials_that_require_tls_refuse_a_plaintext_channel(sink: GrpcSink)
     assert call.metadata["authorization"] == "Bearer t0ken"
 
 
+def test_the_authenticators_metadata_goes_before_the_configured(sink: GrpcSink) -> None:
+    # grpc-go writes the per-RPC credentials' metadata before the call's own
+    # (upstream's `headers`): a server reading a key's first value gets the
+    # authenticator's.
+    host = Host()
+    host.extensions[ComponentID("headers")] = Signer(secret=False)
+
+    async def signed(exporter: Exporter) -> None:
+        await exporter.start(host)
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+        await exporter.shutdown()
+
+    cfg = config(sink, headers={"Authorization": "Basic c3RhdGlj"}, auth=AuthConfig("headers"))
+    asyncio.run(signed(FACTORY.create(settings("otlp"), cfg, frozenset(Signal))))
+    (call,) = sink.wait_for(1)
+    sent = [value for key, value in call.metadata_lines if key == "authorization"]
+    assert sent == ["Bearer t0ken", "Basic c3RhdGlj"]
+
+
 def test_a_server_only_extension_is_not_a_client_authenticator(sink: GrpcSink) -> None:
     host = Host()
     host.extensions[ComponentID("basicauth", "server")] = Component()

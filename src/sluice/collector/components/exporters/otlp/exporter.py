@@ -218,8 +218,9 @@ class OtlpGrpcSender(Sender):
                 raise classify("INTERNAL", self.unsendable, None)
             metadata = self.metadata
             if self.authenticator is not None:
+                # grpc-go writes the per-RPC credentials' metadata before the call's.
                 signed = self.authenticator.request_headers().items()
-                metadata += tuple((name.lower(), value) for name, value in signed)
+                metadata = tuple((name.lower(), value) for name, value in signed) + metadata
             try:
                 answer = await call(
                     payload,
