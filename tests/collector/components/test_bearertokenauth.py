@@ -68,6 +68,7 @@ def test_defaults_and_upstreams_testdata() -> None:
     ("name", "expected"),
     [
         ("config_none.yaml", ["no bearer token provided"]),
+        ("config_none_and_more.yaml", ["no bearer token provided"]),
         ("config_token_and_tokens.yaml", ["either tokens or token should be provided, not both"]),
         (
             "config_file_retry_no_file.yaml",

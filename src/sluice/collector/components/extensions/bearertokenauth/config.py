@@ -35,26 +35,12 @@ class BearerTokenAuthConfig(ComponentConfig):
     file_retry: FileRetrySettings = field(default_factory=FileRetrySettings)
 
     def validate(self) -> Iterator[Problem]:
-        # Upstream's checks and words first, in upstream's order.
-        if not self.token and not self.tokens and not self.filename:
-            yield "", "no bearer token provided"
-        if self.token and self.tokens:
-            yield "", "either tokens or token should be provided, not both"
-        retry = self.file_retry
-        if retry.enabled:
-            if not self.filename:
-                yield "file_retry", "file_retry.enabled requires filename to be set"
-            elif retry.max_retries <= 0:
-                yield (
-                    "file_retry::max_retries",
-                    "file_retry.max_retries must be greater than 0 when file_retry.enabled is true",
-                )
-            elif retry.retry_interval <= 0:
-                yield (
-                    "file_retry::retry_interval",
-                    "file_retry.retry_interval must be greater than 0 "
-                    "when file_retry.enabled is true",
-                )
+        # Upstream's checks and words first, in upstream's order; upstream
+        # reports the first that fails, and only that one.
+        problem = self._upstream_problem()
+        if problem is not None:
+            yield problem
+            return
         # What makes a header that cannot be sent, or smuggles another one.
         if not is_header_name(self.header):
             yield "header", f"{self.header!r} is not a valid header name"
@@ -65,6 +51,28 @@ class BearerTokenAuthConfig(ComponentConfig):
         for i, token in enumerate(self.tokens):
             if not is_token(token):
                 yield f"tokens[{i}]", TOKEN_TEXT
+
+    def _upstream_problem(self) -> Problem | None:
+        if not self.token and not self.tokens and not self.filename:
+            return "", "no bearer token provided"
+        if self.token and self.tokens:
+            return "", "either tokens or token should be provided, not both"
+        retry = self.file_retry
+        if retry.enabled:
+            if not self.filename:
+                return "file_retry", "file_retry.enabled requires filename to be set"
+            if retry.max_retries <= 0:
+                return (
+                    "file_retry::max_retries",
+                    "file_retry.max_retries must be greater than 0 when file_retry.enabled is true",
+                )
+            if retry.retry_interval <= 0:
+                return (
+                    "file_retry::retry_interval",
+                    "file_retry.retry_interval must be greater than 0 "
+                    "when file_retry.enabled is true",
+                )
+        return None
 
 
 TOKEN_TEXT = "a token must be ASCII text, not empty, without control characters"
