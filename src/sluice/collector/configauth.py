@@ -47,6 +47,11 @@ class ClientAuthenticator(Protocol):
     sets the class attribute ``requires_transport_security = True``: a gRPC
     client then refuses to start without TLS, as grpc-go does for upstream's
     per-RPC credentials.
+
+    One that may be unable to sign (a setting upstream checks only when an
+    exporter asks for its round tripper or per-RPC credentials) has a
+    ``check_signing()`` method, raising ValueError with upstream's reason:
+    the exporter's start then fails, the extension's does not.
     """
 
     def request_headers(self) -> Mapping[str, str]:
@@ -92,6 +97,9 @@ class AuthConfig:
         extension = self._extension(host)
         if not isinstance(extension, ClientAuthenticator):
             raise ValueError(f"requested authenticator is not a {transport} client authenticator")
+        check_signing = getattr(extension, "check_signing", None)
+        if check_signing is not None:
+            check_signing()
         return extension
 
     def _extension(self, host: Host) -> Component:

@@ -25,7 +25,7 @@ from sluice.collector.components.extensions.basicauth.config import (
     HtpasswdSettings,
 )
 from sluice.collector.components.extensions.basicauth.server import BasicAuthServer
-from sluice.collector.configauth import AuthenticationError, ClientAuthenticator
+from sluice.collector.configauth import AuthConfig, AuthenticationError, ClientAuthenticator
 from sluice.collector.configauth import ServerAuthenticator as ServerAuth
 from sluice.collector.confmap.decode import Opaque
 from sluice.collector.telemetry import ServiceTelemetry
@@ -98,7 +98,6 @@ def test_server_and_client_sections_decode() -> None:
                 "client_auth::password: 'client_auth.password' expected type "
                 "'configopaque.String', got unconvertible type "
                 "'[]interface {}', value: '[REDACTED]'",
-                "client_auth::username: invalid authorization format",
             ],
         ),
     ],
@@ -348,6 +347,25 @@ def test_the_client_header() -> None:
     run(client.start(Host()))
     assert client.request_headers() == {"Authorization": basic("user", "p:ss")}
     assert client.requires_transport_security
+
+
+def test_a_username_with_a_colon_fails_the_exporters_start_not_the_config() -> None:
+    # Upstream's Config.Validate and Start accept it; RoundTripper() and
+    # PerRPCCredentials(), asked for when an exporter starts, refuse it.
+    config, problems = load("config_bad_values.yaml")
+    assert not any("username" in problem for problem in problems)
+    assert config.client_auth is not None
+    client = BasicAuthClient(config.client_auth, LOG)
+    run(client.start(Host()))
+    host = Host()
+    host.extensions[ComponentID("basicauth", "client")] = client
+    for transport in ("HTTP", "gRPC"):
+        with pytest.raises(ValueError, match=r"^invalid authorization format$"):
+            AuthConfig("basicauth/client").client_authenticator(host, transport)
+    fine = BasicAuthClient(ClientAuthSettings(username="user", password=Opaque("p:ss")), LOG)
+    run(fine.start(Host()))
+    host.extensions[ComponentID("basicauth", "client")] = fine
+    assert AuthConfig("basicauth/client").client_authenticator(host, "HTTP") is fine
 
 
 def test_the_client_reads_its_files_again_when_they_change(tmp_path: Path) -> None:

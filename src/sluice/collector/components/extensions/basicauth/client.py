@@ -54,6 +54,12 @@ class BasicAuthClient(Component):
     def request_headers(self) -> Mapping[str, str]:
         return self._headers
 
+    def check_signing(self) -> None:
+        """Refuse a username holding ``:`` when an exporter starts with this
+        extension, as upstream's RoundTripper and PerRPCCredentials do."""
+        if ":" in self._username:
+            raise ValueError(INVALID_FORMAT)
+
     def _read_username(self, content: bytes) -> None:
         username = _value(content)
         if ":" in username:

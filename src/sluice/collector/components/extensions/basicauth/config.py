@@ -13,7 +13,8 @@ NO_TIME = Duration(0)
 NO_SECRET = Opaque("")
 NO_CREDENTIAL_SOURCE = "no credential source provided"
 INVALID_FORMAT = "invalid authorization format"
-"""Upstream's refusal of a client username holding ``:``."""
+"""Upstream's refusal of a client username holding ``:`` (when an exporter
+starts with it: the config itself is valid)."""
 
 
 @dataclass
@@ -61,8 +62,6 @@ class ClientAuthSettings:
                 "not supported by Sluice; use username_file and password_file "
                 "(re-read when they change)",
             )
-        if ":" in self.username and not self.username_file:
-            yield "username", INVALID_FORMAT
 
 
 @dataclass
