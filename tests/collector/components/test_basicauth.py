@@ -251,6 +251,17 @@ def test_a_missing_file_fails_the_start(tmp_path: Path) -> None:
     )
 
 
+def test_a_directory_opens_but_does_not_read(tmp_path: Path) -> None:
+    # Go's os.Open opens a directory; reading it is what fails, in the
+    # htpasswd library's scanner.
+    server = BasicAuthServer(HtpasswdSettings(file=str(tmp_path)), LOG)
+    with pytest.raises(ValueError) as failed:
+        run(server.start(Host()))
+    assert str(failed.value) == (
+        f"read htpasswd content: Error scanning htpasswd file: read {tmp_path}: is a directory"
+    )
+
+
 def test_bad_lines_are_logged_by_number(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         started_server(tmp_path, ["alice:{SHA}s3cret-hash-text"], inline="no colon s3cret\n")

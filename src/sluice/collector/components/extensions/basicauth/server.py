@@ -54,6 +54,12 @@ class BasicAuthServer(Component):
             path = self._settings.file
             try:
                 text = Path(path).read_bytes().decode("utf-8", "surrogateescape")
+            except IsADirectoryError:
+                # Go opens a directory; the library's scanner fails reading it.
+                raise ValueError(
+                    f"read htpasswd content: Error scanning htpasswd file: read {path}: "
+                    "is a directory"
+                ) from None
             except OSError as problem:
                 reason = (problem.strerror or str(problem)).lower()
                 raise ValueError(f"open htpasswd file: open {path}: {reason}") from None
