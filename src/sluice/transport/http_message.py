@@ -8,8 +8,10 @@ hop-by-hop, which a ``Connection`` header adds, which Edge writes itself).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from http import HTTPStatus
 from typing import Final
 
@@ -120,7 +122,26 @@ carries no Content-Length either (8.6), nor does a 304 here (it may, only as
 what a 200 would carry, which Edge does not know)."""
 
 
-def encode_response(response: Response, keep_alive: bool, head: bool = False) -> bytes:
+_date_cache: list[tuple[int, bytes]] = [(0, b"")]
+"""The last second :func:`http_date` wrote, and its text."""
+
+
+def http_date() -> bytes:
+    """Now as an HTTP ``Date`` value (IMF-fixdate, RFC 9110 5.6.7, which Go's
+    ``http.TimeFormat`` writes), worked out once a second."""
+    second = int(time.time())
+    cached_second, text = _date_cache[0]
+    if second != cached_second:
+        text = formatdate(second, usegmt=True).encode("ascii")
+        _date_cache[0] = (second, text)
+    return text
+
+
+def encode_response(
+    response: Response, keep_alive: bool, head: bool = False, dated: bool = False
+) -> bytes:
+    """The answer on the wire; `dated` adds a ``Date`` header (as Go's
+    net/http server does to every answer) unless the handler set one."""
     reason = REASONS.get(response.status, b"Status")
     bodiless = response.status in BODILESS
     parts = [b"HTTP/1.1 %d %s\r\n" % (response.status, reason)]
@@ -128,6 +149,8 @@ def encode_response(response: Response, keep_alive: bool, head: bool = False) ->
         parts.append(name + b": " + value + b"\r\n")
     if response.content_type is not None:
         parts.append(b"Content-Type: " + response.content_type + b"\r\n")
+    if dated and not any(name.lower() == b"date" for name, _ in response.headers):
+        parts.append(b"Date: " + http_date() + b"\r\n")
     if not ((head and response.length_in_headers) or bodiless):
         parts.append(b"Content-Length: %d\r\n" % len(response.body))
     if not keep_alive:

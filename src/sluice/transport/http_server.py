@@ -96,10 +96,15 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         limits: ServerLimits,
         tracker: ConnectionTracker,
         loggable_path: Callable[[str], str] | None = None,
+        go_net_http: bool = False,
     ):
         """`loggable_path`: a request path as a log line may show it, for
-        handlers whose paths can carry secrets (default: as it is)."""
+        handlers whose paths can carry secrets (default: as it is).
+        `go_net_http`: answer as Go's net/http server does where HTTP leaves
+        it open (the collector's servers, whose upstream is written in Go):
+        every answer is dated."""
         self._handler = handler
+        self._go_net_http = go_net_http
         self._loggable_path = loggable_path
         self._limits = limits
         self._tracker = tracker
@@ -488,7 +493,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 # The task outlives the request: drop it (and its body) before
                 # waiting for the next one, or every idle connection holds its last.
                 del item
-                self._transport.write(encode_response(response, keep_alive, head))
+                self._transport.write(
+                    encode_response(response, keep_alive, head, self._go_net_http)
+                )
                 del response
                 if not keep_alive:
                     self._close()
@@ -555,7 +562,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if transport is None:
             return
         self._closing = True
-        transport.write(encode_response(response, keep_alive=False))
+        transport.write(encode_response(response, False, dated=self._go_net_http))
         self._phase = LINGER
         self.deadline = self._loop.time() + LINGER_SECS
         self.waiting_memory = False

@@ -1,7 +1,8 @@
 """Listening for HTTP: one call that binds ``host:port``, serves a handler
 with the shared server protocol and its limits, and stops gracefully. Every
 HTTP port of the collector (OTLP/HTTP receiver, health checks, the Prometheus
-endpoint) goes through it, so they all behave as Edge's listener does."""
+endpoint) goes through it, so they all answer alike: as Go's net/http server
+answers where HTTP leaves the choice open (upstream's servers are Go's)."""
 
 from __future__ import annotations
 
@@ -185,15 +186,18 @@ class HttpListener:
         tls: ssl.SSLContext | None = None,
         too_large: Callable[[str, str, dict[bytes, bytes]], Response] | None = None,
     ) -> HttpListener:
-        """Bind `endpoint` and serve `handler` (raises ListenError or
-        ValueError); `too_large` answers bodies past the limit (see
-        ConnectionTracker)."""
+        """Bind `endpoint` and serve `handler` as Go's net/http serves (raises
+        ListenError or ValueError); `too_large` answers bodies past the
+        limit (see ConnectionTracker)."""
         sock = bind(*listen_host_port(endpoint))
         limits = limits or ServerLimits()
         tracker = ConnectionTracker(limits, too_large=too_large)
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
-            lambda: HttpServerProtocol(handler, limits, tracker), sock=sock, ssl=tls, backlog=1024
+            lambda: HttpServerProtocol(handler, limits, tracker, go_net_http=True),
+            sock=sock,
+            ssl=tls,
+            backlog=1024,
         )
         return cls(server, tracker, sock.getsockname()[1])
 
