@@ -71,8 +71,15 @@ def test_gzip_when_accepted(served: tuple[SelfMetricsServer, Counter]) -> None:
 
 @pytest.mark.parametrize("target", ["/", "/metric", "/metrics/", "/debug"])
 def test_other_paths_are_not_found(served: tuple[SelfMetricsServer, Counter], target: str) -> None:
-    status, _, body = http_get(served[0].port, target)
+    status, headers, body = http_get(served[0].port, target)
     assert (status, body) == (404, b"404 page not found\n")
+    assert headers["x-content-type-options"] == "nosniff", "Go's http.NotFound sets it"
+
+
+def test_unclean_paths_are_redirected(served: tuple[SelfMetricsServer, Counter]) -> None:
+    """Upstream serves /metrics on an http.ServeMux, which redirects first."""
+    status, headers, _ = http_get(served[0].port, "/a/../metrics")
+    assert (status, headers["location"]) == (301, "/metrics")
 
 
 def test_stop_closes_the_port(loop: BackgroundLoop) -> None:

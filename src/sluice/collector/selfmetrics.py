@@ -4,13 +4,15 @@
 
 Each scrape renders the service's registry (:mod:`sluice.collector.telemetry`)
 in the format the scraper asks for (:mod:`sluice.transport.prometheus`).
-Other paths answer 404.
+Requests are routed as upstream's ``http.ServeMux`` routes them: other paths
+get Go's ``http.NotFound``.
 """
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
+from sluice.collector.servemux import ServeMux
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
 from sluice.transport.prometheus import metrics_response
@@ -27,6 +29,7 @@ class SelfMetricsServer:
         self.registry = registry
         self.endpoint = endpoint
         self.listener: HttpListener | None = None
+        self._mux = ServeMux([(METRICS_PATH, None)])
 
     @property
     def port(self) -> int:
@@ -43,6 +46,7 @@ class SelfMetricsServer:
             self.listener = None
 
     async def handle(self, request: Request) -> Response:
-        if request.path != METRICS_PATH:
-            return Response(404, b"404 page not found\n", content_type=b"text/plain; charset=utf-8")
+        routed = self._mux.route(request)
+        if isinstance(routed, Response):
+            return routed
         return metrics_response(self.registry, request)
