@@ -56,3 +56,79 @@ def test_every_answer_is_dated(port: int) -> None:
     assert (status, body) == (200, b"GET /x 0")
     assert parsedate_to_datetime(headers["date"]).tzname() == "UTC"
     assert headers["date"].endswith(" GMT")
+
+
+GO_ERROR_HEADERS = "Content-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+
+def go_unreadable(status_line: str, body: str | None = None) -> bytes:
+    """Go's answer to a request its server could not read: written as is,
+    without Date or Content-Length, and the connection closed."""
+    return f"HTTP/1.1 {status_line}\r\n{GO_ERROR_HEADERS}{body or status_line}".encode()
+
+
+@pytest.mark.parametrize(
+    ("request_head", "status_line"),
+    [
+        ("GET / HTTP/1.1\r\n\r\n", "400 Bad Request: missing required Host header"),
+        ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "400 Bad Request: too many Host headers"),
+        ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "400 Bad Request: malformed Host header"),
+        ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", "400 Bad Request: malformed Host header"),
+    ],
+)
+def test_host_is_required_of_http_1_1(port: int, request_head: str, status_line: str) -> None:
+    """Go's readRequest: an HTTP/1.1 request names exactly one valid Host."""
+    assert exchange(port, request_head.encode()) == go_unreadable(status_line)
+
+
+@pytest.mark.parametrize(
+    "request_head",
+    [
+        "GET / HTTP/1.0\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: [::1]:4318\r\nConnection: close\r\n\r\n",
+    ],
+)
+def test_host_that_go_accepts(port: int, request_head: str) -> None:
+    status, _, body = head_of(exchange(port, request_head.encode()))
+    assert (status.split(" ", 1)[1], body) == ("200 OK", b"GET / 0")
+
+
+@pytest.mark.parametrize(
+    "request_head",
+    [
+        "NOT HTTP\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n",
+    ],
+)
+def test_malformed_request_is_a_bare_400(port: int, request_head: str) -> None:
+    assert exchange(port, request_head.encode()) == go_unreadable("400 Bad Request")
+
+
+def test_header_block_is_limited_as_go_limits_it(port: int) -> None:
+    """Go's DefaultMaxHeaderBytes (1 MiB, and 4096 bytes of slack): a
+    200 KiB header is read; past the limit, Go's 431."""
+    big = "a" * (200 << 10)
+    request_head = f"GET / HTTP/1.1\r\nHost: x\r\nX-Big: {big}\r\nConnection: close\r\n\r\n"
+    assert head_of(exchange(port, request_head.encode()))[0] == "HTTP/1.1 200 OK"
+    huge = "a" * ((1 << 20) + 8192)
+    request_head = f"GET / HTTP/1.1\r\nHost: x\r\nX-Big: {huge}\r\n\r\n"
+    status_line = "431 Request Header Fields Too Large"
+    assert exchange(port, request_head.encode()) == go_unreadable(status_line)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "gzip, chunked", "identity"])
+def test_unsupported_transfer_encoding_is_501(port: int, coding: str) -> None:
+    """Go reads only ``Transfer-Encoding: chunked`` (its readTransfer);
+    anything else is 501, the coding not echoed back."""
+    request_head = f"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: {coding}\r\n\r\n"
+    answer = go_unreadable("501 Not Implemented", "Unsupported transfer encoding")
+    assert exchange(port, request_head.encode()) == answer
+
+
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_other_major_versions_are_505(port: int, version: str) -> None:
+    request_head = f"GET / HTTP/{version}\r\nHost: x\r\n\r\n"
+    status_line = "505 HTTP Version Not Supported: unsupported protocol version"
+    assert exchange(port, request_head.encode()) == go_unreadable(status_line)

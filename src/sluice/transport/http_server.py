@@ -32,6 +32,7 @@ import httptools
 from sluice.transport.connections import ConnectionTracker, ServerLimits
 from sluice.transport.http_message import (
     CONTINUE,
+    GO_HOST_BYTES,
     WRITTEN_BY_EDGE,
     Handler,
     Headers,
@@ -39,6 +40,7 @@ from sluice.transport.http_message import (
     Response,
     connection_options,
     encode_response,
+    go_unreadable,
     is_hop_by_hop,
     json_error,
     origin_form,
@@ -57,12 +59,24 @@ is closed (closing with unread input would reset the answer away)."""
 
 class _Answer:
     """A response decided while parsing (e.g. 400 for a malformed request),
-    queued behind the answers owed to earlier pipelined requests."""
+    encoded, queued behind the answers owed to earlier pipelined requests."""
 
-    __slots__ = ("response",)
+    __slots__ = ("wire",)
 
-    def __init__(self, response: Response):
-        self.response = response
+    def __init__(self, wire: bytes):
+        self.wire = wire
+
+
+def _go_parse_error(problem: httptools.HttpParserError) -> bytes:
+    """Go's answer to a request the parser refused: 501 for a transfer
+    coding other than chunked, 505 for an HTTP version other than 1.x,
+    else its bare 400 (Go words only the problems it finds after parsing)."""
+    text = str(problem)
+    if text == "Request has invalid `Transfer-Encoding`":
+        return go_unreadable(501, body=b"Unsupported transfer encoding")
+    if text == "Invalid HTTP version":
+        return go_unreadable(505, "unsupported protocol version")
+    return go_unreadable(400)
 
 
 # Where a connection is in its current request (what its deadline means).
@@ -102,7 +116,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         handlers whose paths can carry secrets (default: as it is).
         `go_net_http`: answer as Go's net/http server does where HTTP leaves
         it open (the collector's servers, whose upstream is written in Go):
-        every answer is dated."""
+        every answer is dated; a request it cannot read gets Go's plain-text
+        answer (and one without a valid Host, an unknown transfer coding or
+        a version other than 1.x its refusal)."""
         self._handler = handler
         self._go_net_http = go_net_http
         self._loggable_path = loggable_path
@@ -216,10 +232,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     data = self._without_upgrade() + bytes(data[upgrade.args[0] :])
                     parser = self._parser = httptools.HttpRequestParser(self)
         except httptools.HttpParserUpgrade:
-            self._fail(400, "protocol upgrades are not supported")
+            self._fail(400, "protocol upgrades are not supported", go=go_unreadable(400))
         except httptools.HttpParserError as problem:
             if not self._closing:  # a limit already answered is not a parse error
-                self._fail(400, f"malformed HTTP request: {problem}")
+                self._fail(400, f"malformed HTTP request: {problem}", go=_go_parse_error(problem))
         if self._phase == HEAD and self._head_bytes > self._limits.max_header_size:
             self._headers_too_large()
 
@@ -290,6 +306,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             # (A block that never ends is caught on the raw bytes read instead.)
             self._headers_too_large()
             raise httptools.HttpParserError("limit")
+        if self._go_net_http and self._go_refuses():
+            raise httptools.HttpParserError("limit")
         if self._over_cap and self._url.partition(b"?")[0] not in LOCAL_PATHS:
             self._fail(
                 503,
@@ -353,6 +371,32 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self.waiting_memory = False  # it arrived whole while waiting: nothing to wait for
         self._tracker.received(self)
         self._enqueue(request)
+
+    def _go_refuses(self) -> bool:
+        """Answer as Go's server does a request it reads but will not serve
+        (its readRequest and serve, in their order); True when refused."""
+        assert self._parser is not None
+        version = self._parser.get_http_version()
+        if not version.startswith("1."):
+            self._fail(505, "", go=go_unreadable(505, "unsupported protocol version"))
+            return True
+        codings = [value for name, value in self._headers if name.lower() == b"transfer-encoding"]
+        chunked_only = len(codings) == 1 and codings[0].strip().lower() == b"chunked"
+        if codings and version != "1.0" and not chunked_only:  # Go ignores it in HTTP/1.0
+            self._fail(501, "", go=go_unreadable(501, body=b"Unsupported transfer encoding"))
+            return True
+        hosts = [value for name, value in self._headers if name.lower() == b"host"]
+        problem = ""
+        if not hosts and version != "1.0" and self._parser.get_method() != b"CONNECT":
+            problem = "missing required Host header"
+        elif len(hosts) > 1:
+            problem = "too many Host headers"
+        elif hosts and not GO_HOST_BYTES.issuperset(hosts[0].strip()):
+            problem = "malformed Host header"
+        if problem:
+            self._fail(400, problem, go=go_unreadable(400, problem))
+            return True
+        return False
 
     def _without_upgrade(self) -> bytes:
         """The head of the request being parsed without its ``Upgrade``
@@ -473,7 +517,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     continue
                 item = self._queue.popleft()
                 if isinstance(item, _Answer):
-                    self._answer_and_linger(item.response)
+                    self._answer_and_linger(item.wire)
                     return
                 try:
                     response = await self._handler(item)
@@ -515,7 +559,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._tracker.busy(-1)
 
     def _headers_too_large(self) -> None:
-        self._fail(431, f"request header block larger than {self._limits.max_header_size} bytes")
+        self._fail(
+            431,
+            f"request header block larger than {self._limits.max_header_size} bytes",
+            go=go_unreadable(431),
+        )
 
     def _too_large(self) -> None:
         too_large = self._tracker.too_large
@@ -533,14 +581,20 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         message: str,
         headers: Headers | None = None,
         answer: Response | None = None,
+        go: bytes | None = None,
     ) -> None:
         """Answer an unreadable or refused request (with `answer`, or a JSON
-        error of `status` and `message`) and close (the stream position is
-        lost), after the answers owed to requests before it."""
+        error of `status` and `message`; with `go` as it is if answering as
+        Go's server) and close (the stream position is lost), after the
+        answers owed to requests before it."""
         if self._closing or self._transport is None:
             return
-        if answer is None:
-            answer = json_error(status, message, headers)
+        if self._go_net_http and go is not None:
+            wire = go
+        else:
+            if answer is None:
+                answer = json_error(status, message, headers)
+            wire = encode_response(answer, False, dated=self._go_net_http)
         if self._tracker.refused is not None:
             self._tracker.refused(status)
         self._closing = True
@@ -550,19 +604,20 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._body = []
         if self._busy:
             self.deadline = 0.0
-            self._queue.append(_Answer(answer))
+            self._queue.append(_Answer(wire))
             self._transport.pause_reading()
             return
-        self._answer_and_linger(answer)
+        self._answer_and_linger(wire)
 
-    def _answer_and_linger(self, response: Response) -> None:
-        """Write `response`, half-close, and drain the input for a moment: a
-        client still sending its body then reads the answer instead of a reset."""
+    def _answer_and_linger(self, wire: bytes) -> None:
+        """Write the encoded answer, half-close, and drain the input for a
+        moment: a client still sending its body then reads the answer
+        instead of a reset."""
         transport = self._transport
         if transport is None:
             return
         self._closing = True
-        transport.write(encode_response(response, False, dated=self._go_net_http))
+        transport.write(wire)
         self._phase = LINGER
         self.deadline = self._loop.time() + LINGER_SECS
         self.waiting_memory = False

@@ -12,6 +12,7 @@ import os
 import socket
 import ssl
 from collections.abc import Callable
+from dataclasses import replace
 
 from sluice.transport.connections import ConnectionTracker, ServerLimits
 from sluice.transport.http_message import Handler, Response
@@ -169,6 +170,11 @@ def _listen_error(shown: str, call: str, problem: OSError) -> ListenError:
     return ListenError(f"listen {shown}: {call}: {go_errno_text(problem.errno)}", problem.errno)
 
 
+GO_MAX_HEADER_BYTES = (1 << 20) + 4096
+"""What Go's server reads of a request's line and headers before its 431:
+``DefaultMaxHeaderBytes`` (1 MiB) and the 4096 bytes it allows on top."""
+
+
 class HttpListener:
     """A running HTTP server on one socket."""
 
@@ -190,7 +196,14 @@ class HttpListener:
         ListenError or ValueError); `too_large` answers bodies past the
         limit (see ConnectionTracker)."""
         sock = bind(*listen_host_port(endpoint))
-        limits = limits or ServerLimits()
+        # Go's server bounds only the bytes of a request's line and headers
+        # together (no separate count or target length).
+        limits = replace(
+            limits or ServerLimits(),
+            max_header_size=GO_MAX_HEADER_BYTES,
+            max_url_size=GO_MAX_HEADER_BYTES,
+            max_header_count=GO_MAX_HEADER_BYTES,
+        )
         tracker = ConnectionTracker(limits, too_large=too_large)
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
