@@ -132,3 +132,25 @@ def test_other_major_versions_are_505(port: int, version: str) -> None:
     request_head = f"GET / HTTP/{version}\r\nHost: x\r\n\r\n"
     status_line = "505 HTTP Version Not Supported: unsupported protocol version"
     assert exchange(port, request_head.encode()) == go_unreadable(status_line)
+
+
+def test_an_expectation_other_than_100_continue_fails(port: int) -> None:
+    """Go's server answers 417 to an Expect it does not know, and closes."""
+    request_head = b"POST / HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Length: 3\r\n\r\nabc"
+    status, headers, body = head_of(exchange(port, request_head))
+    assert (status, body) == ("HTTP/1.1 417 Expectation Failed", b"")
+    assert headers["connection"] == "close" and headers["content-length"] == "0"
+    assert "content-type" not in headers and "date" in headers
+
+
+def test_100_continue_only_for_a_body(port: int) -> None:
+    """Go sends ``100 Continue`` when an HTTP/1.1 request with a body is
+    read, and never for one without."""
+    with_body = b"POST /b HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(with_body)
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(b"abc")
+        assert sock.recv(1000).startswith(b"HTTP/1.1 200 OK\r\n")
+    without = b"GET / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    assert exchange(port, without).startswith(b"HTTP/1.1 200 OK\r\n")

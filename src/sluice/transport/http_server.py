@@ -118,7 +118,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         it open (the collector's servers, whose upstream is written in Go):
         every answer is dated; a request it cannot read gets Go's plain-text
         answer (and one without a valid Host, an unknown transfer coding or
-        a version other than 1.x its refusal)."""
+        a version other than 1.x its refusal); an unknown ``Expect`` is
+        417 and ``100 Continue`` is sent only for a body."""
         self._handler = handler
         self._go_net_http = go_net_http
         self._loggable_path = loggable_path
@@ -327,6 +328,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             expect is not None
             and expect.strip().lower() == b"100-continue"
             and self._transport is not None
+            and not (self._go_net_http and not self._go_body_follows(declared))
         ):
             if self.waiting_memory:
                 self._continue_owed = True
@@ -396,7 +398,20 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if problem:
             self._fail(400, problem, go=go_unreadable(400, problem))
             return True
+        expect = self._lowered.get(b"expect", b"").strip()
+        if expect and b"100-continue" not in {
+            token.strip() for token in expect.lower().split(b",")
+        }:
+            self._fail(417, "", answer=Response(417, content_type=None))
+            return True
         return False
+
+    def _go_body_follows(self, declared: int) -> bool:
+        """Whether Go's server would send ``100 Continue``: for an HTTP/1.1
+        request with a body (a declared length, or chunked)."""
+        assert self._parser is not None
+        has_body = declared > 0 or b"transfer-encoding" in self._lowered
+        return has_body and self._parser.get_http_version() != "1.0"
 
     def _without_upgrade(self) -> bytes:
         """The head of the request being parsed without its ``Upgrade``
