@@ -154,3 +154,13 @@ def test_100_continue_only_for_a_body(port: int) -> None:
         assert sock.recv(1000).startswith(b"HTTP/1.1 200 OK\r\n")
     without = b"GET / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
     assert exchange(port, without).startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+def test_options_asterisk_is_answered_by_the_server(port: int) -> None:
+    """Go's server answers ``OPTIONS *`` itself (no handler sees it): 200,
+    no body, no type."""
+    answer = exchange(port, b"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    status, headers, body = head_of(answer)
+    assert (status, body) == ("HTTP/1.1 200 OK", b"")
+    assert headers["content-length"] == "0" and "content-type" not in headers
+    assert "date" in headers

@@ -119,7 +119,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         every answer is dated; a request it cannot read gets Go's plain-text
         answer (and one without a valid Host, an unknown transfer coding or
         a version other than 1.x its refusal); an unknown ``Expect`` is
-        417 and ``100 Continue`` is sent only for a body."""
+        417 and ``100 Continue`` is sent only for a body; ``OPTIONS *`` is
+        answered without the handler."""
         self._handler = handler
         self._go_net_http = go_net_http
         self._loggable_path = loggable_path
@@ -535,7 +536,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     self._answer_and_linger(item.wire)
                     return
                 try:
-                    response = await self._handler(item)
+                    if self._go_net_http and item.path == "*" and item.method == "OPTIONS":
+                        response = Response(200, content_type=None)  # Go's globalOptionsHandler
+                    else:
+                        response = await self._handler(item)
                 except Exception:
                     path = item.path
                     if self._loggable_path is not None:
