@@ -164,3 +164,21 @@ def test_options_asterisk_is_answered_by_the_server(port: int) -> None:
     assert (status, body) == ("HTTP/1.1 200 OK", b"")
     assert headers["content-length"] == "0" and "content-type" not in headers
     assert "date" in headers
+
+
+def test_http_1_0_is_answered_in_http_1_0(port: int) -> None:
+    """Go's server answers an HTTP/1.0 request in HTTP/1.0: closing goes
+    unsaid, a kept-alive connection says so."""
+    status, headers, body = head_of(exchange(port, b"GET / HTTP/1.0\r\n\r\n"))
+    assert (status, body) == ("HTTP/1.0 200 OK", b"GET / 0")
+    assert "connection" not in headers
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(b"GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        status, headers, body = head_of(sock.recv(1000))
+        assert (status, headers["connection"], body) == (
+            "HTTP/1.0 200 OK",
+            "keep-alive",
+            b"GET /a 0",
+        )
+        sock.sendall(b"GET /b HTTP/1.0\r\n\r\n")
+        assert sock.recv(1000).startswith(b"HTTP/1.0 200 OK\r\n")

@@ -90,6 +90,8 @@ class Request:
     """Every header line as sent (name as written), for what needs repeated ones."""
     peer: str = ""
     """The client's IP address (empty for a Unix socket)."""
+    http_10: bool = False
+    """Sent as HTTP/1.0."""
 
     def header(self, lowered_name: bytes) -> bytes | None:
         return self.headers.get(lowered_name)
@@ -158,13 +160,21 @@ def http_date() -> bytes:
 
 
 def encode_response(
-    response: Response, keep_alive: bool, head: bool = False, dated: bool = False
+    response: Response,
+    keep_alive: bool,
+    head: bool = False,
+    dated: bool = False,
+    http_10: bool = False,
 ) -> bytes:
     """The answer on the wire; `dated` adds a ``Date`` header (as Go's
-    net/http server does to every answer) unless the handler set one."""
+    net/http server does to every answer) unless the handler set one;
+    `http_10` answers an HTTP/1.0 request as Go's server does: in HTTP/1.0,
+    saying ``keep-alive`` when the connection stays open (1.0's default is
+    to close, so closing goes unsaid)."""
     reason = REASONS.get(response.status, b"Status")
     bodiless = response.status in BODILESS
-    parts = [b"HTTP/1.1 %d %s\r\n" % (response.status, reason)]
+    version = b"1.0" if http_10 else b"1.1"
+    parts = [b"HTTP/%s %d %s\r\n" % (version, response.status, reason)]
     for name, value in response.headers:
         parts.append(name + b": " + value + b"\r\n")
     if response.content_type is not None:
@@ -173,7 +183,10 @@ def encode_response(
         parts.append(b"Date: " + http_date() + b"\r\n")
     if not ((head and response.length_in_headers) or bodiless):
         parts.append(b"Content-Length: %d\r\n" % len(response.body))
-    if not keep_alive:
+    if http_10:
+        if keep_alive:
+            parts.append(b"Connection: keep-alive\r\n")
+    elif not keep_alive:
         parts.append(b"Connection: close\r\n")
     parts.append(b"\r\n")
     if not (head or bodiless):  # a HEAD answer announces the length but carries no body

@@ -366,6 +366,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._held,
             self._headers,
             self._peer,
+            self._parser.get_http_version() == "1.0",
         )
         self._body = []
         self._held = 0
@@ -553,11 +554,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     item.keep_alive and not self._tracker.draining and not self._eof
                 ) or bool(self._queue)
                 head = item.method == "HEAD"
+                http_10 = self._go_net_http and item.http_10
                 # The task outlives the request: drop it (and its body) before
                 # waiting for the next one, or every idle connection holds its last.
                 del item
                 self._transport.write(
-                    encode_response(response, keep_alive, head, self._go_net_http)
+                    encode_response(response, keep_alive, head, self._go_net_http, http_10)
                 )
                 del response
                 if not keep_alive:
