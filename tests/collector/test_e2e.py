@@ -109,6 +109,21 @@ def _emit_logs(exporter: Any, bodies: list[str]) -> None:
     provider.shutdown()
 
 
+def _seen_by(upstream: Upstream, http_port: int, expected: dict[str, list[str]]) -> None:
+    """Send one log record to the collector's receiver and check the
+    ``seen.by`` attribute values each named exporter path got."""
+    _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
+    for name, seen in expected.items():
+        [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
+        [record] = [
+            record
+            for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
+            for scope in resource.scope_logs
+            for record in scope.log_records
+        ]
+        assert [a.value.string_value for a in record.attributes if a.key == "seen.by"] == seen
+
+
 def _bodies(requests: list[Any]) -> list[str]:
     return [
         record.body.string_value
@@ -631,17 +646,7 @@ def test_an_edit_late_in_one_pipeline_never_reaches_another_fed_by_the_same_rece
     }
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
-        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
-        for name in ("a", "b"):
-            [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
-            [record] = [
-                record
-                for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
-                for scope in resource.scope_logs
-                for record in scope.log_records
-            ]
-            seen = [a.value.string_value for a in record.attributes if a.key == "seen.by"]
-            assert seen == [name]
+        _seen_by(upstream, http_port, {"a": ["a"], "b": ["b"]})
     finally:
         assert collector.terminate() == 0, collector.stderr()
 
@@ -733,16 +738,7 @@ def test_an_edit_behind_a_forward_connector_never_reaches_the_exporters_beside_i
     }
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
-        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
-        for name, seen in (("in", []), ("out", ["out"])):
-            [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
-            [record] = [
-                record
-                for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
-                for scope in resource.scope_logs
-                for record in scope.log_records
-            ]
-            assert [a.value.string_value for a in record.attributes if a.key == "seen.by"] == seen
+        _seen_by(upstream, http_port, {"in": [], "out": ["out"]})
     finally:
         assert collector.terminate() == 0, collector.stderr()
 
@@ -785,15 +781,6 @@ def test_a_pipeline_whose_exporters_all_edit_gets_data_of_its_own(
     }
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
-        _emit_logs(HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"), ["order shipped"])
-        for name, seen in (("other", []), ("out", ["out"])):
-            [sent] = upstream.wait_for(1, path_prefix=f"/{name}/")
-            [record] = [
-                record
-                for resource in ExportLogsServiceRequest.FromString(sent.decoded()).resource_logs
-                for scope in resource.scope_logs
-                for record in scope.log_records
-            ]
-            assert [a.value.string_value for a in record.attributes if a.key == "seen.by"] == seen
+        _seen_by(upstream, http_port, {"other": [], "out": ["out"]})
     finally:
         assert collector.terminate() == 0, collector.stderr()
