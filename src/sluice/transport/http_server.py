@@ -366,7 +366,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._held,
             self._headers,
             self._peer,
-            self._parser.get_http_version() == "1.0",
+            # Only Go's answers depend on it (Edge answers every request in 1.1).
+            self._go_net_http and self._parser.get_http_version() == "1.0",
         )
         self._body = []
         self._held = 0
@@ -554,7 +555,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     item.keep_alive and not self._tracker.draining and not self._eof
                 ) or bool(self._queue)
                 head = item.method == "HEAD"
-                http_10 = self._go_net_http and item.http_10
+                http_10 = item.http_10
                 # The task outlives the request: drop it (and its body) before
                 # waiting for the next one, or every idle connection holds its last.
                 del item
