@@ -337,7 +337,10 @@ def wrk(
             else 'bodies[1] = f:read("*all")\n'
         )
         + "f:close()\nlocal requests, i = {}, 0\n"
-        + f'local headers = {{["Content-Type"] = "{content_type}", ["DD-API-KEY"] = "bench"}}\n'
+        # wrk.format called while the script loads has no Host to add yet,
+        # and an HTTP/1.1 request without one is refused (as Go's servers do).
+        + f'local headers = {{["Host"] = "127.0.0.1:{port}", ["Content-Type"] = "{content_type}",'
+        + ' ["DD-API-KEY"] = "bench"}\n'
         + (f'headers["Content-Encoding"] = "{encoding}"\n' if encoding else "")
         + "for k, body in ipairs(bodies) do\n"
         + f'  requests[k] = wrk.format("POST", "{path}", headers, body)\nend\n'
