@@ -49,6 +49,17 @@ def background_loop() -> Iterator[BackgroundLoop]:
         loop.close()
 
 
+def go_redirect(location: str) -> tuple[int, str, str, bytes]:
+    """Go's ServeMux 301 to `location`, as (status, Location, Content-Type,
+    body)."""
+    return (
+        301,
+        location,
+        "text/html; charset=utf-8",
+        f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+    )
+
+
 def http_get(
     port: int, target: str, headers: dict[str, str] | None = None
 ) -> tuple[int, dict[str, str], bytes]:

@@ -35,7 +35,7 @@ from sluice.collector.gotext import (
     go_time,
 )
 from sluice.collector.telemetry import ServiceTelemetry
-from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.background import BackgroundLoop, background_loop, go_redirect, http_get
 from tests.collector.testdata_configs import load_config
 from tests.providers.test_tls import self_signed
 
@@ -248,11 +248,8 @@ def test_paths_are_redirected_as_gos_servemux_does(start: Any) -> None:
         ("//other", "/other"),
     ]:
         status, headers, body = hc.get(target)
-        assert (status, headers["location"], headers["content-type"], body) == (
-            301,
-            location,
-            "text/html; charset=utf-8",
-            f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+        assert (status, headers["location"], headers["content-type"], body) == go_redirect(
+            location
         ), target
     status, headers, _ = start().get("/a//b")
     assert (status, headers["location"]) == (301, "/a/b")

@@ -30,7 +30,7 @@ from sluice.collector.components.extensions.pprof.extension import PprofExtensio
 from sluice.collector.components.extensions.pprof.heap import SourceFunctions
 from sluice.collector.components.extensions.pprof.profile_pb2 import Profile
 from sluice.collector.telemetry import ServiceTelemetry
-from tests.collector.background import http_get
+from tests.collector.background import go_redirect, http_get
 from tests.collector.components.package_checks import assert_imports_lazily, assert_validates
 from tests.collector.helpers import CollectorProcess, free_ports
 from tests.collector.testdata_configs import load_config
@@ -390,11 +390,8 @@ def test_paths_are_redirected_as_gos_servemux_does(collector: Any) -> None:
         ("/debug/./vars", "/debug/vars"),
     ]:
         status, headers, body = get(collector, target)
-        assert (status, headers["location"], headers["content-type"], body) == (
-            301,
-            location,
-            "text/html; charset=utf-8",
-            f'<a href="{location}">Moved Permanently</a>.\n\n'.encode(),
+        assert (status, headers["location"], headers["content-type"], body) == go_redirect(
+            location
         ), target
 
 
