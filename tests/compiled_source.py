@@ -68,8 +68,11 @@ class _SourceFirst(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.origin is None or spec.origin.endswith(".py"):
             return spec
-        source = Path(spec.origin).with_name(name.rpartition(".")[2] + ".py")
-        return importlib.util.spec_from_file_location(name, source)
+        origin = Path(spec.origin)  # a module's, or a package's __init__
+        source = origin.with_name(origin.name.partition(".")[0] + ".py")
+        return importlib.util.spec_from_file_location(
+            name, source, submodule_search_locations=spec.submodule_search_locations
+        )
 
 
 def _records(doc: Any) -> Iterator[dict[str, Any]]:
