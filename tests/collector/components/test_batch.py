@@ -162,6 +162,40 @@ def test_send_batch_max_size_splits_large_batches() -> None:
         assert resource.scope_logs[0].scope.name == "app.logger"
 
 
+class _Slows(Sink):
+    """Takes each request the longer the earlier it came (an exporter with
+    no queue, whose first send is slow), recording it when done."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delays = [0.05, 0.03, 0.01]
+
+    async def consume(self, data: Any) -> None:
+        await asyncio.sleep(self.delays.pop(0) if self.delays else 0)
+        await super().consume(data)
+
+
+def test_the_requests_of_a_batch_are_sent_one_after_another_in_order() -> None:
+    """Upstream's batcher exports from one goroutine per batch: the next
+    request waits for the previous one, so a slow export cannot reorder
+    the pieces of a cut batch (nor a later batch)."""
+    sink = _Slows()
+
+    async def scenario() -> None:
+        processor = await started(batcher(sink, send_batch_max_size=3, timeout=0))
+        await processor.consume(numbered_logs(7))
+        await processor.consume(logs(("INFO", "later")))
+        await processor.shutdown()
+
+    asyncio.run(scenario())
+    assert [log_bodies(request) for request in sink.received] == [
+        ["0", "1", "2"],
+        ["3", "4", "5"],
+        ["6"],
+        ["later"],
+    ]
+
+
 def test_a_remainder_below_send_batch_size_waits_for_the_timeout() -> None:
     sink = Sink()
 

@@ -4,7 +4,8 @@ loses nothing.
 As upstream: ``consume`` adds a request's items to one pending batch and
 returns; the batch leaves when it holds ``send_batch_size`` items, or
 ``timeout`` after it got its first item, cut into requests of at most
-``send_batch_max_size`` items; shutdown sends what is pending.
+``send_batch_max_size`` items, which the next consumer is given one
+after another; shutdown sends what is pending.
 
 With ``metadata_keys``, as upstream: every distinct combination of those
 keys' values in the client's metadata (:mod:`sluice.collector.client`,
@@ -118,6 +119,10 @@ class _Shard:
         self.pending_items = 0
         self.timer: asyncio.TimerHandle | None = None
         self.sends: set[asyncio.Task[None]] = set()
+        self.sending = asyncio.Lock()
+        """Held by the send in progress: as upstream's one goroutine per batch,
+        requests go to the next consumer one at a time, in the order they
+        were cut (the lock wakes its waiters first come, first served)."""
         self.held: deque[tuple[Any, int]] = deque()
         """Batches the next consumer refused (retryably), oldest first, with their item counts."""
         self.refusal: ConsumerError | None = None
@@ -182,7 +187,8 @@ class _Shard:
 
     async def _send(self, part: Any, items: int, by_timeout: bool) -> None:
         try:
-            await self.processor.next.consume(part)
+            async with self.sending:
+                await self.processor.next.consume(part)
             self.processor.series.sent(items, by_timeout)
         except ConsumerError as refusal:
             if refusal.retryable:
@@ -222,7 +228,8 @@ class _Shard:
         while self.held:
             part, items = self.held[0]
             try:
-                await self.processor.next.consume(part)
+                async with self.sending:
+                    await self.processor.next.consume(part)
             except ConsumerError as refusal:
                 if refusal.retryable:
                     self.refusal = refusal
