@@ -489,6 +489,42 @@ def test_past_the_cardinality_limit_a_new_combination_is_refused_for_good() -> N
     assert sorted(sink.items(Signal.LOG)) == [1, 2]
 
 
+def test_a_request_without_items_still_opens_its_combination() -> None:
+    """Upstream's multiShardBatcher finds (or makes) the batch of the
+    request's metadata values before looking at its items: an empty request
+    counts towards metadata_cardinality_limit and is refused past it."""
+    telemetry = ServiceTelemetry()
+    processor = FACTORY.create(
+        settings("batch", {}, telemetry),
+        BatchConfig(metadata_keys=["tenant"], metadata_cardinality_limit=2),
+        Signal.LOG,
+        Sink(),
+    )
+
+    async def scenario() -> list[str]:
+        await started(processor)
+        outcomes = []
+        for tenant, count in (("a", 0), ("b", 1), ("c", 0)):
+            with client.serving(sender(tenant=tenant)):
+                try:
+                    await processor.consume(numbered_logs(count))
+                    outcomes.append("accepted")
+                except ConsumerError as refusal:
+                    outcomes.append(str(refusal))
+        await processor.shutdown()
+        return outcomes
+
+    assert asyncio.run(scenario()) == [
+        "accepted",
+        "accepted",
+        "Permanent error: too many batcher metadata-value combinations",
+    ]
+    cardinality = telemetry.registry.get_sample_value(
+        "otelcol_processor_batch_metadata_cardinality", {"processor": "batch"}
+    )
+    assert cardinality == 2
+
+
 def test_without_metadata_keys_batches_are_sent_with_no_client() -> None:
     sink = _SeesClient()
 

@@ -84,10 +84,10 @@ class BatchProcessor(Processor):
         self.series = telemetry.instance(processor_id, lambda: len(self.shards))
 
     async def consume(self, data: Any) -> None:
+        shard = self._shard()  # as upstream, even for a request without items
         items = pdata.item_count(self.signal, data)
-        if not items:
-            return
-        self._shard().add(data, items)
+        if items:
+            shard.add(data, items)
 
     def _shard(self) -> _Shard:
         """The batch of the current client's values of the metadata keys."""
