@@ -8,7 +8,11 @@ strings (Go's strconv; ``scale`` and ``offset`` numbers only),
 enums as integers or names, bytes as padded standard base64 (Go's), doubles
 as numbers or strings (``"NaN"``, ``"Infinity"``); unknown keys are ignored,
 and ``null`` read as pdata reads it (refused for numbers, bools and enums,
-the empty value of a oneof's choice, else no value).
+the empty value of a oneof's choice, else no value). Writing follows pdata's
+writer too: the message fields outside a oneof are written even when empty
+(``"resource":{}``, ``"scope":{}``, ``"body":{}``, ``"status":{}``...), and
+the trace and span ids always, an empty (or all-zero) one as ``""``; keys
+come in the order of the ``.proto`` declarations (Go's struct order).
 
 :func:`from_json` walks the parsed document once with a reader compiled per
 message type from its descriptor, and builds the message in one constructor
@@ -389,6 +393,11 @@ def to_json(signal: Signal, message: Any) -> bytes:
 
 _WRITERS: dict[FieldDescriptor, tuple[str, bool, int, Render | None]] = {}
 _MESSAGE, _CONVERTED, _AS_IS = 0, 1, 2
+_SHAPES: dict[Descriptor, tuple[tuple[tuple[str, Any], ...], tuple[str, ...], bool]] = {}
+"""Per message type, as pdata writes it: the keys written even when their
+field is not set (with the value written then), every key in the order of
+the declaration (Go's struct order), and whether that order is not the
+fields' numbers' (the order ``ListFields`` gives)."""
 
 
 def _document(message: Any) -> dict[str, Any]:
@@ -404,7 +413,37 @@ def _document(message: Any) -> dict[str, Any]:
             document[key] = [convert(v) for v in value] if repeated else convert(value)
         else:
             document[key] = list(value) if repeated else value
+    shape = _SHAPES.get(message.DESCRIPTOR)
+    if shape is None:
+        shape = _SHAPES[message.DESCRIPTOR] = _shape(message.DESCRIPTOR)
+    always, order, renumbered = shape
+    reorder = renumbered
+    for key, empty in always:
+        if key not in document:
+            document[key] = empty
+            reorder = True
+    if reorder:
+        return {key: document[key] for key in order if key in document}
     return document
+
+
+def _shape(descriptor: Descriptor) -> tuple[tuple[tuple[str, Any], ...], tuple[str, ...], bool]:
+    """How pdata's writer (gogo's jsonpb over non-nullable fields) writes a
+    message type: a message field outside a oneof (``resource``, ``scope``, a
+    log record's ``body``, a span's ``status``, a key's ``value``...) even
+    when empty, as ``{}``, a trace or span id always (``""`` when empty), and
+    the keys in the declaration's order."""
+    always: list[tuple[str, Any]] = []
+    for field in descriptor.fields:
+        if field.is_repeated or field.containing_oneof is not None:
+            continue
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            always.append((field.json_name, {}))
+        elif field.type == FieldDescriptor.TYPE_BYTES and field.name in ID_SIZES:
+            always.append((field.json_name, ""))
+    numbers = [field.number for field in descriptor.fields]
+    order = tuple(field.json_name for field in descriptor.fields)
+    return tuple(always), order, numbers != sorted(numbers)
 
 
 def _writer(field: FieldDescriptor) -> tuple[str, bool, int, Render | None]:
@@ -416,12 +455,18 @@ def _writer(field: FieldDescriptor) -> tuple[str, bool, int, Render | None]:
     elif field.type in _WIDE_INTEGERS:
         convert = str  # the protobuf JSON mapping writes 64-bit integers as strings
     elif field.type == FieldDescriptor.TYPE_BYTES:
-        convert = bytes.hex if field.name in ID_SIZES else _base64
+        convert = _id_hex if field.name in ID_SIZES else _base64
     elif field.type in _FLOATS:
         convert = _json_float
     else:
         kind = _AS_IS  # strings, bools, 32-bit integers, enums (as integers)
     return field.json_name, field.is_repeated, kind, convert
+
+
+def _id_hex(data: bytes) -> str:
+    """An id as pdata writes it: hex, and "" for an id of zeros (an empty
+    id to pdata)."""
+    return data.hex() if data.strip(b"\x00") else ""
 
 
 def _base64(data: bytes) -> str:

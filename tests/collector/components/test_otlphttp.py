@@ -230,6 +230,44 @@ def test_every_encoding_and_compression(sink: Upstream, encoding: str, compressi
         assert records[0]["spanId"] == "0102040800000000"
 
 
+def test_json_writes_empty_fields_as_pdata_writes_them(sink: Upstream) -> None:
+    """pdata's JSON writer (gogo jsonpb over its non-nullable fields) writes
+    the resource, the scope, a span's ids and status, a log record's ids and
+    body and an attribute's value even when they are empty (pdata ptrace
+    json_test.go tracesJSON: ``{"traceId":"","spanId":"","parentSpanId":"",
+    "name":"testSpan2","status":{}}``); an id of zeros is an empty one."""
+    spans = ExportTraceServiceRequest()
+    span = spans.resource_spans.add().scope_spans.add().spans.add(name="testSpan2")
+    span.links.add(trace_id=bytes(16), span_id=bytes(8))
+    records = ExportLogsServiceRequest()
+    record = records.resource_logs.add().scope_logs.add().log_records.add(time_unix_nano=1)
+    record.attributes.add(key="k")
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.TRACE).consume(spans)
+        await exporter.consumer(Signal.LOG).consume(records)
+
+    run(config(sink, encoding="json"), body)
+    by_path = {r.path: json.loads(r.decoded()) for r in sink.wait_for(2)}
+    ids = {"traceId": "", "spanId": ""}
+    link = {**ids}
+    written_span = {**ids, "parentSpanId": "", "name": "testSpan2", "status": {}, "links": [link]}
+    assert by_path["/v1/traces"] == {
+        "resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [written_span]}]}]
+    }
+    written_record = {
+        "timeUnixNano": "1",
+        "body": {},
+        "attributes": [{"key": "k", "value": {}}],
+        **ids,
+    }
+    assert by_path["/v1/logs"] == {
+        "resourceLogs": [
+            {"resource": {}, "scopeLogs": [{"scope": {}, "logRecords": [written_record]}]}
+        ]
+    }
+
+
 def test_each_signal_goes_to_its_path_and_overrides_win(sink: Upstream) -> None:
     other = Upstream()
     try:
