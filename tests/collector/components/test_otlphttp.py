@@ -21,6 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from sluice.collector import pdata
 from sluice.collector.component import (
+    BuildInfo,
     Component,
     ComponentID,
     ConsumerError,
@@ -301,6 +302,23 @@ def test_configured_headers_and_user_agent_are_sent(sink: Upstream) -> None:
     system, _, arch = user_agent.rpartition(" (")[2].rstrip(")").partition("/")
     assert system == platform.system().lower()
     assert arch in {"amd64", "arm64", "386", "arm", "ppc64le", "s390x", "riscv64"}, user_agent
+
+
+def test_the_user_agent_names_the_running_distribution(sink: Upstream) -> None:
+    """Upstream's User-Agent is ``<description>/<version> (<GOOS>/<GOARCH>)``
+    of the collector's BuildInfo (otlphttpexporter otlp_test.go TestUserAgent:
+    "Collector/1.2.3test")."""
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    distribution = Host(BuildInfo("mycol", "Collector", "1.2.3test"))
+    run(config(sink), body, host=distribution)
+    (request,) = sink.wait_for(1)
+    agent = request.header("User-Agent") or ""
+    prefix = f"Collector/1.2.3test ({platform.system().lower()}/"
+    assert agent.startswith(prefix) and agent.endswith(")"), agent
+    assert "/" not in agent[len(prefix) : -1], agent
 
 
 def test_header_values_are_secrets_that_go_out_as_written(sink: Upstream) -> None:

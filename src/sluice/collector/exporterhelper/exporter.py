@@ -26,6 +26,7 @@ from sluice import __version__
 from sluice.collector import pdata
 from sluice.collector.component import (
     SIGNAL_NAMES,
+    BuildInfo,
     Consumer,
     Exporter,
     Host,
@@ -50,13 +51,24 @@ _GOARCH = {
 }
 """Machine names as Go's ``runtime.GOARCH`` spells them (others as they are)."""
 _ARCH = _GOARCH.get(platform.machine().lower(), platform.machine().lower())
-USER_AGENT = f"Sluice Collector/{__version__} ({platform.system().lower()}/{_ARCH})"
-"""What exporters call themselves (upstream: ``<description>/<version> (<GOOS>/<GOARCH>)``,
-such as ``(linux/amd64)``)."""
+_PLATFORM = f"({platform.system().lower()}/{_ARCH})"
+USER_AGENT = f"Sluice Collector/{__version__} {_PLATFORM}"
+"""What exporters call themselves outside a distribution (upstream:
+``<description>/<version> (<GOOS>/<GOARCH>)``, such as ``(linux/amd64)``)."""
 DEFAULT_SHUTDOWN_SECS = 10.0
 """How long shutdown waits for queued batches to be sent."""
 _REJECTION_LOG_EVERY = 1.0
 """Seconds between two error lines about a full queue (each counts the refusals since)."""
+
+
+def user_agent(build_info: BuildInfo) -> str:
+    """What an exporter of the running distribution calls itself, as
+    upstream: ``<description>/<version> (<GOOS>/<GOARCH>)`` of its build info
+    (a builder manifest's ``dist.description`` and ``dist.version``);
+    USER_AGENT when there is none."""
+    if build_info == BuildInfo():
+        return USER_AGENT
+    return f"{build_info.description}/{build_info.version} {_PLATFORM}"
 
 
 class Sender(ABC):

@@ -32,7 +32,7 @@ from sluice.collector.configauth import ClientAuthenticator, client_authenticato
 from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
 from sluice.collector.exporterhelper.config import is_header_name
-from sluice.collector.exporterhelper.exporter import USER_AGENT
+from sluice.collector.exporterhelper.exporter import USER_AGENT, user_agent
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
 from sluice.transport.http_client import (
@@ -120,9 +120,19 @@ class OtlpHttpSender(Sender):
                 name = SIGNAL_NAMES[signal]
                 raise ValueError(f"either endpoint or {name}_endpoint must be specified")
         self.signals = signals
-        # A configured header replaces the exporter's own of the same name
-        # (Go canonicalizes names: `user-agent` is `User-Agent`), as upstream;
-        # Content-Encoding stays the one that matches the body.
+        self._use_headers(USER_AGENT)
+        self.routes: dict[Signal, _Route] = {}
+        self.pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
+        """One pool per origin: the signals' URLs and the redirects' targets."""
+        self.tls: ssl.SSLContext | None = None
+        self.authenticator: ClientAuthenticator | None = None
+
+    def _use_headers(self, agent: str) -> None:
+        """The headers of every request, with `agent` as the User-Agent.
+        A configured header replaces the exporter's own of the same name (Go
+        canonicalizes names: `user-agent` is `User-Agent`), as upstream;
+        Content-Encoding stays the one that matches the body."""
+        config = self.config
         written = {name: reveal(value) for name, value in config.headers.items()}
         configured = {
             name: value for name, value in written.items() if name.lower() != "content-encoding"
@@ -132,7 +142,7 @@ class OtlpHttpSender(Sender):
             name: value
             for name, value in (
                 ("Content-Type", body.content_type(config.encoding)),
-                ("User-Agent", USER_AGENT),
+                ("User-Agent", agent),
             )
             if name.lower() not in named
         }
@@ -144,13 +154,10 @@ class OtlpHttpSender(Sender):
         self.header_values = headers
         self.header_names = frozenset(name.lower() for name in headers)
         self.host_header = "" if self.unsendable else written.get("Host", "")
-        self.routes: dict[Signal, _Route] = {}
-        self.pools: dict[tuple[str, str, int | None], UpstreamPool] = {}
-        """One pool per origin: the signals' URLs and the redirects' targets."""
-        self.tls: ssl.SSLContext | None = None
-        self.authenticator: ClientAuthenticator | None = None
 
     async def start(self, host: Host) -> None:
+        # Upstream names the running distribution (its BuildInfo).
+        self._use_headers(user_agent(host.build_info))
         self.authenticator = client_authenticator(self.config.auth, host, "HTTP")
         # `insecure` does not apply to HTTP: the URL's scheme says whether TLS
         # is used, as upstream. Raises TLSError (a ValueError).
