@@ -846,6 +846,20 @@ def test_an_unparsable_2xx_body_is_retried(sink: Upstream, content_type: str) ->
     sent_until_delivered(sink, records=2, attempts=2)
 
 
+@pytest.mark.parametrize(
+    ("content_type", "kind"), [("application/x-protobuf", "protobuf"), ("application/json", "json")]
+)
+def test_an_unparsable_2xx_body_reads_as_upstreams_error(
+    sink: Upstream, content_type: str, kind: str
+) -> None:
+    """Upstream's text is ``error parsing <kind> response: <why>``, retryable
+    (otlp_test.go TestPartialSuccessInvalidBody: "error parsing protobuf
+    response:")."""
+    error = refusal(sink, Reply(200, b"\xff{", content_type=content_type))
+    assert error.retryable
+    assert str(error).startswith(f"error parsing {kind} response: "), str(error)
+
+
 def test_a_2xx_body_of_another_content_type_is_not_read(sink: Upstream) -> None:
     # Upstream reads the body only when Content-Type is exactly one of the two.
     sink.respond = Reply(200, b"\xff{", content_type="application/json; charset=utf-8")

@@ -225,7 +225,7 @@ class OtlpHttpSender(Sender):
             except UpstreamError as problem:
                 raise _request_failed(route.url, str(problem)) from None
             if 200 <= answer.status <= 299:
-                response.check_partial_success(signal, route.url, answer, self.logger)
+                response.check_partial_success(signal, answer, self.logger)
                 return
             if answer.status not in _REDIRECTS:
                 raise response.failure(route.url, answer)

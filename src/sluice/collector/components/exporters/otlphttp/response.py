@@ -89,11 +89,12 @@ def _status_text(response: UpstreamResponse) -> str:
 
 
 def check_partial_success(
-    signal: Signal, url: str, response: UpstreamResponse, logger: logging.Logger
+    signal: Signal, response: UpstreamResponse, logger: logging.Logger
 ) -> None:
     """Warn about records a 2xx answer says were rejected; raises a
-    retryable ExportError when the body does not parse. As upstream, the
-    ``Content-Type`` must be exactly one of the two (no parameters)."""
+    retryable ExportError when the body does not parse (upstream's ``error
+    parsing <kind> response: <why>``). As upstream, the ``Content-Type`` must
+    be exactly one of the two (no parameters)."""
     body = response.body[:MAX_BODY_READ]
     content_type = header(response, b"content-type")
     if not body or content_type not in (PROTOBUF, JSON):
@@ -109,7 +110,5 @@ def check_partial_success(
             message, rejected = partial_success.from_json(signal, document)
     except (DecodeError, ValueError, TypeError, AttributeError) as unreadable:
         kind = "protobuf" if content_type == PROTOBUF else "json"
-        raise ExportError(
-            f"error parsing {kind} response from {url}: {unreadable}", retryable=True
-        ) from None
+        raise ExportError(f"error parsing {kind} response: {unreadable}", retryable=True) from None
     partial_success.warn(signal, message, rejected, logger)
