@@ -813,10 +813,24 @@ def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixt
         (b'{"partialSuccess":{"rejectedLogRecords":"2","errorMessage":"too old"}}', True),
         (b'{"partial_success":{"rejected_log_records":2,"error_message":"too old"}}', True),
         (b'{"partialSuccess":{"rejectedLogRecords":2,"errorMessage":"too old"}} trailing', True),
+        (b'{"partialSuccess":{"rejectedLogRecords":"+2","errorMessage":"too old"}}', True),
+        (b'{"partialSuccess":{"rejectedLogRecords":2,"errorMessage":"too old","x":[1]}}', True),
         (b"null", False),
         (b"{}", False),
+        (b'{"partialSuccess":null}', False),
+        (b'{"partialSuccess":{"errorMessage":null}}', False),
     ],
-    ids=["json-names", "proto-names", "trailing-bytes", "null", "empty"],
+    ids=[
+        "json-names",
+        "proto-names",
+        "trailing-bytes",
+        "signed-text",
+        "unknown-key",
+        "null",
+        "empty",
+        "null-partial-success",
+        "null-message",
+    ],
 )
 def test_a_json_partial_success_is_read_as_upstream_reads_it(
     sink: Upstream, caplog: pytest.LogCaptureFixture, answer: bytes, warning: bool
@@ -834,6 +848,45 @@ def test_a_json_partial_success_is_read_as_upstream_reads_it(
     assert partial_successes(caplog) == logged
     assert len(sink.requests) == 1
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 3
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"partialSuccess":{"rejectedLogRecords":null}}',
+        b'{"partialSuccess":{"rejectedLogRecords":1.5}}',
+        b'{"partialSuccess":{"rejectedLogRecords":true}}',
+        b'{"partialSuccess":{"rejectedLogRecords":" 2"}}',
+        b'{"partialSuccess":{"rejectedLogRecords":"1_000"}}',
+        b'{"partialSuccess":{"rejectedLogRecords":9223372036854775808}}',
+        b'{"partialSuccess":{"errorMessage":5}}',
+        b'{"partialSuccess":[]}',
+        b'{"partialSuccess":""}',
+        b"[]",
+    ],
+    ids=[
+        "null-count",
+        "fraction",
+        "bool-count",
+        "spaced-text",
+        "underscored-text",
+        "past-int64",
+        "number-message",
+        "list",
+        "text",
+        "not-an-object",
+    ],
+)
+def test_a_json_partial_success_of_another_shape_is_upstreams_parse_error(
+    sink: Upstream, answer: bytes
+) -> None:
+    """pdata reads the count as an int64 number or decimal text (its
+    ReadInt64), the message as text or null, each object as an object or
+    null; anything else is a parse error, retryable (plogotlp response.go
+    unmarshalJsoniter, pdata/internal/json number.go ReadInt64)."""
+    error = refusal(sink, Reply(200, answer, content_type="application/json"))
+    assert error.retryable
+    assert str(error).startswith("error parsing json response: "), str(error)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ it accepted the request for but rejected), logged as upstream does."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
@@ -26,6 +27,7 @@ _FIELDS = {
     Signal.TRACE: ("rejected_spans", "rejectedSpans", "dropped_spans"),
 }
 """Per signal: the rejected count's protobuf field, its JSON key, upstream's log label."""
+_INT64_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
 def from_message(signal: Signal, response: Any) -> tuple[str, int]:
@@ -35,23 +37,52 @@ def from_message(signal: Signal, response: Any) -> tuple[str, int]:
 
 
 def from_json(signal: Signal, document: Any) -> tuple[str, int]:
-    """(error message, rejected count) of an OTLP JSON response (ValueError,
-    TypeError or AttributeError when it does not have that shape). As
-    upstream's reader: ``null`` is an empty response, and keys may be
-    written as in JSON (``partialSuccess``) or as in the proto
-    (``partial_success``)."""
-    if document is None:
-        return "", 0
-    partial = _field(document, "partialSuccess", "partial_success") or {}
-    message = _field(partial, "errorMessage", "error_message") or ""
+    """(error message, rejected count) of an OTLP JSON response, read as
+    pdata reads it: keys written as in JSON (``partialSuccess``) or as in
+    the proto (``partial_success``), others skipped; ``null`` for an object
+    or the message is empty; the count an int64 number or decimal text.
+    Raises ValueError for anything else."""
+    message, rejected = "", 0
     proto_key, json_key, _ = _FIELDS[signal]
-    rejected = _field(partial, json_key, proto_key) or 0
-    return str(message), int(rejected)
+    for key, partial in _object(document, "response").items():
+        if key not in ("partialSuccess", "partial_success"):
+            continue
+        for name, value in _object(partial, key).items():
+            if name in (json_key, proto_key):
+                rejected = _int64(value, name)
+            elif name in ("errorMessage", "error_message"):
+                message = _text(value, name)
+    return message, rejected
 
 
-def _field(document: Any, json_name: str, proto_name: str) -> Any:
-    found = document.get(json_name)
-    return found if found is not None else document.get(proto_name)
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _int64(value: Any, where: str) -> int:
+    """pdata's ReadInt64: an integer number, or text Go's strconv.ParseInt
+    reads (an optional sign and ASCII digits), within int64."""
+    if type(value) is int:
+        number = value
+    elif type(value) is str and _INT64_TEXT.fullmatch(value):
+        number = int(value)
+    else:
+        raise ValueError(f"{where}: expected an integer, got {value!r}")
+    if not -(2**63) <= number < 2**63:
+        raise ValueError(f"{where}: {value!r} is out of the int64 range")
+    return number
+
+
+def _text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise ValueError(f"{where}: expected a string, got {value!r}")
+    return value
 
 
 def warn(signal: Signal, message: str, rejected: int, logger: logging.Logger) -> None:
