@@ -792,6 +792,27 @@ def test_a_timeout_reads_as_gos_client_timeout(sink: Upstream) -> None:
     )
 
 
+def test_each_attempt_is_logged_at_debug_level(
+    sink: Upstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Upstream logs "Preparing to make HTTP request" with the URL before
+    every request it makes (otlphttpexporter otlp.go export)."""
+    sink.respond = iter_replies(Reply(503), Reply(200))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    with caplog.at_level(logging.DEBUG):
+        run(config(sink), body)
+    preparing = [
+        dict(getattr(record, "fields", {}))
+        for record in caplog.records
+        if record.getMessage() == "Preparing to make HTTP request"
+    ]
+    assert preparing == [{"url": f"{sink.url}/v1/logs"}] * 2
+    assert {r.levelno for r in caplog.records if "Preparing" in r.getMessage()} == {logging.DEBUG}
+
+
 def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixture) -> None:
     answer = ExportLogsServiceResponse()
     answer.partial_success.rejected_log_records = 2

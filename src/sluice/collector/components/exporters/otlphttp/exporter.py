@@ -211,6 +211,9 @@ class OtlpHttpSender(Sender):
         return _header_block(kept) + _header_block(dict(signed))
 
     async def _post(self, signal: Signal, route: _Route, payload: bytes) -> None:
+        if self.logger.isEnabledFor(logging.DEBUG):  # as upstream, before each request
+            fields = {"url": route.url}
+            self.logger.debug("Preparing to make HTTP request", extra={"fields": fields})
         if self.unsendable:
             raise _request_failed(route.url, self.unsendable)
         headers = self.headers
