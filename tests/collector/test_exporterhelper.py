@@ -85,6 +85,21 @@ def test_disabled_retries_make_one_attempt() -> None:
     assert not failed.value.retryable and len(calls) == 1
 
 
+def test_each_retry_is_logged_with_upstreams_message_and_fields(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """retry_sender.go: Info "Exporting failed. Will retry the request after
+    interval." with the error and the interval as Go writes a duration."""
+    steady = RetrySettings(initial_interval=Duration(0.0125), randomization_factor=0.0)
+    _, attempt = attempts(ExportError("busy", retryable=True), None)
+    with caplog.at_level(logging.INFO, logger=LOGGER.name):
+        asyncio.run(RetryPolicy(steady, LOGGER).run(attempt))
+    (record,) = caplog.records
+    assert record.levelno == logging.INFO
+    assert record.getMessage() == "Exporting failed. Will retry the request after interval."
+    assert getattr(record, "fields", None) == {"error": "busy", "interval": "12.5ms"}
+
+
 def test_the_server_delay_is_the_least_wait() -> None:
     calls, attempt = attempts(ExportError("slow down", retryable=True, retry_after=0.2), None)
     asyncio.run(RetryPolicy(FAST, LOGGER).run(attempt))

@@ -110,8 +110,10 @@ class RetryPolicy:
                 raise _final("no more retries left", error)
             if self._deadline is not None and now + delay > self._deadline:
                 raise _final("request will be cancelled before next retry", error)
+            interval = go_duration(round(delay * 1e9))
             self.logger.info(
-                "Exporting failed. Will retry the request after interval %.3gs: %s", delay, error
+                "Exporting failed. Will retry the request after interval.",
+                extra={"fields": {"error": str(error), "interval": interval}},
             )
             if not await self._wait(now + delay):
                 raise _final("request will be cancelled before next retry", error)
