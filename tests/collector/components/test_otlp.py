@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
@@ -363,9 +364,9 @@ def test_resource_exhausted_without_retry_info_is_permanent(
         used = run(config(sink), consume_logs(3))
     assert len(sink.wait_for(1)) == 1
     assert counter(used, FAILED, exporter="otlp") == 3
-    assert (
+    ((_, fields),) = export_failures(caplog)
+    assert fields["error"] == (
         "not retryable error: Permanent error: rpc error: code = ResourceExhausted desc = quota"
-        in caplog.text
     )
 
 
@@ -461,6 +462,108 @@ def test_reserved_metadata_is_not_sent_and_binary_values_are_bytes(sink: GrpcSin
     assert call.metadata["user-agent"].startswith("Sluice Collector/")
     assert call.metadata.get("content-type") != "text/plain"
     assert call.metadata["x-data-bin"] == b"raw"
+
+
+def export_failures(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str, object]]]:
+    """The message and fields of each error logged."""
+    return [
+        (record.getMessage(), dict(getattr(record, "fields", {})))
+        for record in caplog.records
+        if record.levelno == logging.ERROR
+    ]
+
+
+INVALID = "rpc error: code = InvalidArgument desc = bad data"
+
+
+@pytest.mark.parametrize(
+    ("queue", "retry", "logged"),
+    [
+        (
+            QueueSettings(),
+            FAST_RETRY,
+            (
+                "Exporting failed. Dropping data.",
+                {"error": f"not retryable error: Permanent error: {INVALID}", "dropped_items": 2},
+            ),
+        ),
+        (
+            QueueSettings(),
+            RetrySettings(enabled=False),
+            (
+                "Exporting failed. Dropping data. Try enabling retry_on_failure config option "
+                "to retry on retryable errors.",
+                {"error": f"Permanent error: {INVALID}", "dropped_items": 2},
+            ),
+        ),
+        (
+            QueueSettings(enabled=False),
+            FAST_RETRY,
+            (
+                "Exporting failed. Rejecting data. Try enabling sending_queue to survive "
+                "temporary failures.",
+                {"error": f"not retryable error: Permanent error: {INVALID}", "rejected_items": 2},
+            ),
+        ),
+        (
+            QueueSettings(enabled=False),
+            RetrySettings(enabled=False),
+            (
+                "Exporting failed. Rejecting data. Try enabling retry_on_failure config option "
+                "to retry on retryable errors. Try enabling sending_queue to survive temporary "
+                "failures.",
+                {"error": f"Permanent error: {INVALID}", "rejected_items": 2},
+            ),
+        ),
+    ],
+    ids=["queue", "queue-no-retry", "no-queue", "neither"],
+)
+def test_a_lost_batch_is_logged_as_upstreams_exporterhelper_logs_it(
+    sink: GrpcSink,
+    caplog: pytest.LogCaptureFixture,
+    queue: QueueSettings,
+    retry: RetrySettings,
+    logged: tuple[str, dict[str, object]],
+) -> None:
+    """queue_sender.go's "Dropping data." (a queued batch) and
+    base_exporter.go's "Rejecting data." (handed back to the caller), each
+    with the hints for the sections turned off, and the fields error and
+    dropped_items / rejected_items."""
+    sink.respond = Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad data")
+
+    async def body(exporter: Exporter) -> None:
+        with contextlib.suppress(ConsumerError):
+            await exporter.consumer(Signal.LOG).consume(logs(2))
+
+    with caplog.at_level(logging.ERROR):
+        run(config(sink, sending_queue=queue, retry_on_failure=retry), body)
+    assert export_failures(caplog) == [logged]
+
+
+def test_a_full_queue_is_logged_as_a_rejection(
+    sink: GrpcSink, caplog: pytest.LogCaptureFixture
+) -> None:
+    """base_exporter.go logs the queue's ErrQueueIsFull as "Rejecting data."
+    (queue_sender_test TestQueuedRetry_RejectOnFull)."""
+    sink.respond = Answer(delay=0.3)
+
+    async def body(exporter: Exporter) -> None:
+        consumer = exporter.consumer(Signal.LOG)
+        await consumer.consume(logs(1))
+        await asyncio.sleep(0.05)
+        await consumer.consume(logs(1))
+        with pytest.raises(ConsumerError, match=r"^sending queue is full$"):
+            await consumer.consume(logs(3))
+
+    queue = QueueSettings(num_consumers=1, queue_size=1)
+    with caplog.at_level(logging.ERROR):
+        run(config(sink, sending_queue=queue), body)
+    assert export_failures(caplog) == [
+        (
+            "Exporting failed. Rejecting data.",
+            {"error": "sending queue is full", "rejected_items": 3},
+        )
+    ]
 
 
 def test_invalid_argument_reaches_the_caller_without_the_queue(sink: GrpcSink) -> None:

@@ -511,9 +511,12 @@ def test_400_is_not_retried_and_counted_as_failed(
     assert len(sink.received()) == 1
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 2
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 0
-    (line,) = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert "otlphttp could not send 2 log records: not retryable error" in line
-    assert "responded with HTTP Status Code 400, Message=bad record" in line
+    (record,) = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert record.getMessage() == "Exporting failed. Dropping data."
+    fields = getattr(record, "fields", {})
+    assert fields["dropped_items"] == 2
+    assert fields["error"].startswith("not retryable error")
+    assert "responded with HTTP Status Code 400, Message=bad record" in fields["error"]
 
 
 def refusal(sink: Upstream, reply: Reply, **changes: Any) -> ConsumerError:
@@ -1039,9 +1042,14 @@ def test_what_is_queued_at_the_shutdown_deadline_is_counted_and_logged(
     assert took < 0.45
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 10
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 0
-    assert "could not send 2 log records: shutdown deadline passed while sending" in caplog.text
-    assert "could not send 8 log records: 4 batches still queued at the shutdown deadline" in (
-        caplog.text
+    dropped = [
+        getattr(r, "fields", {})
+        for r in caplog.records
+        if r.getMessage() == "Exporting failed. Dropping data."
+    ]
+    assert {"error": "shutdown deadline passed while sending", "dropped_items": 2} in dropped
+    assert {"error": "4 batches still queued at the shutdown deadline", "dropped_items": 8} in (
+        dropped
     )
 
 

@@ -9,8 +9,10 @@ raises :class:`~sluice.collector.component.ConsumerError` if the batch could
 not be sent (a retryable failure stays retryable).
 
 No batch is lost silently: each one that is given up on (permanent failure,
-retries exhausted, still queued at the shutdown deadline) is logged as an
-error naming the exporter, the items and the reason, and counted in
+retries exhausted, still queued at the shutdown deadline) is logged as
+upstream's exporterhelper logs it (``Exporting failed. Dropping data.``, or
+``Rejecting data.`` when the failure goes back to the caller, with the
+``error`` and the item count as fields) and counted in
 ``otelcol_exporter_send_failed_*``.
 """
 
@@ -36,7 +38,6 @@ from sluice.collector.component import (
 from sluice.collector.exporterhelper.config import QueueSettings, RetrySettings
 from sluice.collector.exporterhelper.queue import QueuedBatch, SendingQueue
 from sluice.collector.exporterhelper.retry import Attempt, ExportError, RetryPolicy
-from sluice.collector.telemetry import ITEMS
 from sluice.policy import Signal
 
 _GOARCH = {
@@ -59,6 +60,9 @@ DEFAULT_SHUTDOWN_SECS = 10.0
 """How long shutdown waits for queued batches to be sent."""
 _REJECTION_LOG_EVERY = 1.0
 """Seconds between two error lines about a full queue (each counts the refusals since)."""
+_RETRY_HINT = " Try enabling retry_on_failure config option to retry on retryable errors."
+_QUEUE_HINT = " Try enabling sending_queue to survive temporary failures."
+"""What upstream adds to its export failure messages when a section is off."""
 
 
 def user_agent(build_info: BuildInfo) -> str:
@@ -103,7 +107,6 @@ class SignalExporter(Consumer):
         self.sender = sender
         self.exporter_id = str(settings.id)
         self.logger = settings.logger
-        self.items_name = ITEMS[signal].replace("_", " ")
         metrics = settings.telemetry.exporter(self.exporter_id)
         self.sent = metrics.sent[signal]
         self.send_failed = metrics.send_failed[signal]
@@ -120,7 +123,13 @@ class SignalExporter(Consumer):
         self._sending = 0
         self._settled = asyncio.Event()
         self._closed = False
-        self._rejected_batches = 0
+        self.failure_hint = ("" if retry.enabled else _RETRY_HINT) + (
+            "" if queue.enabled else _QUEUE_HINT
+        )
+        # Upstream applies the exporter's options a second time once its
+        # queue exists, after handing the hint to the queue: its own message
+        # (a full queue) then carries the hint twice.
+        self.rejection_hint = self.failure_hint * 2 if queue.enabled else self.failure_hint
         self._rejected_items = 0
         self._rejection_logged_at = float("-inf")
 
@@ -167,21 +176,20 @@ class SignalExporter(Consumer):
         return 1
 
     def _report_rejection(self, items: int) -> None:
-        self._rejected_batches += 1
+        """Upstream's entry for a full queue, once a second at most: its
+        ``rejected_items`` counts the items refused since the last one."""
         self._rejected_items += items
         now = asyncio.get_running_loop().time()
         if now - self._rejection_logged_at < _REJECTION_LOG_EVERY:
             return
         self.logger.error(
-            "Exporting failed. Rejecting data: the sending queue of %s is full; "
-            "%d %s in %d batches refused to the receiver since the last report",
-            self.exporter_id,
-            self._rejected_items,
-            self.items_name,
-            self._rejected_batches,
+            "Exporting failed. Rejecting data." + self.rejection_hint,
+            extra={
+                "fields": {"error": "sending queue is full", "rejected_items": self._rejected_items}
+            },
         )
         self._rejection_logged_at = now
-        self._rejected_batches = self._rejected_items = 0
+        self._rejected_items = 0
 
     async def _deliver(self, held: list[Any], items: int, queued: bool) -> ExportError | None:
         """Send the one message in `held` with retries; count and log the
@@ -202,14 +210,15 @@ class SignalExporter(Consumer):
         return None
 
     def _lost(self, items: int, reason: str, queued: bool) -> None:
+        """Count and log a batch given up on: upstream's queue sender drops
+        a queued one, its base exporter rejects one sent without the queue."""
         self.send_failed.inc(items)
+        if queued:
+            message, counted = "Exporting failed. Dropping data.", "dropped_items"
+        else:
+            message, counted = "Exporting failed. Rejecting data.", "rejected_items"
         self.logger.error(
-            "Exporting failed. %s: %s could not send %d %s: %s",
-            "Dropping data" if queued else "Rejecting data",
-            self.exporter_id,
-            items,
-            self.items_name,
-            reason,
+            message + self.failure_hint, extra={"fields": {"error": reason, counted: items}}
         )
 
     async def _send_queued(self) -> None:
