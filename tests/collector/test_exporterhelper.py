@@ -106,17 +106,25 @@ def test_the_server_delay_is_the_least_wait() -> None:
     assert calls[1] - calls[0] >= 0.2
 
 
-def test_stop_by_ends_a_wait_that_would_pass_the_deadline() -> None:
+def test_stop_ends_retrying_at_once() -> None:
+    """As upstream's retry sender once shut down: a wait for the next attempt
+    ends at once, and a failure after that is not retried."""
+
     async def main() -> float:
         loop = asyncio.get_running_loop()
-        _, attempt = attempts(ExportError("busy", retryable=True, retry_after=30.0), None)
-        policy = RetryPolicy(FAST, LOGGER)
+        calls, attempt = attempts(ExportError("busy", retryable=True), None)
+        policy = RetryPolicy(RetrySettings(), LOGGER)
         running = asyncio.create_task(policy.run(attempt))
         await asyncio.sleep(0.05)
         started = loop.time()
-        policy.stop_by(started + 1.0)
-        with pytest.raises(ExportError, match="request will be cancelled before next retry"):
+        policy.stop()
+        with pytest.raises(ExportError, match=r"^interrupted due to shutdown: busy$") as failed:
             await running
+        assert failed.value.retryable and len(calls) == 1
+        calls, attempt = attempts(ExportError("busy", retryable=True), None)
+        with pytest.raises(ExportError, match=r"^interrupted due to shutdown: busy$"):
+            await policy.run(attempt)
+        assert len(calls) == 1
         return loop.time() - started
 
     assert asyncio.run(main()) < 0.1

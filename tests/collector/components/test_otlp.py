@@ -50,6 +50,9 @@ FAST_RETRY = RetrySettings(
     initial_interval=Duration(0.01), max_interval=Duration(0.02), max_elapsed_time=Duration(2.0)
 )
 INSECURE = TLSClientConfig(insecure=True)
+WAITED = QueueSettings(wait_for_result=True)
+"""A queue whose ``consume`` returns once the batch is delivered, retries
+included: retries stop when the exporter shuts down, as upstream's."""
 SENT = "otelcol_exporter_sent_log_records_total"
 FAILED = "otelcol_exporter_send_failed_log_records_total"
 
@@ -321,7 +324,7 @@ def test_a_dns_target_is_resolved_by_grpc(sink: GrpcSink) -> None:
 
 def test_unavailable_then_ok_is_delivered(sink: GrpcSink) -> None:
     sink.respond = answers(Answer(grpc.StatusCode.UNAVAILABLE, "busy"), Answer())
-    used = run(config(sink), consume_logs(2))
+    used = run(config(sink, sending_queue=WAITED), consume_logs(2))
     calls = sink.wait_for(2)
     assert len(calls) == 2 and calls[0].body == calls[1].body
     assert counter(used, SENT, exporter="otlp") == 2
@@ -332,7 +335,7 @@ def test_retry_info_sets_the_least_wait(sink: GrpcSink) -> None:
     sink.respond = answers(
         Answer(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down", retry_delay=0.4), Answer()
     )
-    used = run(config(sink), consume_logs())
+    used = run(config(sink, sending_queue=WAITED), consume_logs())
     first, second = sink.wait_for(2)
     assert 0.38 <= second.received_at - first.received_at < 1.0
     assert counter(used, SENT, exporter="otlp") == 2
@@ -349,7 +352,7 @@ def test_resource_exhausted_with_a_retry_info_of_no_delay_is_retried(sink: GrpcS
         ),
         Answer(),
     )
-    used = run(config(sink), consume_logs())
+    used = run(config(sink, sending_queue=WAITED), consume_logs())
     calls = sink.wait_for(2)
     assert len(calls) == 2 and calls[0].body == calls[1].body
     assert counter(used, SENT, exporter="otlp") == 2
@@ -566,6 +569,48 @@ def test_a_full_queue_is_logged_as_a_rejection(
     ]
 
 
+def test_at_shutdown_retries_stop_and_each_queued_batch_is_tried_once(
+    sink: GrpcSink, caplog: pytest.LogCaptureFixture
+) -> None:
+    """base_exporter.go shuts the retry sender down first: a batch waiting
+    for its retry fails at once (experr's "interrupted due to shutdown"),
+    and the queue drains with one attempt per batch."""
+    sink.respond = Answer(grpc.StatusCode.UNAVAILABLE, "busy")
+    retry = RetrySettings(initial_interval=Duration(0.5), randomization_factor=0.0)
+    queue = QueueSettings(num_consumers=1)
+    used = settings("otlp")
+
+    async def main() -> float:
+        exporter = FACTORY.create(
+            used, config(sink, retry_on_failure=retry, sending_queue=queue), frozenset(Signal)
+        )
+        await exporter.start(Host())
+        for _ in range(3):
+            await exporter.consumer(Signal.LOG).consume(logs(2))
+        sink.wait_for(1)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await exporter.shutdown(timeout=5.0)  # type: ignore[call-arg]
+        return loop.time() - started
+
+    with caplog.at_level(logging.ERROR):
+        took = asyncio.run(main())
+    assert took < 0.4
+    assert len(sink.calls) == 3
+    assert counter(used, FAILED, exporter="otlp") == 6
+    unavailable = "rpc error: code = Unavailable desc = busy"
+    assert (
+        export_failures(caplog)
+        == [
+            (
+                "Exporting failed. Dropping data.",
+                {"error": f"interrupted due to shutdown: {unavailable}", "dropped_items": 2},
+            )
+        ]
+        * 3
+    )
+
+
 def test_invalid_argument_reaches_the_caller_without_the_queue(sink: GrpcSink) -> None:
     sink.respond = Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad data")
 
@@ -600,7 +645,9 @@ def test_partial_success_is_logged(sink: GrpcSink, caplog: pytest.LogCaptureFixt
 
 def test_works_on_uvloop(sink: GrpcSink) -> None:
     sink.respond = answers(Answer(grpc.StatusCode.UNAVAILABLE, "busy"), Answer())
-    used = run(config(sink), consume_logs(4), loop_factory=uvloop.new_event_loop)
+    used = run(
+        config(sink, sending_queue=WAITED), consume_logs(4), loop_factory=uvloop.new_event_loop
+    )
     assert len(sink.wait_for(2)) == 2
     assert counter(used, SENT, exporter="otlp") == 4
 

@@ -66,6 +66,11 @@ def sink() -> Iterator[Upstream]:
     upstream.stop()
 
 
+WAITED = QueueSettings(wait_for_result=True)
+"""A queue whose ``consume`` returns once the batch is delivered, retries
+included: retries stop when the exporter shuts down, as upstream's."""
+
+
 def config(sink: Upstream, **changes: Any) -> OtlpHttpConfig:
     return replace(OtlpHttpConfig(endpoint=sink.url, retry_on_failure=FAST_RETRY), **changes)
 
@@ -393,7 +398,7 @@ def test_the_authenticator_signs_every_attempt(sink: Upstream) -> None:
     async def body(exporter: Exporter, _: Settings) -> None:
         await exporter.consumer(Signal.LOG).consume(logs(1))
 
-    run(config(sink, auth=AuthConfig("bearertokenauth")), body, host=host)
+    run(config(sink, auth=AuthConfig("bearertokenauth"), sending_queue=WAITED), body, host=host)
     requests = sink.wait_for(2)
     assert [r.header("Authorization") for r in requests] == ["Bearer token-1", "Bearer token-2"]
 
@@ -443,7 +448,7 @@ def sent_until_delivered(sink: Upstream, records: int, attempts: int) -> None:
     async def body(exporter: Exporter, _: Settings) -> None:
         await exporter.consumer(Signal.LOG).consume(sent)
 
-    used = run(config(sink), body)
+    used = run(config(sink, sending_queue=WAITED), body)
     requests = sink.wait_for(attempts)
     assert len(requests) == attempts
     assert all(parsed_logs(r) == pdata.full_logs(sent) for r in requests)
@@ -462,7 +467,7 @@ def test_retry_after_sets_the_least_wait(sink: Upstream) -> None:
     async def body(exporter: Exporter, _: Settings) -> None:
         await exporter.consumer(Signal.LOG).consume(logs(1))
 
-    run(config(sink), body)
+    run(config(sink, sending_queue=WAITED), body)
     first, second = sink.wait_for(2)
     assert 0.95 <= second.received_at - first.received_at < 1.5
 

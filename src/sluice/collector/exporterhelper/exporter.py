@@ -239,11 +239,12 @@ class SignalExporter(Consumer):
             _settle(batch, failure)
 
     async def shutdown(self, deadline: float) -> None:
-        """Stop taking data; send what is queued until `deadline` (loop time);
+        """Stop taking data and retrying (as upstream, each queued batch gets
+        one more attempt); send what is queued until `deadline` (loop time);
         count and log what is still queued then (also when the caller
         cancels the shutdown first)."""
         self._closed = True
-        self.retry.stop_by(deadline)
+        self.retry.stop()
         if self.queue is None:
             return
         try:

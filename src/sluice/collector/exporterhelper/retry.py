@@ -4,8 +4,8 @@ client's timeout, the gRPC deadline.)
 
 Only a retryable :class:`ExportError` is retried. The error that ends the
 sequence keeps upstream's wording (``not retryable error: Permanent error:
-…``, ``no more retries left: …``, ``request will be cancelled before next
-retry: …``), so the log line that reports the loss says why.
+…``, ``no more retries left: …``, ``interrupted due to shutdown: …``), so
+the log line that reports the loss says why.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ class Backoff:
 class RetryPolicy:
     """Runs attempts for the batches of one exporter signal.
 
-    ``stop_by(deadline)`` (at shutdown) ends waits that would finish after
-    `deadline`: such a batch fails at once instead of holding shutdown up.
+    ``stop()`` (at shutdown) ends retrying, as upstream shuts its retry
+    sender down before draining the queue: a batch waiting for its next
+    attempt, or failing from then on, fails at once.
     """
 
     def __init__(
@@ -79,12 +80,10 @@ class RetryPolicy:
         self.settings = settings
         self.logger = logger
         self._draw = draw
-        self._deadline: float | None = None
         self._stopping = asyncio.Event()
 
-    def stop_by(self, deadline: float) -> None:
-        """From now on, no wait may end after `deadline` (event loop time)."""
-        self._deadline = deadline
+    def stop(self) -> None:
+        """From now on, no failed attempt is retried."""
         self._stopping.set()
 
     async def run(self, attempt: Attempt) -> None:
@@ -104,37 +103,28 @@ class RetryPolicy:
                 raise _final("not retryable error", error) if self.settings.enabled else error
             if not self.settings.enabled:
                 raise error
-            now = loop.time()
-            delay = backoff.next_delay(now, error.retry_after or 0.0)
+            delay = backoff.next_delay(loop.time(), error.retry_after or 0.0)
             if delay is None:
                 raise _final("no more retries left", error)
-            if self._deadline is not None and now + delay > self._deadline:
-                raise _final("request will be cancelled before next retry", error)
             interval = go_duration(round(delay * 1e9))
             self.logger.info(
                 "Exporting failed. Will retry the request after interval.",
                 extra={"fields": {"error": str(error), "interval": interval}},
             )
-            if not await self._wait(now + delay):
-                raise _final("request will be cancelled before next retry", error)
+            if not await self._wait(delay):
+                # experr's shutdown error: not permanent, it wraps the failure.
+                raise _final("interrupted due to shutdown", error)
 
-    async def _wait(self, until: float) -> bool:
-        """Sleep until `until`; False as soon as shutdown's deadline comes first."""
-        loop = asyncio.get_running_loop()
-        while True:
-            if self._deadline is not None and until > self._deadline:
-                return False
-            remaining = until - loop.time()
-            if remaining <= 0:
-                return True
-            if self._stopping.is_set():
-                await asyncio.sleep(remaining)
-                return True
-            try:
-                async with asyncio.timeout(remaining):
-                    await self._stopping.wait()
-            except TimeoutError:
-                return True
+    async def _wait(self, delay: float) -> bool:
+        """Sleep `delay` seconds; False at once when the policy is (or gets) stopped."""
+        if self._stopping.is_set():
+            return False
+        try:
+            async with asyncio.timeout(delay):
+                await self._stopping.wait()
+        except TimeoutError:
+            return True
+        return False
 
 
 def _final(reason: str, error: ExportError) -> ExportError:
