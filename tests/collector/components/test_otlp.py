@@ -217,6 +217,30 @@ def test_a_dns_endpoint_is_dialled_as_written(endpoint: str, target: str) -> Non
     assert config.target == target
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "problem"),
+    [
+        ("[::1]", "address [::1]: missing port in address"),
+        ("[::1]4317", "address [::1]4317: missing port in address"),
+        ("[::1:4317", "address [::1:4317: missing ']' in address"),
+        ("a]b:4317", "address a]b:4317: unexpected ']' in address"),
+        ("localhost:99999999999999999999", 'invalid port "99999999999999999999"'),
+        ("localhost:\uff14\uff13", 'invalid port "\uff14\uff13"'),
+        ("localhost:", 'invalid port ""'),
+        ("localhost:+4317", None),
+        ("[::1]:4317", None),
+        (":4317", None),
+    ],
+)
+def test_the_endpoint_is_checked_as_gos_split_host_port_and_atoi(
+    endpoint: str, problem: str | None
+) -> None:
+    """otlpexporter's Validate: net.SplitHostPort's error as it is, then
+    strconv.Atoi on the port (a sign is taken, as Atoi takes it)."""
+    problems = [message for _, message in OtlpGrpcConfig(endpoint=endpoint).validate()]
+    assert problems == ([problem] if problem else [])
+
+
 def test_an_endpoint_is_required() -> None:
     _, problems = load_config(
         OtlpGrpcConfig, TESTDATA / "otlpexporter/config_no_endpoint.yaml", "otlp"

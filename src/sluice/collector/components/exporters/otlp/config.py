@@ -12,6 +12,8 @@ from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Compression, Duration, Opaque
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
+from sluice.gostrconv import atoi
+from sluice.transport.listener import split_host_port
 
 COMPRESSIONS = ("gzip", "zlib", "deflate", "snappy", "zstd", "lz4", "none", "")
 """configcompression's types: the names a config loads with."""
@@ -29,6 +31,20 @@ _DNS_PREFIX = re.compile(r"^dns://[/]?")
 _TEN_SECONDS = Duration(10.0)
 _TIMEOUT = Duration(5.0)
 _FLUSH_TIMEOUT = Duration(0.2)
+
+
+def _port_problems(target: str) -> Iterator[Problem]:
+    """Upstream's check of the endpoint: net.SplitHostPort's error as it is,
+    then a port strconv.Atoi reads."""
+    try:
+        _, port = split_host_port(target)
+    except ValueError as problem:
+        yield "endpoint", str(problem)
+        return
+    try:
+        atoi(port)
+    except ValueError:
+        yield "endpoint", f'invalid port "{port}"'
 
 
 @dataclass
@@ -112,13 +128,7 @@ class OtlpGrpcConfig(ComponentConfig):
         if not target:
             yield "", 'requires a non-empty "endpoint"'
         else:
-            host, sep, port = target.rpartition(":")
-            if not sep:
-                yield "endpoint", f"address {target}: missing port in address"
-            elif ":" in host and not (host.startswith("[") and host.endswith("]")):
-                yield "endpoint", f"address {target}: too many colons in address"
-            elif not port.isdigit():
-                yield "endpoint", f'invalid port "{port}"'
+            yield from _port_problems(target)
         if self.timeout < 0:
             # exporterhelper's TimeoutConfig, squashed into the exporter's keys.
             yield "", "'timeout' must be non-negative"
