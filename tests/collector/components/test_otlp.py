@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import platform
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from sluice.collector.component import (
+    BuildInfo,
     Component,
     ComponentID,
     ConsumerError,
@@ -72,12 +74,13 @@ def run(
     config: OtlpGrpcConfig,
     body: Callable[[Exporter], Awaitable[None]],
     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+    host: Host | None = None,
 ) -> Settings:
     used = settings("otlp")
 
     async def main() -> None:
         exporter = FACTORY.create(used, config, frozenset(Signal))
-        await exporter.start(Host())
+        await exporter.start(host or Host())
         try:
             await body(exporter)
         finally:
@@ -317,6 +320,18 @@ def test_every_signal_is_sent_to_its_service(sink: GrpcSink, compression: str) -
     assert by_signal["traces"].metadata["user-agent"].startswith("Sluice Collector/")
     assert counter(used, SENT, exporter="otlp") == 3
     assert counter(used, "otelcol_exporter_sent_spans_total", exporter="otlp") == 3
+
+
+def test_the_user_agent_names_the_running_distribution(sink: GrpcSink) -> None:
+    """otlp.go: "<BuildInfo.Description>/<BuildInfo.Version> (<GOOS>/<GOARCH>)"
+    (otlp_test: a Description "Collector" and Version "1.2.3test" send
+    "Collector/1.2.3test"); grpc appends its own name after it."""
+    host = Host(BuildInfo(command="otelcol", description="Collector", version="1.2.3test"))
+    run(config(sink), consume_logs(1), host=host)
+    (call,) = sink.wait_for(1)
+    system = platform.system().lower()
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    assert call.metadata["user-agent"].startswith(f"Collector/1.2.3test ({system}/{arch}) ")
 
 
 @pytest.mark.parametrize("compression", ["zstd", "snappy"])

@@ -33,7 +33,7 @@ from sluice.collector.configauth import (
 from sluice.collector.configgrpc import channel_arguments
 from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
-from sluice.collector.exporterhelper.exporter import USER_AGENT
+from sluice.collector.exporterhelper.exporter import user_agent
 from sluice.collector.exporterhelper.retry import throttled
 from sluice.collector.rpc_status import parse_status, status_error_text
 from sluice.gostrconv import quoted
@@ -78,8 +78,9 @@ _CODES = {
 """``google.rpc.Code`` numbers by name (grpc is not imported at module load)."""
 
 
-def channel_options(config: OtlpGrpcConfig) -> list[tuple[str, Any]]:
-    options: list[tuple[str, Any]] = [("grpc.primary_user_agent", USER_AGENT)]
+def channel_options(config: OtlpGrpcConfig, agent: str) -> list[tuple[str, Any]]:
+    """The channel's arguments; `agent` is its User-Agent (grpc adds its own name)."""
+    options: list[tuple[str, Any]] = [("grpc.primary_user_agent", agent)]
     if config.balancer_name:
         options.append(("grpc.lb_policy_name", config.balancer_name))
     if config.authority:
@@ -193,7 +194,7 @@ class OtlpGrpcSender(Sender):
             )
         if self.config.compression in ("gzip", *SENT_AS_GZIP):
             compression = grpc.Compression.Gzip
-        options = channel_options(self.config)
+        options = channel_options(self.config, user_agent(host.build_info))
         if self.config.uses_tls:
             self.channel = grpc.aio.secure_channel(
                 self.config.target, self._credentials(), options, compression
