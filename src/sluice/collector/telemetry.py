@@ -109,7 +109,7 @@ class ServiceTelemetry:
         self._queue_capacity = Gauge(
             "otelcol_exporter_queue_capacity",
             "Fixed capacity of the retry queue (in batches)",
-            ["exporter", "data_type"],
+            ["exporter"],
             registry=r,
         )
 
@@ -145,7 +145,8 @@ class ServiceTelemetry:
     def queue(
         self, exporter_id: str, signal: Signal, size: Callable[[], float], capacity: int
     ) -> None:
-        """Report an exporter queue's length (read at scrape time) and capacity."""
-        label = _SIGNAL_LABEL[signal]
-        self._queue_size.labels(exporter_id, label).set_function(size)
-        self._queue_capacity.labels(exporter_id, label).set(capacity)
+        """Report an exporter queue's length (read at scrape time) and
+        capacity; as upstream, the capacity is labelled with the exporter
+        only (its signals' queues share the configured size)."""
+        self._queue_size.labels(exporter_id, _SIGNAL_LABEL[signal]).set_function(size)
+        self._queue_capacity.labels(exporter_id).set(capacity)

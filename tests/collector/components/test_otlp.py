@@ -650,6 +650,17 @@ def test_at_shutdown_retries_stop_and_each_queued_batch_is_tried_once(
     )
 
 
+def test_the_queue_capacity_is_labelled_with_the_exporter_alone(sink: GrpcSink) -> None:
+    """queue_sender.go: otelcol_exporter_queue_size has the exporter and
+    data_type attributes, otelcol_exporter_queue_capacity the exporter's only."""
+    used = run(config(sink, sending_queue=QueueSettings(queue_size=7)), consume_logs(1))
+    assert counter(used, "otelcol_exporter_queue_capacity", exporter="otlp") == 7
+    size = used.telemetry.registry.get_sample_value(
+        "otelcol_exporter_queue_size", {"exporter": "otlp", "data_type": "logs"}
+    )
+    assert size == 0
+
+
 def test_invalid_argument_reaches_the_caller_without_the_queue(sink: GrpcSink) -> None:
     sink.respond = Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad data")
 

@@ -991,8 +991,7 @@ def test_queue_metrics_report_size_and_capacity(sink: Upstream) -> None:
 
     queue = QueueSettings(num_consumers=1, queue_size=5)
     used = run(config(sink, sending_queue=queue), body, component_id="q")
-    labels = {"exporter": "q", "data_type": "traces"}
-    assert counter(used, "otelcol_exporter_queue_capacity", **labels) == 5
+    assert counter(used, "otelcol_exporter_queue_capacity", exporter="q") == 5
 
 
 def test_shutdown_drains_the_queue(sink: Upstream) -> None:
