@@ -811,7 +811,7 @@ def test_each_attempt_is_logged_at_debug_level(
         await exporter.consumer(Signal.LOG).consume(logs(1))
 
     with caplog.at_level(logging.DEBUG):
-        run(config(sink), body)
+        run(config(sink, sending_queue=WAITED), body)
     preparing = [
         dict(getattr(record, "fields", {}))
         for record in caplog.records
