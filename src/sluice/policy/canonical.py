@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sluice.policy.parse import (
+from sluice.policy.parse.dialect import (
     LOG_FIELD,
     METRIC_FIELD,
     METRIC_TYPE_ENUM,
@@ -30,11 +30,11 @@ from sluice.policy.parse import (
     TEMPORALITY_ENUM,
     TRACE_FIELD,
     TYPED_VALUE_KEYS,
-    _camel,
-    _Enum,
-    _get,
-    _Invalid,
+    EnumNames,
+    Invalid,
+    camel,
     json_repr,
+    member,
 )
 
 JsonObj = dict[str, Any]
@@ -47,7 +47,7 @@ _ATTRIBUTE_KEYS = (
     "scope_attribute",
     "event_attribute",
 )
-_ENUM_KEYS: dict[str, _Enum] = {
+_ENUM_KEYS: dict[str, EnumNames] = {
     "log_field": LOG_FIELD,
     "metric_field": METRIC_FIELD,
     "trace_field": TRACE_FIELD,
@@ -62,10 +62,10 @@ _TYPED_KEYS = ("equals", "gt", "gte", "lt", "lte")
 _VALUE_SELECTORS = ("event_name", "link_trace_id")
 
 
-def _enum_name(enum: _Enum, raw: Any, what: str) -> str | int:
+def _enum_name(enum: EnumNames, raw: Any, what: str) -> str | int:
     try:
         short = enum.parse(raw, what)
-    except _Invalid:
+    except Invalid:
         return 0
     if enum is SPAN_STATUS_ENUM and short in _PROTO_STATUS:
         return _PROTO_STATUS[short]
@@ -94,27 +94,27 @@ def _typed(raw: Any) -> JsonObj:
     if isinstance(raw, Mapping):
         out = {}
         for key in TYPED_VALUE_KEYS:
-            value = _get(raw, key)
+            value = member(raw, key)
             if value is not None:
-                out[_camel(key)] = str(value) if key == "int_value" else value
+                out[camel(key)] = str(value) if key == "int_value" else value
         return out
     return {}
 
 
 def _selector(obj: Mapping[str, Any], out: JsonObj, prefix: str = "") -> None:
     for key, enum in _ENUM_KEYS.items():
-        raw = _get(obj, prefix + key)
+        raw = member(obj, prefix + key)
         if raw is not None:
-            out[_camel(prefix + key)] = _enum_name(enum, raw, key)
+            out[camel(prefix + key)] = _enum_name(enum, raw, key)
     for key in _ATTRIBUTE_KEYS:
-        raw = _get(obj, prefix + key)
+        raw = member(obj, prefix + key)
         if raw is not None:
-            out[_camel(prefix + key)] = _path(raw)
+            out[camel(prefix + key)] = _path(raw)
     if not prefix:
         for key in _VALUE_SELECTORS:
-            raw = _get(obj, key)
+            raw = member(obj, key)
             if raw is not None:
-                out[_camel(key)] = raw if isinstance(raw, str) else str(raw)
+                out[camel(key)] = raw if isinstance(raw, str) else str(raw)
 
 
 def _matcher(obj: Any) -> JsonObj:
@@ -123,26 +123,26 @@ def _matcher(obj: Any) -> JsonObj:
     out: JsonObj = {}
     _selector(obj, out)
     for key in _PATTERN_KEYS:
-        raw = _get(obj, key)
+        raw = member(obj, key)
         if raw is not None:
-            out[_camel(key)] = raw if isinstance(raw, str) else str(raw)
-    exists = _get(obj, "exists")
+            out[camel(key)] = raw if isinstance(raw, str) else str(raw)
+    exists = member(obj, "exists")
     if isinstance(exists, bool):
         out["exists"] = exists
     for key in _TYPED_KEYS:
-        raw = _get(obj, key)
+        raw = member(obj, key)
         if raw is not None:
             out[key] = _typed(raw)
     for key in ("negate", "case_insensitive"):
-        raw = _get(obj, key)
+        raw = member(obj, key)
         if isinstance(raw, bool):
-            out[_camel(key)] = raw
+            out[camel(key)] = raw
     return out
 
 
 def _log_keep(target: Mapping[str, Any]) -> str:
     keep = target.get("keep")
-    rate = _get(target, "sample_rate")
+    rate = member(target, "sample_rate")
     if keep is None and isinstance(rate, int | float) and not isinstance(rate, bool):
         return f"{rate * 100:g}%"
     if keep is True or keep is None:
@@ -188,7 +188,7 @@ def _log(target: Mapping[str, Any]) -> JsonObj:
     transform = _transform(target.get("transform"))
     if transform:
         out["transform"] = transform
-    sample_key = _get(target, "sample_key")
+    sample_key = member(target, "sample_key")
     if isinstance(sample_key, Mapping):
         key: JsonObj = {}
         _selector(sample_key, key)
@@ -211,17 +211,17 @@ def _trace(target: Mapping[str, Any]) -> JsonObj:
     keep = target.get("keep")
     if isinstance(keep, Mapping):
         config: JsonObj = {}
-        pct = _get(keep, "percentage")
+        pct = member(keep, "percentage")
         if isinstance(pct, int | float) and not isinstance(pct, bool):
             config["percentage"] = pct
-        mode = _get(keep, "mode")
+        mode = member(keep, "mode")
         if mode is not None:
             config["mode"] = _enum_name(SAMPLING_MODE_ENUM, mode, "mode")
         for key in ("sampling_precision", "hash_seed"):
-            raw = _get(keep, key)
+            raw = member(keep, key)
             if isinstance(raw, int) and not isinstance(raw, bool):
-                config[_camel(key)] = raw
-        fail_closed = _get(keep, "fail_closed")
+                config[camel(key)] = raw
+        fail_closed = member(keep, "fail_closed")
         if isinstance(fail_closed, bool):
             config["failClosed"] = fail_closed
         out["keep"] = config
@@ -268,9 +268,9 @@ def canonical_policy(policy: Mapping[str, Any]) -> JsonObj:
             out[key] = policy[key]
     out["enabled"] = policy.get("enabled", True) is True and not served_disabled_because(policy)
     for key in ("created_at_unix_nano", "modified_at_unix_nano"):
-        raw = _get(policy, key)
+        raw = member(policy, key)
         if raw is not None:
-            out[_camel(key)] = str(raw)
+            out[camel(key)] = str(raw)
     if isinstance(policy.get("labels"), list):
         out["labels"] = policy["labels"]
     found = _target(policy)
