@@ -147,6 +147,29 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert lines[-1] == "sluice-edge: the config does not load"
 
 
+def test_a_key_given_twice_is_an_error_naming_it(tmp_path: Path, upstream: Upstream) -> None:
+    # JSON readers keep one of the values silently (here the second port and
+    # the second provider path); the collector's YAML refuses a repeated key.
+    path = tmp_path / "config.json"
+    path.write_text(
+        f'{{"upstream_url": "{upstream.url}", "listen_port": 0, "listen_port": 9,'
+        ' "policy_providers": [{"type": "file", "path": "a.json", "path": "b.json"}],'
+        ' "log_level": "loud"}'
+    )
+    expected = [
+        f"{path}: listen_port: duplicate key (given more than once)",
+        f"{path}: policy_providers[0].path: duplicate key (given more than once)",
+        f"{path}: log_level: expected one of debug, info, warn, error, got 'loud'",
+    ]
+    started = run_edge(str(path))
+    assert started.returncode == 1
+    logged = started.stderr.strip().splitlines()
+    assert [line.split('msg="config error: ', 1)[1][:-1] for line in logged] == expected
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [*expected, "sluice-edge: the config does not load"]
+
+
 def test_a_provider_without_a_type_is_an_error_saying_so(tmp_path: Path) -> None:
     """EDGE.md section 1: one clear line naming the file, the field and the
     problem (a missing type was 'unknown provider type None')."""

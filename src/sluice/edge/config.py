@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -293,15 +293,55 @@ def parse_config(doc: Any, source: str) -> EdgeConfig:
     return EdgeConfig(**values, limits=ServerLimits(**limits), source=source)
 
 
+Repeats = dict[int, tuple[dict[str, Any], list[str]]]
+"""Objects of a JSON document given a key more than once, by id: the object
+(held, so that its id is not reused) and those keys."""
+
+
+def _collecting_repeats(repeated: Repeats) -> Callable[[list[tuple[str, Any]]], Any]:
+    """A JSON object hook that builds each object as ``json.loads`` does and
+    notes in `repeated` the keys it was given more than once."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built = dict(pairs)
+        if len(built) < len(pairs):
+            seen: set[str] = set()
+            again: list[str] = []
+            repeated[id(built)] = (built, again)
+            for key, _ in pairs:
+                if key in seen and key not in again:
+                    again.append(key)
+                seen.add(key)
+        return built
+
+    return build
+
+
+def _repeats(doc: Any, repeated: Repeats, path: str = "") -> Iterator[str]:
+    """The key path of every key `repeated` noted in `doc`, in document order."""
+    if isinstance(doc, dict):
+        noted = repeated.get(id(doc))
+        for key in noted[1] if noted is not None and noted[0] is doc else ():
+            yield _dotted(path, key)
+        for key, value in doc.items():
+            yield from _repeats(value, repeated, _dotted(path, key))
+    elif isinstance(doc, list):
+        for index, item in enumerate(doc):
+            yield from _repeats(item, repeated, f"{path}[{index}]")
+
+
 def load_config(path: str | Path) -> EdgeConfig:
-    """Read and validate a config file; ConfigError names the file and field."""
+    """Read and validate a config file; ConfigError names the file and field.
+    A key given twice in one object is an error too (as the collector's YAML
+    refuses it): JSON readers would silently keep one of the values."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as problem:
         raise ConfigError(f"{path}: cannot read: {problem}") from None
     too_deep = f"{path}: nested too deeply"
+    repeated: Repeats = {}
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_collecting_repeats(repeated))
     except json.JSONDecodeError as problem:
         raise ConfigError(f"{path}: not valid JSON: {problem}") from None
     except ValueError:  # what int() refuses to read (sys.get_int_max_str_digits)
@@ -309,6 +349,16 @@ def load_config(path: str | Path) -> EdgeConfig:
     except RecursionError:
         raise ConfigError(too_deep) from None
     try:
-        return parse_config(doc, str(path))
+        twice = [
+            f"{path}: {key}: duplicate key (given more than once)"
+            for key in (_repeats(doc, repeated) if repeated else ())
+        ]
+        try:
+            config = parse_config(doc, str(path))
+        except ConfigError as problem:
+            raise ConfigError("\n".join([*twice, str(problem)])) from None
     except RecursionError:  # the expansion walks the whole document
         raise ConfigError(too_deep) from None
+    if twice:
+        raise ConfigError("\n".join(twice))
+    return config
