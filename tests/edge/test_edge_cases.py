@@ -800,6 +800,23 @@ def test_large_upstream_answer_is_relayed(edge: EdgeProcess, up: Upstream) -> No
     assert answer.body == body
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_upstream_answer_over_max_response_size_is_502_never_a_partial_relay(
+    start_edge: EdgeLauncher, upstream: Upstream, chunked: bool
+) -> None:
+    edge = start_edge(None, max_response_size=1024)
+    upstream.respond = Reply(200, b"a" * 1024, chunked=chunked)
+    assert edge.request("GET", "/fits").body == b"a" * 1024
+    upstream.respond = Reply(200, b"a" * 1025, chunked=chunked)
+    answer = edge.request("GET", "/too-big")
+    assert answer.status == 502
+    assert answer.json() == {"error": "upstream response larger than 1024 bytes"}
+    upstream.respond = Reply(200, b"small")
+    assert edge.request("GET", "/after").body == b"small"
+    metrics = Prometheus.parse(edge.metrics())
+    assert metrics.get("sluice_edge_upstream_errors_total", kind="failed") == 1
+
+
 def test_http_1_0_request_is_answered_and_closed(edge: EdgeProcess, up: Upstream) -> None:
     up.respond = Reply(200, b"old")
     started = time.monotonic()
