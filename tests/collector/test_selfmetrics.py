@@ -5,14 +5,18 @@ from __future__ import annotations
 import gzip
 import socket
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
+from sluice import __version__
 from sluice.collector.selfmetrics import DEFAULT_ENDPOINT, SelfMetricsServer
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
+from tests.collector.helpers import CollectorProcess, free_ports
 
 
 @pytest.fixture
@@ -160,3 +164,78 @@ def test_the_process_metrics_are_served(served: tuple[SelfMetricsServer, Counter
     assert values["otelcol_process_runtime_total_sys_memory_bytes"] >= heap
     assert values["otelcol_process_runtime_total_alloc_bytes_total"] > 0
     assert "# HELP otelcol_process_uptime_total Uptime of the process [alpha]" in text
+
+
+def _scraped_labels(
+    tmp_path: Path, resource: dict[str, Any] | None
+) -> dict[str, list[dict[str, str]]]:
+    """Every sample's labels, by family, scraped from a real collector
+    whose ``service::telemetry::resource`` is `resource`."""
+    http_port, metrics_port = free_ports(2)
+    telemetry: dict[str, Any] = {"metrics": {"address": f"127.0.0.1:{metrics_port}"}}
+    if resource is not None:
+        telemetry["resource"] = resource
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "exporters": {"debug": {}},
+        "service": {
+            "telemetry": telemetry,
+            "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["debug"]}},
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        text = collector.metrics(metrics_port)
+    finally:
+        collector.terminate()
+    return {
+        family.name: [sample.labels for sample in family.samples]
+        for family in text_string_to_metric_families(text)
+    }
+
+
+def test_every_metric_carries_the_service_resource_and_target_info_holds_it(
+    tmp_path: Path,
+) -> None:
+    """Upstream's service_test (ownMetricsTestCases, assertMetrics): the
+    resource's service.name (the command), service.version and a random
+    service.instance.id label every metric, and target_info is there."""
+    families = _scraped_labels(tmp_path, None)
+    assert families["target_info"] == [
+        {
+            "service_instance_id": families["target_info"][0]["service_instance_id"],
+            "service_name": "sluice-collector",
+            "service_version": __version__,
+        }
+    ]
+    instance = families["target_info"][0]["service_instance_id"]
+    assert len(instance) == 36, "a UUID"
+    for name, samples in families.items():
+        for labels in samples:
+            assert labels["service_name"] == "sluice-collector", name
+            assert labels["service_version"] == __version__, name
+            assert labels["service_instance_id"] == instance, name
+    accepted = families["otelcol_receiver_accepted_log_records"]
+    assert {"receiver": "otlp", "transport": "http"}.items() <= accepted[0].items()
+
+
+def test_configured_resource_attributes_label_every_metric_and_null_leaves_one_out(
+    tmp_path: Path,
+) -> None:
+    """ownMetricsTestCases: a custom attribute is added, a configured
+    service.instance.id replaces the random one, and a null value
+    suppresses its attribute."""
+    families = _scraped_labels(
+        tmp_path,
+        {"custom.resource-attr": "test_value", "service.instance.id": "mine", "service.name": None},
+    )
+    expected = {
+        "custom_resource_attr": "test_value",
+        "service_instance_id": "mine",
+        "service_version": __version__,
+    }
+    assert families["target_info"] == [expected]
+    for name, samples in families.items():
+        for labels in samples:
+            assert expected.items() <= labels.items(), name
+            assert "service_name" not in labels, name

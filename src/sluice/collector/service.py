@@ -32,7 +32,7 @@ from sluice.collector.component import (
 from sluice.collector.config import Config
 from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
-from sluice.collector.telemetry import ServiceTelemetry
+from sluice.collector.telemetry import ServiceTelemetry, resource
 from sluice.logs import LogSampler, configure_logging
 
 log = logging.getLogger("sluice.collector")
@@ -98,8 +98,11 @@ class Service:
         if self.config.metrics_endpoint is not None:
             from sluice.collector.selfmetrics import SelfMetricsServer
 
+            info = self.host.build_info
             self.metrics_server = SelfMetricsServer(
-                self.telemetry.registry, self.config.metrics_endpoint
+                self.telemetry.registry,
+                self.config.metrics_endpoint,
+                resource(info.command, info.version, self.config.telemetry.resource),
             )
             await self.metrics_server.start()
             self.metrics_port = self.metrics_server.port

@@ -7,7 +7,8 @@ only calls ``inc`` on a child: a few increments per batch, never per record.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
@@ -21,6 +22,21 @@ _SIGNAL_LABEL = {Signal.LOG: "logs", Signal.METRIC: "metrics", Signal.TRACE: "tr
 _SENT_ITEMS = {Signal.LOG: "log record", Signal.METRIC: "metric points", Signal.TRACE: "spans"}
 ALPHA = " [alpha]"
 """Upstream's descriptions end with their metric's stability."""
+
+
+def resource(command: str, version: str, configured: Mapping[str, str | None]) -> dict[str, str]:
+    """The service's resource attributes, as upstream's service makes them:
+    `configured` (``service::telemetry::resource``) with ``service.name``
+    (the command), ``service.instance.id`` (a new random UUID) and
+    ``service.version`` added unless configured; a null value leaves its
+    attribute out."""
+    defaults = {
+        "service.name": command,
+        "service.instance.id": str(uuid.uuid4()),
+        "service.version": version,
+    }
+    merged = {**defaults, **configured}
+    return {k: v for k, v in merged.items() if v is not None}
 
 
 @dataclass(frozen=True)
