@@ -239,3 +239,51 @@ def test_configured_resource_attributes_label_every_metric_and_null_leaves_one_o
         for labels in samples:
             assert expected.items() <= labels.items(), name
             assert "service_name" not in labels, name
+
+
+def _started_log(tmp_path: Path, metrics: dict[str, Any]) -> str:
+    """What a real collector logs up to "Everything is ready" with
+    ``service::telemetry::metrics`` set to `metrics`."""
+    (http_port,) = free_ports(1)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "exporters": {"debug": {}},
+        "service": {
+            "telemetry": {"metrics": metrics},
+            "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["debug"]}},
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    collector.terminate()
+    return collector.stderr()
+
+
+def test_the_service_logs_where_it_serves_metrics_and_that_address_is_deprecated(
+    tmp_path: Path,
+) -> None:
+    """Upstream's service.New: "Setting up own telemetry...", a warning for
+    the deprecated ``address`` form, then "Serving metrics" with the
+    address and the level as configtelemetry prints it."""
+    (metrics_port,) = free_ports(1)
+    text = _started_log(tmp_path, {"level": "DETAILED", "address": f"127.0.0.1:{metrics_port}"})
+    lines = text.splitlines()
+    setup = next(i for i, line in enumerate(lines) if 'msg="Setting up own telemetry..."' in line)
+    assert "level=warn" in lines[setup + 1]
+    assert (
+        'msg="service::telemetry::metrics::address is being deprecated in favor of'
+        ' service::telemetry::metrics::readers"'
+    ) in lines[setup + 1]
+    assert lines[setup + 2].endswith(
+        f'msg="Serving metrics" address=127.0.0.1:{metrics_port} "metrics level"=Detailed'
+    )
+    reader = {"pull": {"exporter": {"prometheus": {"host": "127.0.0.1", "port": metrics_port}}}}
+    text = _started_log(tmp_path / "readers", {"readers": [reader]})
+    assert "deprecated" not in text
+    assert f'msg="Serving metrics" address=127.0.0.1:{metrics_port} "metrics level"=Normal' in text
+
+
+def test_no_metrics_logs_that_telemetry_setup_was_skipped(tmp_path: Path) -> None:
+    """Upstream's logsAboutMeterProvider at level none."""
+    text = _started_log(tmp_path, {"level": "none"})
+    assert 'msg="Skipped telemetry setup."' in text
+    assert "Serving metrics" not in text

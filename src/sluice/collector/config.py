@@ -138,6 +138,12 @@ def telemetry_level(level: str, path: str, problems: Problems) -> bool:
     return False
 
 
+def level_text(level: str) -> str:
+    """A valid telemetry level as Go's ``configtelemetry.Level`` prints it
+    (``Normal``); a number's text is already Go's."""
+    return level if isinstance(level, LevelNumber) else level.capitalize()
+
+
 def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
     """Where the Prometheus endpoint listens (None: disabled, or a problem
     was added). As upstream, a configured ``address`` is checked at any

@@ -29,7 +29,7 @@ from sluice.collector.component import (
     Settings,
     Status,
 )
-from sluice.collector.config import Config
+from sluice.collector.config import Config, level_text
 from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry, resource
@@ -95,9 +95,23 @@ class Service:
         self.host.report_status("collector", Status.OK)
 
     async def _start_all(self) -> None:
-        if self.config.metrics_endpoint is not None:
+        log.info("Setting up own telemetry...")
+        metrics = self.config.telemetry.metrics
+        if self.config.metrics_endpoint is None:
+            log.info("Skipped telemetry setup.")
+        else:
             from sluice.collector.selfmetrics import SelfMetricsServer
 
+            if metrics.address:
+                log.warning(
+                    "service::telemetry::metrics::address is being deprecated in favor of"
+                    " service::telemetry::metrics::readers"
+                )
+            fields = {
+                "address": self.config.metrics_endpoint,
+                "metrics level": level_text(metrics.level),
+            }
+            log.info("Serving metrics", extra={"fields": fields})
             info = self.host.build_info
             self.metrics_server = SelfMetricsServer(
                 self.telemetry.registry,
@@ -235,11 +249,6 @@ async def _started(config: Config, build_info: BuildInfo | None) -> Service | No
     except Exception as problem:
         log.error("cannot start the collector: %s", problem)
         return None
-    if service.metrics_port is not None:
-        log.info(
-            "internal metrics at http://%s/metrics",
-            _shown(config.metrics_endpoint, service.metrics_port),
-        )
     log.info("Everything is ready. Begin running and processing data.")
     return service
 
@@ -306,8 +315,3 @@ async def _next_config(signals: asyncio.Queue[int], reload: Reload | None) -> Co
 def _signal_name(signum: int) -> str:
     """A signal as Go prints it (``hangup``, ``terminated``, ``interrupt``)."""
     return (signal.strsignal(signum) or signal.Signals(signum).name).lower()
-
-
-def _shown(endpoint: str | None, port: int) -> str:
-    host = (endpoint or "").rpartition(":")[0] or "0.0.0.0"
-    return f"{host}:{port}"
