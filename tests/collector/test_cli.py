@@ -61,6 +61,27 @@ def test_validate_prints_config_is_valid(tmp_path: Path) -> None:
         assert (result.returncode, result.stdout) == (0, "config is valid\n"), result.stderr
 
 
+def test_metrics_on_with_no_readers_is_reported_on_stdout_and_the_config_loads(
+    tmp_path: Path,
+) -> None:
+    """Upstream's service Config.Validate prints telemetry.Config.Validate's
+    error (config_test TestConfigValidate: a level but no readers) and goes
+    on; at level none there is nothing to say."""
+    notice = (
+        "service::telemetry config validation failed: collector telemetry metrics reader"
+        " should exist when metric level is not none\n"
+    )
+    for metrics, expected in (
+        ("      level: basic\n      readers: []\n", notice),
+        ("      readers: []\n", notice),
+        ("      level: none\n      readers: []\n", ""),
+        ("      readers: []\n      address: 127.0.0.1:0\n", ""),
+    ):
+        text = _config().replace("      level: none\n", metrics)
+        result = run_cli("validate", "--config", str(_write(tmp_path, text)))
+        assert (result.returncode, result.stdout) == (0, f"{expected}config is valid\n"), metrics
+
+
 def test_feature_gates_are_accepted_and_each_reported_as_ignored(tmp_path: Path) -> None:
     path = _write(tmp_path, _config())
     result = run_cli(

@@ -160,9 +160,13 @@ def load(
     if problems:
         return None, _located(loaded, problems.lines, problems.paths, configs)
     try:
-        return collector_config.load(raw, factories), []
+        config = collector_config.load(raw, factories)
     except collector_config.ConfigInvalid as invalid:
         return None, _located(loaded, invalid.problems, invalid.paths, configs)
+    notice = collector_config.telemetry_notice(config.telemetry.metrics)
+    if notice is not None:
+        print(notice, flush=True)
+    return config, []
 
 
 def _located(

@@ -144,6 +144,18 @@ def level_text(level: str) -> str:
     return level if isinstance(level, LevelNumber) else level.capitalize()
 
 
+def telemetry_notice(metrics: MetricsTelemetry) -> str | None:
+    """What upstream's service prints on stdout (the config still loads)
+    when metrics are on but ``readers: []`` (and no ``address``) leaves
+    nothing to serve them."""
+    if metrics.address or metrics.readers != [] or metrics.level.lower() == "none":
+        return None
+    return (
+        "service::telemetry config validation failed: collector telemetry metrics reader"
+        " should exist when metric level is not none"
+    )
+
+
 def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
     """Where the Prometheus endpoint listens (None: disabled, or a problem
     was added). As upstream, a configured ``address`` is checked at any
