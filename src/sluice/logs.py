@@ -19,8 +19,8 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO, cast
 
 LEVELS = {
     "debug": logging.DEBUG,
@@ -215,16 +215,61 @@ def env_level() -> str | None:
     return level
 
 
+_files: list[TextIO] = []
+"""The log files the current configuration writes to."""
+
+
+class _Outputs:
+    """One stream that writes to several (zap's combined write syncer)."""
+
+    def __init__(self, streams: list[TextIO]):
+        self.streams = streams
+
+    def write(self, text: str) -> None:
+        for stream in self.streams:
+            stream.write(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+def open_outputs(paths: Sequence[str]) -> TextIO:
+    """The streams zap opens for `paths`: ``stderr``, ``stdout``, a file path
+    or a ``file://`` URL (files appended to, created when missing); OSError
+    names the path that cannot be opened, as Go's ``os.OpenFile`` does."""
+    streams: list[TextIO] = []
+    for path in paths:
+        if path in ("stderr", "stdout"):
+            streams.append(sys.stderr if path == "stderr" else sys.stdout)
+            continue
+        file = path.removeprefix("file://") if path.startswith("file://") else path
+        try:
+            streams.append(open(file, "a", encoding="utf-8", buffering=1))  # noqa: SIM115
+        except OSError as problem:
+            raise OSError(f"open {file}: {(problem.strerror or str(problem)).lower()}") from None
+    return streams[0] if len(streams) == 1 else cast(TextIO, _Outputs(streams))
+
+
 def configure_logging(
-    level: str, encoding: str = "logfmt", sampler: LogSampler | None = None
+    level: str,
+    encoding: str = "logfmt",
+    sampler: LogSampler | None = None,
+    output: TextIO | None = None,
 ) -> None:
-    """Send every log record to stderr in `encoding` (``logfmt``, its alias
-    ``console``, or ``json``) at `level`, or at ``SLUICE_LOG_LEVEL`` when that
-    is set, through `sampler` if any; records held since
-    :func:`hold_early_records` go out first."""
+    """Send every log record to `output` (default stderr, see
+    :func:`open_outputs`) in `encoding` (``logfmt``, its alias ``console``,
+    or ``json``) at `level`, or at ``SLUICE_LOG_LEVEL`` when that is set,
+    through `sampler` if any; records held since :func:`hold_early_records`
+    go out first."""
     with contextlib.suppress(ValueError):  # the program reports it with its config
         level = env_level() or level
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(output or sys.stderr)
+    for stream in _files:  # the files of the previous configuration
+        stream.close()
+    _files[:] = [
+        f for f in getattr(output, "streams", [output]) if f not in (None, sys.stdout, sys.stderr)
+    ]
     handler.setFormatter(JsonFormatter() if encoding == "json" else LogfmtFormatter())
     if sampler is not None:
         handler.addFilter(sampler)

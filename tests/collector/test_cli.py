@@ -21,7 +21,7 @@ import yaml
 from sluice.collector import cli, service
 from sluice.collector.component import ComponentID, Kind
 from sluice.collector.factories import Factories
-from tests.collector.helpers import free_port, run_cli
+from tests.collector.helpers import CollectorProcess, free_port, run_cli
 
 
 def _config(processors: str = "[batch]", extra: str = "", port: int = 0) -> str:
@@ -80,6 +80,36 @@ def test_metrics_on_with_no_readers_is_reported_on_stdout_and_the_config_loads(
         text = _config().replace("      level: none\n", metrics)
         result = run_cli("validate", "--config", str(_write(tmp_path, text)))
         assert (result.returncode, result.stdout) == (0, f"{expected}config is valid\n"), metrics
+
+
+def test_logs_go_to_every_output_path_as_zap_writes_them(tmp_path: Path) -> None:
+    """Upstream hands service::telemetry::logs::output_paths to zap, which
+    appends each line to every path (a file path, a file:// URL, stderr)."""
+    plain, url = tmp_path / "collector.log", tmp_path / "url.log"
+    plain.write_text("kept\n")
+    outputs = f"    logs:\n      output_paths: [stderr, {plain}, 'file://{url}']\n"
+    text = _config().replace("    metrics:\n", f"{outputs}    metrics:\n")
+    collector = CollectorProcess(tmp_path / "run", text).wait_ready()
+    collector.terminate()
+    for path in (plain, url):
+        lines = path.read_text().splitlines()
+        assert any("Everything is ready" in line for line in lines), path
+        assert any("Shutdown complete" in line for line in lines), path
+    assert plain.read_text().startswith("kept\n"), "appended to"
+
+
+def test_an_output_path_that_cannot_be_opened_stops_the_collector(tmp_path: Path) -> None:
+    """zap's Build fails to open the sink; upstream's service.New reports
+    "failed to create logger: ..." and the collector does not run."""
+    missing = tmp_path / "no-such-dir" / "collector.log"
+    outputs = f"    logs:\n      output_paths: ['{missing}']\n"
+    path = _write(tmp_path, _config().replace("    metrics:\n", f"{outputs}    metrics:\n"))
+    result = run_cli("--config", str(path))
+    assert result.returncode == 1
+    assert (
+        f"Error: failed to create logger: open {missing}: no such file or directory"
+        in result.stderr
+    )
 
 
 def test_feature_gates_are_accepted_and_each_reported_as_ignored(tmp_path: Path) -> None:

@@ -245,7 +245,11 @@ def main(argv: Sequence[str] | None = None, distribution: Distribution = SLUICE_
         return 0
     from sluice.collector.service import log_as, run
 
-    log_as(config)
+    try:
+        log_as(config)
+    except OSError as problem:
+        print(f"Error: {problem}", file=sys.stderr)
+        return 1
     for line in warnings:
         logging.getLogger("sluice.collector").warning(line)
     heap.limit_arenas()

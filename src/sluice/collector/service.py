@@ -33,7 +33,7 @@ from sluice.collector.config import Config, level_text
 from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry, resource
-from sluice.logs import LogSampler, configure_logging
+from sluice.logs import LogSampler, configure_logging, open_outputs
 
 log = logging.getLogger("sluice.collector")
 
@@ -228,13 +228,18 @@ class Service:
 
 def log_as(config: Config) -> None:
     """Log as `config`'s ``service::telemetry::logs`` says (level, encoding,
-    sampling)."""
+    sampling, output paths); OSError (upstream's words) when an output
+    cannot be opened."""
     logs = config.telemetry.logs
     sampling = logs.sampling
     sampler = None
     if sampling is not None and sampling.enabled:
         sampler = LogSampler(sampling.tick, sampling.initial, sampling.thereafter)
-    configure_logging(logs.level.lower(), logs.encoding, sampler)
+    try:
+        output = open_outputs(logs.output_paths)
+    except OSError as problem:
+        raise OSError(f"failed to create logger: {problem}") from None
+    configure_logging(logs.level.lower(), logs.encoding, sampler, output)
 
 
 Reload = Callable[[], tuple[Config | None, list[str]]]
@@ -282,8 +287,12 @@ async def run(
         if loaded is None:
             log.info("Shutdown complete.")
             return 0
-        log_as(loaded)
-        service = await _started(loaded, build_info)
+        try:
+            log_as(loaded)
+            service = await _started(loaded, build_info)
+        except OSError as problem:
+            log.error("cannot start the collector: %s", problem)
+            service = None
         if service is not None:
             config = loaded
             continue
