@@ -84,6 +84,16 @@ def _fields(record: logging.LogRecord) -> Mapping[str, Any]:
     return fields if isinstance(fields, Mapping) else {}
 
 
+class _Formatter(logging.Formatter):
+    def __init__(self, initial: Mapping[str, Any] | None = None):
+        super().__init__()
+        self.initial = dict(initial or {})
+        """Fields on every line, before the record's own (zap's initial fields)."""
+
+    def fields(self, record: logging.LogRecord) -> Mapping[str, Any]:
+        return {**self.initial, **_fields(record)} if self.initial else _fields(record)
+
+
 def _logfmt_text(text: str) -> str:
     """`text` bare, or JSON-quoted when it is empty or holds a space, ``=``,
     a quote, a backslash or an unprintable character (a field name too: the
@@ -101,7 +111,7 @@ def _logfmt_value(value: Any) -> str:
     return _logfmt_text(str(value))
 
 
-class LogfmtFormatter(logging.Formatter):
+class LogfmtFormatter(_Formatter):
     """``time=… level=… pid=… logger=… msg="…"`` then the record's fields."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -110,12 +120,12 @@ class LogfmtFormatter(logging.Formatter):
             f"pid={record.process} logger={record.name} "
             f"msg={json.dumps(_message(self, record))}"
         )
-        for key, value in _fields(record).items():
+        for key, value in self.fields(record).items():
             line += f" {_logfmt_text(key)}={_logfmt_value(value)}"
         return line
 
 
-class JsonFormatter(logging.Formatter):
+class JsonFormatter(_Formatter):
     """The same keys as one JSON object."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -126,7 +136,7 @@ class JsonFormatter(logging.Formatter):
                 "pid": record.process,
                 "logger": record.name,
                 "msg": _message(self, record),
-                **_fields(record),
+                **self.fields(record),
             }
         )
 
@@ -256,12 +266,13 @@ def configure_logging(
     encoding: str = "logfmt",
     sampler: LogSampler | None = None,
     output: TextIO | None = None,
+    initial_fields: Mapping[str, Any] | None = None,
 ) -> None:
     """Send every log record to `output` (default stderr, see
     :func:`open_outputs`) in `encoding` (``logfmt``, its alias ``console``,
     or ``json``) at `level`, or at ``SLUICE_LOG_LEVEL`` when that is set,
-    through `sampler` if any; records held since :func:`hold_early_records`
-    go out first."""
+    through `sampler` if any, with `initial_fields` on every line; records
+    held since :func:`hold_early_records` go out first."""
     with contextlib.suppress(ValueError):  # the program reports it with its config
         level = env_level() or level
     handler = logging.StreamHandler(output or sys.stderr)
@@ -270,7 +281,8 @@ def configure_logging(
     _files[:] = [
         f for f in getattr(output, "streams", [output]) if f not in (None, sys.stdout, sys.stderr)
     ]
-    handler.setFormatter(JsonFormatter() if encoding == "json" else LogfmtFormatter())
+    formatter = JsonFormatter if encoding == "json" else LogfmtFormatter
+    handler.setFormatter(formatter(initial_fields))
     if sampler is not None:
         handler.addFilter(sampler)
     root = logging.getLogger()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import logging
 import re
 import socket
@@ -96,6 +97,18 @@ def test_logs_go_to_every_output_path_as_zap_writes_them(tmp_path: Path) -> None
         assert any("Everything is ready" in line for line in lines), path
         assert any("Shutdown complete" in line for line in lines), path
     assert plain.read_text().startswith("kept\n"), "appended to"
+
+
+def test_initial_fields_are_on_every_log_line(tmp_path: Path) -> None:
+    """Upstream hands service::telemetry::logs::initial_fields to zap, which
+    adds them to every entry of the root logger."""
+    logs = "    logs:\n      encoding: json\n      initial_fields: {team: core, shard: 3}\n"
+    text = _config().replace("    metrics:\n", f"{logs}    metrics:\n")
+    collector = CollectorProcess(tmp_path, text).wait_ready()
+    collector.terminate()
+    entries = [json.loads(line) for line in collector.stderr().splitlines()]
+    assert any(e["msg"].startswith("Everything is ready") for e in entries)
+    assert all((e["team"], e["shard"]) == ("core", 3) for e in entries), entries
 
 
 def test_an_output_path_that_cannot_be_opened_stops_the_collector(tmp_path: Path) -> None:

@@ -228,7 +228,7 @@ class Service:
 
 def log_as(config: Config) -> None:
     """Log as `config`'s ``service::telemetry::logs`` says (level, encoding,
-    sampling, output paths); OSError (upstream's words) when an output
+    sampling, output paths, initial fields); OSError (upstream's words) when an output
     cannot be opened."""
     logs = config.telemetry.logs
     sampling = logs.sampling
@@ -239,7 +239,7 @@ def log_as(config: Config) -> None:
         output = open_outputs(logs.output_paths)
     except OSError as problem:
         raise OSError(f"failed to create logger: {problem}") from None
-    configure_logging(logs.level.lower(), logs.encoding, sampler, output)
+    configure_logging(logs.level.lower(), logs.encoding, sampler, output, logs.initial_fields)
 
 
 Reload = Callable[[], tuple[Config | None, list[str]]]
