@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from sluice.policy import PolicySnapshot, Signal, compiler_process, databases, load_document, parse
+from sluice.policy import (
+    PolicySnapshot,
+    Signal,
+    compiler_process,
+    databases,
+    hyperscan_syntax,
+    load_document,
+    parse,
+)
 from sluice.policy import cache as cache_module
 from sluice.policy.cache import CompileCache
 from sluice.policy.store import FILE_NAME
@@ -239,6 +247,17 @@ def test_entries_of_another_version_are_not_used(
         (count,) = db.execute("SELECT count(*) FROM entries WHERE kind='policy'").fetchone()
     assert fingerprint == cache_module.fingerprint()
     assert count == len(DOCUMENT["policies"])  # the old version's entries are gone
+
+
+def test_the_fingerprint_covers_every_module_of_a_fingerprinted_package() -> None:
+    """A change to any module of the parser or the translator (packages) is a
+    new version: their entries are never read by the other."""
+    for package in (parse, hyperscan_syntax):
+        covered = cache_module._source_bytes(package)
+        modules = sorted(Path(package.__file__ or "").parent.glob("*.py"))
+        assert len(modules) > 1
+        for module in modules:
+            assert module.read_bytes() in covered, module
 
 
 WRITER = """

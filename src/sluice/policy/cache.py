@@ -87,10 +87,19 @@ _FINGERPRINTED: tuple[ModuleType, ...] = (
 
 
 def _source_bytes(module: ModuleType) -> bytes:
-    """A module's source (its compiled form when the source is not installed)."""
+    """A module's source (its compiled form when the source is not
+    installed); for a package, the sources of all its modules, in name order."""
     where = Path(module.__file__ or "")
-    source = where.with_name(module.__name__.rsplit(".", 1)[-1] + ".py")
-    for candidate in (source, where):
+    if where.name.partition(".")[0] == "__init__":
+        return b"".join(_file_source(path) for path in sorted(where.parent.glob("*.py")))
+    return _file_source(where.with_name(module.__name__.rsplit(".", 1)[-1] + ".py"), where)
+
+
+def _file_source(source: Path, compiled: Path | None = None) -> bytes:
+    """The bytes of `source`, else of `compiled` (b"" when neither reads)."""
+    for candidate in (source, compiled):
+        if candidate is None:
+            continue
         try:
             return candidate.read_bytes()
         except OSError:
