@@ -236,6 +236,10 @@ KEYS_OF: dict[str, frozenset[str]] = {
 KEYS = frozenset().union(*KEYS_OF.values())
 """The keys of any provider entry."""
 HEADER_KEYS = frozenset({"name", "value"})
+TEXT_KEYS = frozenset({"type", "id", "path", "url", "encoding", "ca_file"})
+"""The keys of an entry whose value is text (as ``name`` and ``value`` of a
+header): a config format that types what it expands fills them with the
+text, whatever it looks like."""
 
 
 def _string(raw: Any, where: str, expand: bool) -> str:

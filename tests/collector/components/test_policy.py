@@ -77,6 +77,16 @@ def load(name: str) -> tuple[PolicyConfig, list[str]]:
     return config, lines
 
 
+def expanded_config(raw: dict[str, Any]) -> PolicyConfig:
+    """`raw` with its ``${...}`` expanded and decoded, as the collector loads
+    a config (no problem expected)."""
+    problems = Problems()
+    expanded = expand.expand(raw, "processors::policy", problems)
+    config = decode(PolicyConfig, expanded, "processors::policy", problems)
+    assert problems.lines == []
+    return config
+
+
 def file_config(path: Path, **extra: Any) -> PolicyConfig:
     return PolicyConfig([{"type": "file", "id": "local", "path": str(path), **extra}])
 
@@ -131,15 +141,44 @@ def test_provider_values_are_expanded_once_with_the_rest_of_the_config(
             }
         ]
     }
-    problems = Problems()
-    expanded = expand.expand(raw, "processors::policy", problems)
-    config = decode(PolicyConfig, expanded, "processors::policy", problems)
-    assert problems.lines == []
+    config = expanded_config(raw)
     (provider,) = config.provider_configs()
     assert provider.headers == (
         ("Authorization", "Bearer s3cret"),
         ("X-Template", "${SLUICE_TEST_TOKEN}"),
     )
+
+
+def test_a_whole_value_reference_fills_text_keys_with_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Upstream decodes providers into policy-go's ProviderConfig, whose id,
+    path, url and header name and value are strings: a ``${env:X}`` standing
+    alone there is the variable's text even when it reads as a number, a
+    boolean or a list in YAML; a number key takes the YAML value."""
+    env = {"PROVIDER_ID": "0123", "API_KEY": "12345678", "FLAG": "true", "POLL_SECS": "5"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    raw = {
+        "providers": [
+            {
+                "type": "http",
+                "id": "${env:PROVIDER_ID}",
+                "url": "https://policies.example.com/sync",
+                "headers": [
+                    {"name": "X-Api-Key", "value": "${env:API_KEY}"},
+                    {"name": "X-Flag", "value": "${env:FLAG}"},
+                ],
+                "poll_interval_secs": "${env:POLL_SECS}",
+            }
+        ]
+    }
+    config = expanded_config(raw)
+    assert list(config.validate()) == []
+    (provider,) = config.provider_configs()
+    assert provider.id == "0123"
+    assert provider.headers == (("X-Api-Key", "12345678"), ("X-Flag", "true"))
+    assert provider.poll_interval_secs == 5.0
 
 
 def test_config_problems_name_the_provider_key() -> None:

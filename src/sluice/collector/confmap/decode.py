@@ -139,6 +139,17 @@ Compression = Annotated[str, GoType("configcompression.Type")]
 _INT = GoType("int", 64, True)
 
 
+class _AsWrittenMark:
+    """The marker of :data:`AsWritten`."""
+
+
+AsWritten = Annotated[Any, _AsWrittenMark]
+"""A value left as written: each whole ``${...}`` inside it still an
+:class:`~sluice.confexpand.Expanded`, for a component that reads entries of
+its own shape and types each key itself (text where upstream's field is a
+string, the YAML value elsewhere)."""
+
+
 class ComponentName(str):
     """A component id in a pipeline's or the service's list (upstream's
     ``component.ID``, a struct read from text: a list of them does not take
@@ -409,6 +420,8 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
         if shallow(value) is None:  # a pointer stays as it was
             return current
         return _value(inner, value, path, name, problems, current)
+    if hint == AsWritten:
+        return value
     declared = hint
     hint, go = _go_type(hint)
     origin = typing.get_origin(hint)
