@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.collector.components.grpc_sink import GrpcSink
 from tests.collector.helpers import READY, CollectorProcess, free_ports, metric_value
+from tests.conformance.servers import policy_server
 from tests.edge.helpers import EdgeProcess, Reply, Upstream, http_request, policies, write_json
 
 POLICIES = policies(
@@ -608,6 +609,44 @@ def test_collector_in_front_of_edge(tmp_path: Path, upstream: Upstream) -> None:
             assert collector.terminate() == 0, collector.stderr()
     finally:
         assert edge.terminate() == 0, edge.stderr()
+
+
+def test_policies_synced_over_grpc_with_a_bearer_token_from_the_environment(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """COLLECTOR.md: a grpc provider whose Authorization header takes its
+    token from ``${env:...}``; a policy server that requires the token
+    serves the policies the collector filters with."""
+    served = tmp_path / "served.json"
+    write_json(served, POLICIES)
+    with policy_server(served, "--token", "20240607") as server:
+        exporters = {"otlphttp": {"endpoint": upstream.url}}
+        config, _, http_port, metrics_port = collector_config(tmp_path, exporters)
+        config["processors"]["policy"]["providers"] = [
+            {
+                "type": "grpc",
+                "id": "control-plane",
+                "url": server.grpc_target,
+                "headers": [{"name": "Authorization", "value": "Bearer ${env:POLICY_TOKEN}"}],
+            }
+        ]
+        collector = CollectorProcess(tmp_path, config, env={"POLICY_TOKEN": "20240607"})
+        try:
+            collector.wait_ready()
+            _emit_logs(
+                HttpLogs(endpoint=f"http://127.0.0.1:{http_port}/v1/logs"),
+                ["GET /health", "order shipped"],
+            )
+            assert _logs_at(upstream, 1) == ["order shipped"]
+            dropped = metric_value(
+                collector.metrics(metrics_port),
+                "otelcol_processor_policy_records_total",
+                telemetry_type="logs",
+                result="dropped",
+            )
+            assert dropped == 1
+        finally:
+            assert collector.terminate() == 0, collector.stderr()
 
 
 def test_an_edit_late_in_one_pipeline_never_reaches_another_fed_by_the_same_receiver(
