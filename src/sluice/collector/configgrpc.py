@@ -30,8 +30,13 @@ def listen(add_port: Callable[[str], int], transport: str, endpoint: str) -> int
     return the port bound (0 for a unix socket). gRPC only says that binding
     failed: ListenError says why in Go's words, as upstream's
     ``confignet.Listen`` does (``listen tcp 127.0.0.1:4317: bind: address
-    already in use``)."""
+    already in use``). A unix socket path that exists (a socket another
+    server listens on, or one left behind) is in use, as for Go's
+    listener; gRPC core would unlink it and take the path over."""
     if transport == "unix":
+        problem = listen_problem(transport, endpoint)
+        if problem is not None:
+            raise problem
         address = f"unix:{endpoint}"
     else:
         host, port = parse_endpoint(endpoint)

@@ -1389,6 +1389,34 @@ def test_a_grpc_port_another_receiver_serves_is_in_use() -> None:
         first.stop()
 
 
+def test_a_unix_socket_path_that_exists_is_in_use(tmp_path: Path) -> None:
+    """As Go's net.Listen("unix", path), which upstream's receiver uses: a
+    path already there (a running collector's socket, or one left behind)
+    is in use; gRPC core would unlink it and take the path over. The
+    socket is removed when the receiver stops."""
+    path = str(tmp_path / "otlp.sock")
+    raw = {"protocols": {"grpc": {"endpoint": path, "transport": "unix"}}}
+    config = decode(OtlpReceiverConfig, raw, "receivers::otlp", Problems())
+    busy = f"^listen unix {path}: bind: address already in use$"
+    first = Running(config, frozenset(Signal), Host())
+    try:
+        with pytest.raises(OSError, match=busy):
+            Running(config, frozenset(Signal), Host())
+        with grpc.insecure_channel(f"unix:{path}") as channel:
+            export = channel.unary_unary(TRACE_SERVICE)
+            assert export(traces_request().SerializeToString(), timeout=5) == b"\x0a\x00"
+        assert len(first.received(Signal.TRACE)) == 1
+    finally:
+        first.stop()
+    assert not Path(path).exists()
+    left_behind = socket.socket(socket.AF_UNIX)
+    left_behind.bind(path)
+    left_behind.close()
+    with pytest.raises(OSError, match=busy):
+        Running(config, frozenset(Signal), Host())
+    assert Path(path).exists()
+
+
 # -- auth ------------------------------------------------------------------------------------
 
 
