@@ -9,6 +9,7 @@ import asyncio
 import gzip
 import http.client
 import json
+import logging
 import socket
 import ssl
 import threading
@@ -75,6 +76,7 @@ from sluice.collector.components.receivers.otlp.receiver import OtlpReceiver
 from sluice.collector.configauth import AuthenticationError
 from sluice.collector.configtls import TLSClientConfig, TLSServerConfig
 from sluice.collector.confmap.decode import Problems, decode
+from sluice.collector.internal.warning import exposes_every_interface
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from sluice.telemetry.otlp_raw import LeanLogsRequest
@@ -1327,6 +1329,63 @@ def test_grpc_settings_past_a_c_int_are_served(start: Start) -> None:
         export = channel.unary_unary(TRACE_SERVICE)
         assert export(traces_request().SerializeToString(), timeout=5) == b"\x0a\x00"
     assert receiver.count("accepted", "spans", "grpc") == 2
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "warned"),
+    [
+        ("0.0.0.0:0", True),
+        ("[::]:0", True),
+        (":0", True),
+        ("127.0.0.1:0", False),
+        ("localhost:0", False),
+    ],
+)
+def test_grpc_on_every_interface_is_warned_about(
+    start: Start, caplog: pytest.LogCaptureFixture, endpoint: str, warned: bool
+) -> None:
+    """configgrpc's ToServer logs upstream's warning for an unspecified host
+    (configgrpc_test TestGRPCServerWarning; not for a unix socket)."""
+    start({"grpc": {"endpoint": endpoint}})
+    warnings = [
+        (record.getMessage(), getattr(record, "fields", None))
+        for record in caplog.records
+        if record.levelno == logging.WARNING
+    ]
+    expected = (
+        "Using the 0.0.0.0 address exposes this server to every network interface, "
+        "which may facilitate Denial of Service attacks.",
+        {
+            "documentation": "https://github.com/open-telemetry/opentelemetry-collector/blob/"
+            "main/docs/security-best-practices.md#safeguards-against-denial-of-service-attacks"
+        },
+    )
+    assert warnings == ([expected] if warned else [])
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "warned"),
+    [
+        # config/internal warning_test.go TestShouldWarn
+        ("0.0.0.0:0", True),
+        (":0", True),
+        (":+0", True),
+        (":-0", True),
+        (":", True),
+        ("127.0.0.1:0", False),
+        ("localhost:0", False),
+        ("localhost::0", False),
+        # net.ParseIP's unspecified addresses; a zone or a port name is not read
+        ("[::]:4317", True),
+        ("[0:0::0]:4317", True),
+        ("[::ffff:0.0.0.0]:4317", True),
+        ("[::%eth0]:4317", False),
+        (":otlp", False),
+        ("", False),
+    ],
+)
+def test_unspecified_hosts_are_judged_as_upstream_judges_them(endpoint: str, warned: bool) -> None:
+    assert exposes_every_interface(endpoint) is warned
 
 
 def test_http_only_does_not_listen_on_grpc(start: Start) -> None:

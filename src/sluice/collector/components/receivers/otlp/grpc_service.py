@@ -26,6 +26,7 @@ from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
 from sluice.collector.configgrpc import channel_arguments, listen
 from sluice.collector.configtls import TLSError, TLSServerConfig
+from sluice.collector.internal.warning import warn_on_unspecified_host
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
 
@@ -56,6 +57,8 @@ class OtlpGrpcServer:
     ) -> OtlpGrpcServer:
         """Bind and serve; raises ListenError when the address cannot be bound
         and TLSError when the certificate does not load."""
+        if config.transport != "unix":
+            warn_on_unspecified_host(log, config.endpoint)
         server = grpc.aio.server(options=server_options(config))
         server.add_generic_rpc_handlers(
             (
