@@ -1363,6 +1363,31 @@ def test_grpc_on_every_interface_is_warned_about(
     assert warnings == ([expected] if warned else [])
 
 
+def test_grpc_start_is_logged_with_its_endpoint(
+    start: Start, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """Upstream logs 'Starting GRPC server' with an endpoint field, after
+    its warning, just before it listens."""
+    caplog.set_level(logging.INFO)
+    start({"grpc": {"endpoint": "0.0.0.0:0"}})
+    path = str(tmp_path / "otlp.sock")
+    start({"grpc": {"endpoint": path, "transport": "unix"}})
+    logged = [
+        (record.levelname, record.getMessage(), getattr(record, "fields", None))
+        for record in caplog.records
+        if record.name.startswith("sluice.collector")
+    ]
+    assert [(level, fields) for level, message, fields in logged if "GRPC" in message] == [
+        ("INFO", {"endpoint": "0.0.0.0:0"}),
+        ("INFO", {"endpoint": path}),
+    ]
+    assert [message for _, message, _ in logged][:2] == [
+        "Using the 0.0.0.0 address exposes this server to every network interface, "
+        "which may facilitate Denial of Service attacks.",
+        "Starting GRPC server",
+    ]
+
+
 @pytest.mark.parametrize(
     ("endpoint", "warned"),
     [

@@ -77,6 +77,7 @@ class OtlpGrpcServer:
         else:
             credentials = _credentials(config.tls, log)
             add_port = functools.partial(server.add_secure_port, server_credentials=credentials)
+        log.info("Starting GRPC server", extra={"fields": {"endpoint": config.endpoint}})
         port = listen(add_port, config.transport, config.endpoint)
         await server.start()
         return cls(server, port)

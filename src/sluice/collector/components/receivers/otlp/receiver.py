@@ -61,7 +61,6 @@ class OtlpReceiver(Component):
         try:
             if protocols.grpc is not None:
                 auth = server_authenticator(protocols.grpc.auth, host)
-                self._log.info("Starting GRPC server on %s", protocols.grpc.endpoint)
                 self._grpc = await OtlpGrpcServer.start(
                     protocols.grpc, self._ingests("grpc"), auth, self._log
                 )
