@@ -198,6 +198,25 @@ def test_max_recv_msg_size_mib_is_computed_as_upstreams_int(
 
 
 @pytest.mark.parametrize(
+    ("transport", "problem"),
+    [
+        # confignet.TransportType's UnmarshalText, then AddrConfig.Validate
+        ("sctp", 'unsupported transport type "sctp"'),
+        ("TCP", 'unsupported transport type "TCP"'),
+        ("", 'invalid transport type ""'),
+        # read by confignet, but no gRPC server listens on it here
+        ("udp", 'unsupported transport "udp" (valid: tcp, tcp4, tcp6, unix)'),
+    ],
+)
+def test_grpc_transport_names_are_read_as_confignet_reads_them(
+    transport: str, problem: str
+) -> None:
+    raw = {"protocols": {"grpc": {"endpoint": "localhost:4317", "transport": transport}}}
+    config = decode(OtlpReceiverConfig, raw, "receivers::otlp", Problems())
+    assert list(config.validate()) == [("protocols::grpc::transport", problem)]
+
+
+@pytest.mark.parametrize(
     ("written", "path"),
     [
         ("v1/logs", "/v1/logs"),

@@ -18,12 +18,18 @@ from sluice.collector.configauth import AuthConfig
 from sluice.collector.confighttp import MIB, NO_TIME, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration, Uint32
+from sluice.gostrconv import quoted
 from sluice.transport.listener import parse_endpoint
 
 DEFAULT_MAX_RECV_MSG_SIZE_MIB = 4
 """gRPC's own limit, which upstream keeps when ``max_recv_msg_size_mib`` is 0."""
 _GO_INT_MAX = (1 << 63) - 1
 TCP_TRANSPORTS = ("tcp", "tcp4", "tcp6")
+CONFIGNET_TRANSPORTS = frozenset(
+    (*TCP_TRANSPORTS, "udp", "udp4", "udp6", "ip", "ip4", "ip6", "unix", "unixgram", "unixpacket")
+)
+"""The transport names upstream's ``confignet.TransportType`` reads; any
+other is ``unsupported transport type "<name>"`` when the config loads."""
 
 
 @dataclass
@@ -71,7 +77,12 @@ class GrpcConfig:
     include_metadata: bool = False
 
     def validate(self) -> Iterator[Problem]:
-        if self.transport not in (*TCP_TRANSPORTS, "unix"):
+        if not self.transport:
+            yield "transport", 'invalid transport type ""'  # confignet's Validate
+        elif self.transport not in CONFIGNET_TRANSPORTS:
+            yield "transport", f"unsupported transport type {quoted(self.transport)}"
+        elif self.transport not in (*TCP_TRANSPORTS, "unix"):
+            # Names confignet reads that a gRPC server cannot listen on.
             yield (
                 "transport",
                 f'unsupported transport "{self.transport}" (valid: tcp, tcp4, tcp6, unix)',
