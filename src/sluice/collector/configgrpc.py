@@ -16,6 +16,13 @@ larger sizes, counts and durations (``max_recv_msg_size_mib: 4096``,
 gRPC's sizes, counts and milliseconds this cap is as good as no limit."""
 
 
+SERVER_MAX_HEADER_LIST_SIZE = 16 << 20
+"""The most bytes of headers (metadata) grpc-go's server takes in a call,
+counted as HTTP/2 counts them (name, value and 32 bytes each): its default
+``MaxHeaderListSize``, which upstream's configgrpc does not change. gRPC
+core's own limits are 8 KiB (past which it refuses some calls) and 16 KiB."""
+
+
 def channel_arguments(options: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """`options` with integer values capped at what grpcio takes (a larger
     one makes grpcio raise OverflowError when the server or channel is made)."""

@@ -1432,6 +1432,28 @@ def test_unspecified_hosts_are_judged_as_upstream_judges_them(endpoint: str, war
     assert exposes_every_interface(endpoint) is warned
 
 
+def test_grpc_metadata_up_to_grpc_gos_header_limit_is_taken(start: Start) -> None:
+    """grpc-go's server takes a call's headers up to 16 MiB (its default
+    MaxHeaderListSize, which configgrpc leaves alone): large credentials or
+    many keys pass. gRPC core refused more than 8 KiB (some calls) or
+    16 KiB (every call) with RESOURCE_EXHAUSTED."""
+    receiver = start({"grpc": {"endpoint": "127.0.0.1:0", "include_metadata": True}})
+    unlimited = [("grpc.max_metadata_size", 1 << 25), ("grpc.absolute_max_metadata_size", 1 << 25)]
+    with grpc.insecure_channel(receiver.grpc_target, options=unlimited) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        for size in (12 << 10, 1 << 20, 15 << 20):
+            token = "t" * size
+            for _ in range(3):
+                metadata = [("x-token", token)]
+                answer = export(
+                    traces_request(1).SerializeToString(), metadata=metadata, timeout=10
+                )
+                assert answer == b"\x0a\x00"
+        with pytest.raises(grpc.RpcError):
+            export(traces_request(1).SerializeToString(), metadata=[("x-token", "t" * (17 << 20))])
+    assert receiver.count("accepted", "spans", "grpc") == 9
+
+
 def test_http_only_does_not_listen_on_grpc(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     assert receiver.receiver.grpc_port == 0 and receiver.receiver.http_port > 0

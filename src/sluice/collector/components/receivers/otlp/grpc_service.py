@@ -24,7 +24,7 @@ from sluice.collector.client import NO_METADATA, AuthData, Info, Metadata, metad
 from sluice.collector.components.receivers.otlp.config import GrpcConfig
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import AuthenticationError, ServerAuthenticator
-from sluice.collector.configgrpc import channel_arguments, listen
+from sluice.collector.configgrpc import SERVER_MAX_HEADER_LIST_SIZE, channel_arguments, listen
 from sluice.collector.configtls import TLSError, TLSServerConfig
 from sluice.collector.internal.warning import warn_on_unspecified_host
 from sluice.gostrconv import quoted
@@ -92,10 +92,13 @@ def server_options(config: GrpcConfig) -> list[tuple[str, Any]]:
     ``write_buffer_size`` have no gRPC core equivalent and are not applied).
     Values upstream takes past a C int are capped there. The port is not
     shared (grpcio's default is SO_REUSEPORT): as with Go's listener, a
-    port another process serves is in use."""
+    port another process serves is in use. Calls' metadata is taken up to
+    grpc-go's limit."""
     options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.so_reuseport", 0),
+        ("grpc.max_metadata_size", SERVER_MAX_HEADER_LIST_SIZE),
+        ("grpc.absolute_max_metadata_size", SERVER_MAX_HEADER_LIST_SIZE),
     ]
     if config.max_concurrent_streams > 0:
         options.append(("grpc.max_concurrent_streams", config.max_concurrent_streams))
