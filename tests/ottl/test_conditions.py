@@ -365,7 +365,10 @@ CONFIG_ERRORS = [
     ("span", "events == nil", "outside Len()"),
     ("span", "status == nil", "compare status.code"),
     ("spanevent", "kind == 1", 'segment "kind" from path "kind"'),
-    ("metric", 'attributes["a"] == "b"', 'segment "attributes" from path "attributes["a"]"'),
+    ("metric", 'attributes["a"] == "b"', 'segment "attributes" from path "attributes[a]" is'),
+    # upstream's path text (buildOriginalText): keys unquoted, the whole Go-quoted
+    ("log", 'atributes["a"][0] == 1', 'segment "atributes" from path "atributes[a][0]" is'),
+    ("log", 'atributes["x\\"y"] == 1', 'segment "atributes" from path "atributes[x\\"y]" is'),
     ("datapoint", 'HasAttrKeyOnDatapoint("a")', "only available to metrics.metric"),
     ("datapoint", "positive.offset == 1", "exponential histogram buckets"),
 ]

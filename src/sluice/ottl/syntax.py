@@ -50,6 +50,14 @@ class Path:
     def __str__(self) -> str:
         return ".".join(map(str, self.fields))
 
+    def original_text(self) -> str:
+        """The path as upstream's parser writes it back in its messages
+        (``buildOriginalText``): keys between brackets as their values, a
+        string key unquoted (``attributes[a]``)."""
+        return ".".join(
+            field.name + "".join(f"[{key}]" for key in field.keys) for field in self.fields
+        )
+
 
 @dataclass(frozen=True)
 class Literal:

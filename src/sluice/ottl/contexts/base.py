@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sluice.gostrconv import quoted
 from sluice.ottl.errors import OttlConfigError
 from sluice.ottl.syntax import Field, Path
 from sluice.ottl.values import PMap, index_map
@@ -77,13 +78,16 @@ class Resolution:
     context: Context
     context_name: str
     memos: list[ContainerMemo]
+    original: str = ""
+    """The path as upstream's messages write it (:meth:`Path.original_text`)."""
 
     def error(self, segment: str) -> OttlConfigError:
         """Upstream's error for a segment the path's context does not have."""
         name = self.context_name
         return OttlConfigError(
-            f'segment "{segment}" from path "{self.text}" is not a valid path nor a valid OTTL '
-            f"keyword for the {name} context - review {DOCS}{name} to see all valid paths"
+            f"segment {quoted(segment)} from path {quoted(self.original)} is not a valid path "
+            f"nor a valid OTTL keyword for the {name} context - review {DOCS}{name} to see all "
+            "valid paths"
         )
 
     def unsupported(self, why: str) -> OttlConfigError:
@@ -194,18 +198,18 @@ class Context:
 
     def resolve(self, path: Path, memos: list[ContainerMemo]) -> Resolved:
         """The getter of `path`; raises :class:`OttlConfigError`."""
-        text = str(path)
+        text, original = str(path), path.original_text()
         first, rest = path.fields[0], path.fields[1:]
         parsers: dict[str, Resolver] = {self.name: self.own, **self.others}
         if first.name == "cache":
-            raise Resolution(text, self, self.name, memos).unsupported(
+            raise Resolution(text, self, self.name, memos, original).unsupported(
                 "the filter processor has no cache"
             )
         parser = parsers.get(first.name)
         if parser is None or first.keys:
-            return self.own(Resolution(text, self, self.name, memos), path.fields)
+            return self.own(Resolution(text, self, self.name, memos, original), path.fields)
         context_name = "scope" if first.name == "instrumentation_scope" else first.name
-        resolution = Resolution(text, self, context_name, memos)
+        resolution = Resolution(text, self, context_name, memos, original)
         if not rest:
             raise resolution.error(first.name)
         return parser(resolution, rest)
