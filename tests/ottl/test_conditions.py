@@ -369,6 +369,15 @@ CONFIG_ERRORS = [
     # upstream's path text (buildOriginalText): keys unquoted, the whole Go-quoted
     ("log", 'atributes["a"][0] == 1', 'segment "atributes" from path "atributes[a][0]" is'),
     ("log", 'atributes["x\\"y"] == 1', 'segment "atributes" from path "atributes[x\\"y]" is'),
+    # an unknown resource or scope segment is named before its keys or later sections
+    (
+        "log",
+        'resource.atributes["k"] == 1',
+        'segment "atributes" from path "resource.atributes[k]"',
+    ),
+    ("span", "resource.nme.x == 1", 'segment "nme" from path "resource.nme.x" is'),
+    ("log", 'instrumentation_scope.nme["k"] == 1', 'segment "nme" from path'),
+    ("datapoint", "scope.nme.x == 1", 'segment "nme" from path "scope.nme.x" is'),
     ("datapoint", 'HasAttrKeyOnDatapoint("a")', "only available to metrics.metric"),
     ("datapoint", "positive.offset == 1", "exponential histogram buckets"),
 ]

@@ -145,21 +145,27 @@ def _sc(item: Any) -> Any:
     return item.sc
 
 
+_RESOURCE_PATHS = frozenset({"attributes", "dropped_attributes_count", "schema_url"})
+_SCOPE_PATHS = frozenset(
+    {"attributes", "name", "version", "dropped_attributes_count", "schema_url"}
+)
+
+
 def resource_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     """``resource.attributes[...]``, ``resource.dropped_attributes_count``,
     ``resource.schema_url``; `item.rc` is the ResourceLogs/Spans/Metrics."""
     if not fields:
         raise resolution.unsupported("the resource itself cannot be compared")
+    if fields[0].name not in _RESOURCE_PATHS:  # before its keys or the sections after it
+        raise resolution.error(fields[0].name)
     last = leaf(resolution, fields, keys=fields[0].name == "attributes")
     getter: Getter
     if last.name == "attributes":
         getter = attributes_getter(lambda item: item.rc.resource.attributes, last.keys)
     elif last.name == "dropped_attributes_count":
         getter = lambda item: item.rc.resource.dropped_attributes_count  # noqa: E731
-    elif last.name == "schema_url":
+    else:  # schema_url
         getter = lambda item: item.rc.schema_url  # noqa: E731
-    else:
-        raise resolution.error(last.name)
     return Resolved(resolution.per_container(_rc, getter), resolution.key(fields))
 
 
@@ -168,6 +174,8 @@ def scope_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     schema_url``; `item.sc` is the ScopeLogs/Spans/Metrics."""
     if not fields:
         raise resolution.unsupported("the instrumentation scope itself cannot be compared")
+    if fields[0].name not in _SCOPE_PATHS:  # before its keys or the sections after it
+        raise resolution.error(fields[0].name)
     last = leaf(resolution, fields, keys=fields[0].name == "attributes")
     getter: Getter
     name = last.name
@@ -175,10 +183,8 @@ def scope_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
         getter = attributes_getter(lambda item: item.sc.scope.attributes, last.keys)
     elif name in ("name", "version", "dropped_attributes_count"):
         getter = _scope_field(name)
-    elif name == "schema_url":
+    else:  # schema_url
         getter = lambda item: item.sc.schema_url  # noqa: E731
-    else:
-        raise resolution.error(name)
     return Resolved(resolution.per_container(_sc, getter), resolution.key(fields))
 
 
