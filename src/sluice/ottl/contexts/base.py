@@ -116,18 +116,25 @@ class Resolution:
 def leaf(resolution: Resolution, fields: tuple[Field, ...], keys: bool = False) -> Field:
     """The one field left of a path; `keys` when it may be indexed. Extra
     segments or keys are upstream's "not used by the context" errors."""
+    last = fields[0]
+    if not keys:
+        unindexed(last)
     if len(fields) > 1:
         raise OttlConfigError(
             f'the path section "{fields[1].name}" was not used by the context - this likely '
             "means you are using extra path sections"
         )
-    last = fields[0]
-    if last.keys and not keys:
-        raise OttlConfigError(
-            f'the keys indexing "{last.name}" were not used by the context - this likely means '
-            "you are trying to index a path that does not support indexing"
-        )
     return last
+
+
+def unindexed(segment: Field) -> None:
+    """Upstream's error for keys on a segment that takes none (its parser
+    checks a segment's keys before the sections after it)."""
+    if segment.keys:
+        raise OttlConfigError(
+            f'the keys indexing "{segment.name}" were not used by the context - this likely '
+            "means you are trying to index a path that does not support indexing"
+        )
 
 
 def attributes_getter(kvs_of: Getter, keys: tuple[str | int, ...]) -> Getter:

@@ -21,6 +21,7 @@ from sluice.ottl.contexts.base import (
     Resolution,
     Resolved,
     leaf,
+    unindexed,
 )
 from sluice.ottl.errors import OttlRuntimeError
 from sluice.ottl.syntax import Field
@@ -214,8 +215,9 @@ def log_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     getter: Getter
     if name == "body":
         if len(fields) > 1:
-            if fields[1].name != "string" or fields[1].keys or first.keys:
+            if fields[1].name != "string":
                 raise resolution.error(fields[1].name)
+            unindexed(first)
             leaf(resolution, fields[1:])
             getter = body_string
         else:
@@ -227,6 +229,7 @@ def log_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
             raise resolution.unsupported(f"compare {name}.string (the id as hex) instead")
         if fields[1].name != "string":
             raise resolution.error(fields[1].name)
+        unindexed(first)
         leaf(resolution, fields[1:])
         getter = _hex_id(name, _IDS[name])
     else:

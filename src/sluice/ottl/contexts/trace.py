@@ -15,6 +15,7 @@ from sluice.ottl.contexts.base import (
     Resolved,
     attributes_getter,
     leaf,
+    unindexed,
 )
 from sluice.ottl.errors import OttlRuntimeError
 from sluice.ottl.syntax import Field
@@ -109,9 +110,11 @@ def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
             raise resolution.unsupported(f"compare {name}.string (the id as hex) instead")
         if rest[0].name != "string":
             raise resolution.error(rest[0].name)
+        unindexed(first)
         leaf(resolution, rest)
         getter = _hex_id(name, _IDS[name])
     elif name == "kind" and rest:
+        unindexed(first)
         last = leaf(resolution, rest)
         if last.name == "string":
             getter = _kind_string
@@ -122,6 +125,7 @@ def span_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
     elif name == "status":
         if not rest:
             raise resolution.unsupported("compare status.code or status.message")
+        unindexed(first)
         last = leaf(resolution, rest)
         if last.name == "code":
             getter = lambda item: item.span.status.code  # noqa: E731
