@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from sluice.collector.selfmetrics import DEFAULT_ENDPOINT, SelfMetricsServer
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
 from tests.collector.helpers import CollectorProcess, free_ports
+from tests.edge.helpers import http_request
 
 
 @pytest.fixture
@@ -49,7 +51,8 @@ def test_metrics_expose_a_counter_as_it_grows(served: tuple[SelfMetricsServer, C
     text = body.decode()
     assert "# TYPE test_scrapes_total counter" in text
     assert 'test_scrapes_total{who="me"} 3.0' in text
-    assert "# TYPE otelcol_receiver_accepted_log_records_total counter" in text
+    # A family with no series yet is not listed, as in upstream's exporter.
+    assert "otelcol_receiver_accepted_log_records" not in text
     counter.labels("me").inc()
     assert 'test_scrapes_total{who="me"} 4.0' in http_get(server.port, "/metrics")[2].decode()
 
@@ -166,6 +169,19 @@ def test_the_process_metrics_are_served(served: tuple[SelfMetricsServer, Counter
     assert "# HELP otelcol_process_uptime_total Uptime of the process [alpha]" in text
 
 
+def _post_one_log(http_port: int) -> None:
+    doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "a"}}]}]}]}
+    answer = http_request(
+        http_port,
+        "POST",
+        "/v1/logs",
+        json.dumps(doc).encode(),
+        {"Content-Type": "application/json"},
+        10.0,
+    )
+    assert answer.status == 200, answer
+
+
 def _scraped_labels(
     tmp_path: Path, resource: dict[str, Any] | None
 ) -> dict[str, list[dict[str, str]]]:
@@ -185,6 +201,7 @@ def _scraped_labels(
     }
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
+        _post_one_log(http_port)  # the components' series appear on traffic
         text = collector.metrics(metrics_port)
     finally:
         collector.terminate()
@@ -287,3 +304,64 @@ def test_no_metrics_logs_that_telemetry_setup_was_skipped(tmp_path: Path) -> Non
     text = _started_log(tmp_path, {"level": "none"})
     assert 'msg="Skipped telemetry setup."' in text
     assert "Serving metrics" not in text
+
+
+def _families(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """Every sample's value by family and by its labels (the resource's left
+    out), from a scrape; a family without samples is absent, as in Go's."""
+    resource = {"service_instance_id", "service_name", "service_version"}
+    found: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = tuple(sorted((k, v) for k, v in sample.labels.items() if k not in resource))
+            found.setdefault(sample.name, {})[labels] = sample.value
+    return found
+
+
+def test_component_series_appear_on_their_first_operation_for_a_signal(tmp_path: Path) -> None:
+    """Upstream's receiverhelper, processorhelper and exporterhelper add to
+    their counters when an operation ends (obsreport's recordMetrics,
+    recordInOut), and the SDK reports a series only once it was added to:
+    a fresh collector lists none of them (service_test's assertMetrics
+    expects only target_info and the process metrics), and one log request
+    makes the logs series appear (refused and send_failed with 0), not the
+    other signals' nor enqueue_failed."""
+    http_port, metrics_port = free_ports(2)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "processors": {"attributes": {"actions": [{"key": "k", "value": "v", "action": "insert"}]}},
+        "exporters": {"debug": {}},
+        "service": {
+            "telemetry": {"metrics": {"address": f"127.0.0.1:{metrics_port}"}},
+            "pipelines": {
+                name: {"receivers": ["otlp"], "processors": ["attributes"], "exporters": ["debug"]}
+                for name in ("logs", "metrics", "traces")
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        fresh = collector.metrics(metrics_port)
+        _post_one_log(http_port)
+        after = collector.metrics(metrics_port)
+    finally:
+        collector.terminate()
+    assert "otelcol_receiver" not in fresh
+    assert "otelcol_processor" not in fresh
+    assert "otelcol_exporter" not in fresh
+    components = {
+        name: series
+        for name, series in _families(after).items()
+        if name.startswith(("otelcol_receiver", "otelcol_processor", "otelcol_exporter"))
+    }
+    receiver = (("receiver", "otlp"), ("transport", "http"))
+    processor = (("otel_signal", "logs"), ("processor", "attributes"))
+    exporter = (("exporter", "debug"),)
+    assert components == {
+        "otelcol_receiver_accepted_log_records_total": {receiver: 1.0},
+        "otelcol_receiver_refused_log_records_total": {receiver: 0.0},
+        "otelcol_processor_incoming_items_total": {processor: 1.0},
+        "otelcol_processor_outgoing_items_total": {processor: 1.0},
+        "otelcol_exporter_sent_log_records_total": {exporter: 1.0},
+        "otelcol_exporter_send_failed_log_records_total": {exporter: 0.0},
+    }

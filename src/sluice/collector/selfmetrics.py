@@ -43,7 +43,8 @@ def label_name(key: str) -> str:
 class WithResource(Collector):
     """`registry`'s metrics with `resource`'s attributes as labels on every
     sample (sorted by name, as Go's client sorts them), and ``target_info``
-    (value 1) labelled with them."""
+    (value 1) labelled with them. A family without samples is left out, as
+    upstream's exporter writes only metrics that have data points."""
 
     def __init__(self, registry: CollectorRegistry, resource: Mapping[str, str]):
         self.registry = registry
@@ -60,6 +61,8 @@ class WithResource(Collector):
         target.add_metric([self.labels[k] for k in sorted(self.labels)], 1)
         yield target
         for family in self.registry.collect():
+            if not family.samples:
+                continue
             labelled = copy.copy(family)  # a collector may hand out the same family again
             labelled.samples = [self._labelled(sample) for sample in family.samples]
             yield labelled

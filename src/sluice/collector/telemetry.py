@@ -3,6 +3,9 @@ Prometheus registry per service (served by :mod:`sluice.collector.selfmetrics`).
 
 Components take their pre-labelled series once, at creation, so the data path
 only calls ``inc`` on a child: a few increments per batch, never per record.
+As upstream's SDK, which reports a series only once something was added to
+it, a component's series appear on its first operation for their signal:
+none are listed before traffic.
 """
 
 from __future__ import annotations
@@ -39,29 +42,63 @@ def resource(command: str, version: str, configured: Mapping[str, str | None]) -
     return {k: v for k, v in merged.items() if v is not None}
 
 
+class Series:
+    """One labelled series of a counter family, created on its first
+    :meth:`inc`. Its `partners` are created (at 0) with it: upstream adds
+    to both series of a pair when an operation ends, 0 included (accepted
+    and refused, sent and send_failed, incoming and outgoing)."""
+
+    __slots__ = ("_child", "_family", "_labels", "partners")
+
+    def __init__(self, family: Counter, *labels: str):
+        self._family = family
+        self._labels = labels
+        self._child: Counter | None = None
+        self.partners: tuple[Series, ...] = ()
+
+    def _created(self) -> Counter:
+        if self._child is None:
+            self._child = self._family.labels(*self._labels)
+        return self._child
+
+    def inc(self, amount: float = 1) -> None:
+        child = self._child
+        if child is None:
+            child = self._created()
+            for partner in self.partners:
+                partner._created()
+        child.inc(amount)
+
+
+def _paired(ok: dict[Signal, Series], failed: dict[Signal, Series]) -> None:
+    for signal in Signal:
+        ok[signal].partners = (failed[signal],)
+        failed[signal].partners = (ok[signal],)
+
+
 @dataclass(frozen=True)
 class ReceiverMetrics:
     """``otelcol_receiver_{accepted,refused}_<items>_total{receiver,transport}``."""
 
-    accepted: dict[Signal, Counter]
-    refused: dict[Signal, Counter]
+    accepted: dict[Signal, Series]
+    refused: dict[Signal, Series]
 
 
 @dataclass(frozen=True)
 class ProcessorMetrics:
     """``otelcol_processor_{incoming,outgoing}_items_total{processor,otel_signal}``."""
 
-    incoming: Counter
-    outgoing: Counter
+    incoming: Series
+    outgoing: Series
 
 
 @dataclass(frozen=True)
 class ExporterMetrics:
     """``otelcol_exporter_{sent,send_failed,enqueue_failed}_<items>_total{exporter}``."""
 
-    sent: dict[Signal, Counter]
-    send_failed: dict[Signal, Counter]
-    enqueue_failed: dict[Signal, Counter]
+    sent: dict[Signal, Series]
+    send_failed: dict[Signal, Series]
+    enqueue_failed: dict[Signal, Series]
 
 
 class ServiceTelemetry:
@@ -141,22 +178,27 @@ class ServiceTelemetry:
         return int(total)
 
     def receiver(self, receiver_id: str, transport: str) -> ReceiverMetrics:
-        def series(kind: str) -> dict[Signal, Counter]:
-            return {s: self._receiver[kind, s].labels(receiver_id, transport) for s in Signal}
+        def series(kind: str) -> dict[Signal, Series]:
+            return {s: Series(self._receiver[kind, s], receiver_id, transport) for s in Signal}
 
-        return ReceiverMetrics(series("accepted"), series("refused"))
+        metrics = ReceiverMetrics(series("accepted"), series("refused"))
+        _paired(metrics.accepted, metrics.refused)
+        return metrics
 
     def processor(self, processor_id: str, signal: Signal) -> ProcessorMetrics:
         label = _SIGNAL_LABEL[signal]
-        return ProcessorMetrics(
-            self._incoming.labels(processor_id, label), self._outgoing.labels(processor_id, label)
-        )
+        incoming = Series(self._incoming, processor_id, label)
+        outgoing = Series(self._outgoing, processor_id, label)
+        incoming.partners, outgoing.partners = (outgoing,), (incoming,)
+        return ProcessorMetrics(incoming, outgoing)
 
     def exporter(self, exporter_id: str) -> ExporterMetrics:
-        def series(kind: str) -> dict[Signal, Counter]:
-            return {s: self._exporter[kind, s].labels(exporter_id) for s in Signal}
+        def series(kind: str) -> dict[Signal, Series]:
+            return {s: Series(self._exporter[kind, s], exporter_id) for s in Signal}
 
-        return ExporterMetrics(series("sent"), series("send_failed"), series("enqueue_failed"))
+        metrics = ExporterMetrics(series("sent"), series("send_failed"), series("enqueue_failed"))
+        _paired(metrics.sent, metrics.send_failed)
+        return metrics
 
     def queue(
         self, exporter_id: str, signal: Signal, size: Callable[[], float], capacity: int

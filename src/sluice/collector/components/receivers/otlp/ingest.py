@@ -7,11 +7,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from prometheus_client import Counter
-
 from sluice.collector import pdata
 from sluice.collector.component import Consumer, ConsumerError
 from sluice.collector.components.receivers.otlp.status import Code, Refusal
+from sluice.collector.telemetry import Series
 from sluice.policy import Signal
 
 
@@ -23,8 +22,8 @@ class Ingest:
         self,
         signal: Signal,
         consumer: Consumer,
-        accepted: Counter,
-        refused: Counter,
+        accepted: Series,
+        refused: Series,
         log: logging.Logger,
     ):
         self.signal = signal
