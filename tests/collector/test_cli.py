@@ -125,6 +125,29 @@ def test_an_output_path_that_cannot_be_opened_stops_the_collector(tmp_path: Path
     )
 
 
+@pytest.mark.parametrize(
+    ("encoding", "reason"),
+    [
+        ("xml", 'no encoder registered for name "xml"'),
+        ("JSON", 'no encoder registered for name "JSON"'),
+        ("''", "no encoder name specified"),
+    ],
+)
+def test_an_encoding_zap_does_not_know_is_valid_but_stops_the_collector(
+    tmp_path: Path, encoding: str, reason: str
+) -> None:
+    """Upstream's config takes any encoding (service/telemetry Config.Encoding
+    is a string it does not validate); zap's Build refuses it when the
+    service creates its logger, so validate passes and running fails."""
+    logs = f"    logs:\n      encoding: {encoding}\n"
+    path = _write(tmp_path, _config().replace("    metrics:\n", f"{logs}    metrics:\n"))
+    validated = run_cli("validate", "--config", str(path))
+    assert (validated.returncode, validated.stdout) == (0, "config is valid\n"), validated.stderr
+    result = run_cli("--config", str(path))
+    assert result.returncode == 1
+    assert f"Error: failed to create logger: {reason}" in result.stderr
+
+
 def test_feature_gates_are_accepted_and_each_reported_as_ignored(tmp_path: Path) -> None:
     path = _write(tmp_path, _config())
     result = run_cli(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from sluice.collector.component import (
     SIGNAL_NAMES,
@@ -73,7 +73,9 @@ class LogsTelemetry:
     level: ZapLevel = "info"
     """One of :data:`LOG_LEVELS` in any case ("" is info), as zap reads it,
     or zap's number of a level (-1 is debug)."""
-    encoding: Literal["console", "json"] = "console"
+    encoding: str = "console"
+    """zap's encoder: ``console`` or ``json``. As upstream, any text loads;
+    another stops the collector when it creates its logger."""
     development: bool = False
     disable_caller: bool = False
     disable_stacktrace: bool = False

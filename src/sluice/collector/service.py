@@ -33,6 +33,7 @@ from sluice.collector.config import Config, level_text
 from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry, resource
+from sluice.gostrconv import quoted
 from sluice.logs import LogSampler, configure_logging, open_outputs
 
 log = logging.getLogger("sluice.collector")
@@ -228,9 +229,16 @@ class Service:
 
 def log_as(config: Config) -> None:
     """Log as `config`'s ``service::telemetry::logs`` says (level, encoding,
-    sampling, output paths, initial fields); OSError (upstream's words) when an output
-    cannot be opened."""
+    sampling, output paths, initial fields); OSError (upstream's words) when
+    zap has no such encoder or an output cannot be opened (checked in that
+    order, as zap's Config.Build)."""
     logs = config.telemetry.logs
+    if not logs.encoding:
+        raise OSError("failed to create logger: no encoder name specified")
+    if logs.encoding not in ("console", "json"):
+        raise OSError(
+            f"failed to create logger: no encoder registered for name {quoted(logs.encoding)}"
+        )
     sampling = logs.sampling
     sampler = None
     if sampling is not None and sampling.enabled:
