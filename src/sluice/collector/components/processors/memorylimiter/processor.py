@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import Counter
-
 from sluice.collector import pdata
 from sluice.collector.component import Consumer, Host, Processor, refused
 from sluice.collector.components.processors.memorylimiter.limiter import MemoryLimiter
+from sluice.collector.telemetry import Series
 from sluice.policy import Signal
 
 REFUSED = "data refused due to high memory usage"
@@ -24,8 +23,8 @@ class MemoryLimiterProcessor(Processor):
         limiter: MemoryLimiter,
         next_: Consumer,
         signal: Signal,
-        accepted: Counter,
-        refused: Counter,
+        accepted: Series,
+        refused: Series,
     ):
         self.limiter = limiter
         self.next = next_

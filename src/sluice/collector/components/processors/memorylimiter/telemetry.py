@@ -2,14 +2,15 @@
 shared by every memory limiter of the service and labelled by ``processor``:
 items let through (``otelcol_processor_accepted_<items>``) and items refused
 (``otelcol_processor_refused_<items>``). Upstream marks them deprecated
-since v0.110 but still emits them."""
+since v0.110 but still emits them. Each series appears when first added to
+(upstream adds to accepted or to refused, never 0 to the other)."""
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter
 
 from sluice.collector.component import Settings
-from sluice.collector.telemetry import ITEMS
+from sluice.collector.telemetry import ITEMS, Series
 from sluice.policy import Signal
 
 
@@ -34,9 +35,8 @@ class MemoryLimiterTelemetry:
     def of(cls, settings: Settings) -> MemoryLimiterTelemetry:
         return settings.service_wide(cls.SHARED_KEY, cls)
 
-    def series(self, processor_id: str, signal: Signal) -> tuple[Counter, Counter]:
+    def series(self, processor_id: str, signal: Signal) -> tuple[Series, Series]:
         """The (accepted, refused) counters of one processor for `signal`."""
-        return (
-            self.accepted[signal].labels(processor_id),
-            self.refused[signal].labels(processor_id),
+        return Series(self.accepted[signal], processor_id), Series(
+            self.refused[signal], processor_id
         )
