@@ -25,6 +25,7 @@ from sluice.collector.configauth import (
 from sluice.collector.configtls import TLSServerConfig
 from sluice.collector.confmap.decode import Duration, Int64, Opaque
 from sluice.collector.cors import CorsConfig, CorsPolicy
+from sluice.collector.internal.warning import warn_on_unspecified_host
 from sluice.collector.servemux import go_error
 from sluice.transport.connections import ServerLimits
 from sluice.transport.http_message import Handler, Headers, Request, Response
@@ -150,7 +151,9 @@ class ServerMiddleware:
     ) -> ServerMiddleware:
         """With the authenticator ``auth`` names among the host's extensions
         (raises ValueError with upstream's wording when it is missing or
-        does not check requests)."""
+        does not check requests). Logs upstream's warnings about the settings,
+        as its ``ToServer`` does."""
+        warn_on_unspecified_host(log, config.endpoint)
         if config.cors and not config.cors.allowed_origins and config.cors.allowed_headers:
             log.warning(
                 "The CORS configuration specifies allowed headers but no allowed origins,"

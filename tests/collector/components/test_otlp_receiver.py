@@ -1407,6 +1407,32 @@ def test_grpc_start_is_logged_with_its_endpoint(
     ]
 
 
+def test_http_start_is_logged_with_its_endpoint_after_the_warning(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """confighttp's ToServer logs the unspecified-host warning, then the
+    receiver logs 'Starting HTTP server' with an endpoint field (otlpreceiver
+    otlp.go startHTTPServer)."""
+    caplog.set_level(logging.INFO)
+    start({"http": {"endpoint": "0.0.0.0:0"}})
+    start({"http": {"endpoint": "127.0.0.1:0"}})
+    logged = [
+        (record.levelname, record.getMessage(), getattr(record, "fields", None))
+        for record in caplog.records
+        if record.name.startswith("sluice.collector")
+    ]
+    assert [entry for entry in logged if "HTTP" in entry[1]] == [
+        ("INFO", "Starting HTTP server", {"endpoint": "0.0.0.0:0"}),
+        ("INFO", "Starting HTTP server", {"endpoint": "127.0.0.1:0"}),
+    ]
+    assert [message for _, message, _ in logged][:2] == [
+        "Using the 0.0.0.0 address exposes this server to every network interface, "
+        "which may facilitate Denial of Service attacks.",
+        "Starting HTTP server",
+    ]
+    assert [m for _, m, _ in logged].count(logged[0][1]) == 1
+
+
 @pytest.mark.parametrize(
     ("endpoint", "warned"),
     [

@@ -24,6 +24,7 @@ from sluice.collector.components.extensions.healthcheck.responses import (
 )
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.configtls import TLSServerConfig
+from sluice.collector.internal.warning import warn_on_unspecified_host
 from sluice.collector.servemux import ServeMux
 from sluice.transport.connections import ServerLimits
 from sluice.transport.http_message import Handler, Request, Response
@@ -68,6 +69,7 @@ class HealthCheckExtension(Component):
                 "%s: not applied to the health check, as upstream", ", ".join(unused)
             )
         tls = server_tls(self.config.tls, self.logger)
+        warn_on_unspecified_host(self.logger, self.config.endpoint)  # upstream's ToServer
         limits = self.config.server_settings().server_limits()
         self.listener = await listen(self.handle, self.config.endpoint, limits, tls)
         self._host = host

@@ -81,7 +81,7 @@ class OtlpReceiver(Component):
             return handler.with_response_headers(otlp.too_large(method, path, headers))
 
         tls = config.tls.ssl_context() if config.tls is not None else None
-        self._log.info("Starting HTTP server on %s", config.endpoint)
+        self._log.info("Starting HTTP server", extra={"fields": {"endpoint": config.endpoint}})
         self._http = await HttpListener.start(
             handler, config.endpoint, config.server_limits(), tls, too_large
         )
