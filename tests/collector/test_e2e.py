@@ -550,6 +550,47 @@ def test_sigterm_flushes_the_batch(tmp_path: Path, upstream: Upstream) -> None:
     assert answers == [200]
 
 
+def test_sigterm_stops_a_pipeline_before_the_pipelines_its_connector_feeds(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Upstream's graph stops components in topological order: the batch of
+    ``logs/in`` flushes into the ``forward`` connector while the batch of
+    ``logs/out`` still runs, which holds it with its own record and sends
+    both in one request when it stops."""
+    (http_port,) = free_ports(1)
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "processors": {"batch": {"timeout": "60s"}, "batch/out": {"timeout": "60s"}},
+        "exporters": {"otlphttp": {"endpoint": upstream.url}},
+        "connectors": {"forward": {}},
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "pipelines": {
+                "logs/in": {
+                    "receivers": ["otlp"],
+                    "processors": ["batch"],
+                    "exporters": ["forward"],
+                },
+                "logs/out": {
+                    "receivers": ["forward", "otlp"],
+                    "processors": ["batch/out"],
+                    "exporters": ["otlphttp"],
+                },
+            },
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    answer = http_request(
+        http_port, "POST", "/v1/logs", _one_log(), {"Content-Type": "application/x-protobuf"}
+    )
+    assert answer.status == 200
+    time.sleep(0.2)
+    assert upstream.received() == []  # held by both batches (60 s timeout)
+    assert collector.terminate() == 0, collector.stderr()
+    requests = [ExportLogsServiceRequest.FromString(r.decoded()) for r in upstream.received()]
+    assert [_bodies([request]) for request in requests] == [["hello", "hello"]]
+
+
 def test_sighup_reloads_the_config_and_a_config_that_does_not_load_changes_nothing(
     tmp_path: Path, upstream: Upstream
 ) -> None:

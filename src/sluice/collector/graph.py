@@ -1,5 +1,6 @@
 """Pipelines as a graph of components: one instance per receiver, exporter
-and connector route, processors per pipeline, fan-out between them."""
+and connector route (connector id, exporting signal, receiving signal), as
+upstream's graph nodes, processors per pipeline, fan-out between them."""
 
 from __future__ import annotations
 
@@ -102,13 +103,16 @@ class _Entry(Consumer):
 
 @dataclass
 class Graph:
-    """The built components, in start order (shutdown goes the other way for
-    each kind, receivers first)."""
+    """The built components. Exporters start first and receivers last;
+    processors and connectors between them in `flow` order, so that every
+    component starts after all it feeds (upstream's reverse topological
+    order). Shutdown goes the other way."""
 
     receivers: dict[ComponentID, Component] = field(default_factory=dict)
-    processors: list[tuple[ComponentID, ComponentID, Processor]] = field(default_factory=list)
-    """(pipeline, processor id, processor), pipeline by pipeline, first to last."""
-    connectors: list[tuple[ComponentID, Connector]] = field(default_factory=list)
+    flow: list[tuple[str, Component]] = field(default_factory=list)
+    """The processors and connectors (``processor:id`` or ``connector:id``,
+    the component), each after every component it feeds: the order they
+    were created in, as each needs its next consumer."""
     exporters: dict[ComponentID, Exporter] = field(default_factory=dict)
     pipelines: list[ComponentID] = field(default_factory=list)
     mutating: set[ComponentID] = field(default_factory=set)
@@ -135,6 +139,7 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
 
     entries: dict[ComponentID, Consumer] = {}
     building: set[ComponentID] = set()
+    connectors: dict[tuple[ComponentID, Signal, Signal], Connector] = {}
 
     def entry(pipeline: Pipeline) -> Consumer:
         """The consumer a receiver (or connector) of `pipeline` feeds."""
@@ -153,7 +158,7 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
                 targets.append(graph.exporters[cid].consumer(pipeline.signal))
         nxt: Consumer = single(targets)
         mutates = nxt.mutates_data
-        created: list[tuple[ComponentID, ComponentID, Processor]] = []
+        created: list[Processor] = []
         for cid in reversed(pipeline.processors):
             configured = comps[Kind.PROCESSOR][cid]
             factory = configured.factory
@@ -168,12 +173,12 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
                 pipeline.signal,
                 nxt,
             )
-            created.append((pipeline.id, cid, processor))
+            created.append(processor)
+            graph.flow.append((f"processor:{cid}", processor))
             nxt = processor
             if metrics is not None:
                 nxt = _Counted(pipeline.signal, processor, metrics.incoming)
-        graph.processors.extend(reversed(created))
-        mutates = mutates or any(p.mutates_data for _, _, p in created)
+        mutates = mutates or any(p.mutates_data for p in created)
         if mutates:
             graph.mutating.add(pipeline.id)
         if mutates and not nxt.mutates_data:
@@ -183,25 +188,36 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
         return nxt
 
     def _connector_routes(cid: ComponentID, source: Pipeline) -> list[Consumer]:
+        """The connectors `source` exports to through `cid`: one per signal
+        of the pipelines that receive from it, shared by every pipeline of
+        `source`'s signal that exports to it."""
+        factory = comps[Kind.CONNECTOR][cid].factory
+        assert isinstance(factory, ConnectorFactory)
+        signals = dict.fromkeys(
+            target.signal
+            for target in config.pipelines.values()
+            if cid in target.receivers and (source.signal, target.signal) in factory.routes
+        )
+        return [_connector(cid, source.signal, signal) for signal in signals]
+
+    def _connector(cid: ComponentID, source: Signal, target: Signal) -> Connector:
+        connector = connectors.get((cid, source, target))
+        if connector is not None:
+            return connector
         configured = comps[Kind.CONNECTOR][cid]
         factory = configured.factory
         assert isinstance(factory, ConnectorFactory)
-        routes: list[Consumer] = []
-        by_signal: dict[Signal, list[Consumer]] = {}
-        for target in config.pipelines.values():
-            if cid in target.receivers and (source.signal, target.signal) in factory.routes:
-                by_signal.setdefault(target.signal, []).append(entry(target))
-        for signal, consumers in by_signal.items():
-            connector = factory.create(
-                settings(Kind.CONNECTOR, cid),
-                configured.config,
-                source.signal,
-                signal,
-                single(consumers),
-            )
-            graph.connectors.append((cid, connector))
-            routes.append(connector)
-        return routes
+        consumers = [
+            entry(pipeline)
+            for pipeline in config.pipelines.values()
+            if cid in pipeline.receivers and pipeline.signal is target
+        ]
+        connector = factory.create(
+            settings(Kind.CONNECTOR, cid), configured.config, source, target, single(consumers)
+        )
+        connectors[(cid, source, target)] = connector
+        graph.flow.append((f"connector:{cid}", connector))
+        return connector
 
     for pipeline in config.pipelines.values():
         entry(pipeline)

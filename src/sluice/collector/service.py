@@ -2,11 +2,13 @@
 orderly shutdown on SIGTERM/SIGINT, and a config reload on SIGHUP.
 
 Start order: the Prometheus endpoint, extensions (so health checks see every
-status), exporters, connectors, processors, receivers last, so that no data
+status), exporters, then processors and connectors each after all it feeds
+(a pipeline a connector feeds before the pipelines that export to it, as
+upstream's reverse topological order), receivers last, so that no data
 arrives before its path exists. Shutdown goes the other way: receivers stop
 taking data and finish requests in flight, processors flush in pipeline
-order (batches go out), exporters drain their queues within the shutdown
-timeout, extensions stop last.
+order, a pipeline before those its connectors feed (batches go out), exporters
+drain their queues within the shutdown timeout, extensions stop last.
 """
 
 from __future__ import annotations
@@ -159,10 +161,8 @@ class Service:
     async def _start_pipelines(self) -> None:
         for cid, exporter in self.graph.exporters.items():
             await self._start(f"exporter:{cid}", exporter)
-        for cid, connector in self.graph.connectors:
-            await self._start(f"connector:{cid}", connector)
-        for _, cid, processor in reversed(self.graph.processors):
-            await self._start(f"processor:{cid}", processor)
+        for name, component in self.graph.flow:
+            await self._start(name, component)
         for cid, receiver in self.graph.receivers.items():
             await self._start(f"receiver:{cid}", receiver)
         for pid in self.graph.pipelines:
@@ -197,8 +197,8 @@ class Service:
         """Stop in order within `timeout` in all.
 
         Receivers stop taking requests at once, but the requests they still
-        answer may wait on a batch, so processors flush (in pipeline order)
-        while receivers finish; exporters stop once no receiver can send them
+        answer may wait on a batch, so processors flush (in pipeline order,
+        a pipeline before those its connectors feed) while receivers finish; exporters stop once no receiver can send them
         anything more, extensions last."""
         self.host.report_status("collector", Status.STOPPING)
         deadline = time.monotonic() + timeout
@@ -210,11 +210,9 @@ class Service:
         # arriving meanwhile is still handled: processors pass data on after
         # they stopped).
         await asyncio.sleep(0.01)
-        for _, _, processor in self.graph.processors:
-            await self._stop(processor, deadline)
+        for _, component in reversed(self.graph.flow):
+            await self._stop(component, deadline)
         await asyncio.gather(*receivers)
-        for _, connector in self.graph.connectors:
-            await self._stop(connector, deadline)
         for exporter in self.graph.exporters.values():
             await self._stop(exporter, deadline)
         for pid in self.graph.pipelines:
