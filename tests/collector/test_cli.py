@@ -8,6 +8,7 @@ import functools
 import http.server
 import json
 import logging
+import os
 import re
 import socket
 import tempfile
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 
+from sluice import __version__
 from sluice.collector import cli, service
 from sluice.collector.component import ComponentID, Kind
 from sluice.collector.factories import Factories
@@ -186,6 +188,53 @@ def test_a_port_in_use_stops_start_with_the_services_words(tmp_path: Path) -> No
         assert failed.returncode == 1, failed.stderr
         assert f"failed to start extensions: {busy}" in failed.stderr
         assert "Failed to start extension" in failed.stderr
+
+
+def _service_log(text: str) -> list[str]:
+    """The service's own lines (not its components'): message and fields."""
+    return [
+        line.split(" msg=", 1)[1]
+        for line in text.splitlines()
+        if " logger=sluice.collector msg=" in line
+    ]
+
+
+def test_the_service_logs_its_start_and_shutdown_as_upstream(tmp_path: Path) -> None:
+    """Upstream's service.Start and Shutdown, and its extensions' Start and
+    Shutdown: each extension is logged as it starts, with its kind and name;
+    every shutdown ends with "Shutdown complete.", also after a component
+    failed to start."""
+    extension = _config(extra=f"extensions:\n  zpages:\n    endpoint: 127.0.0.1:{free_port()}\n")
+    text = extension.replace("service:\n", "service:\n  extensions: [zpages]\n")
+    collector = CollectorProcess(tmp_path, text).wait_ready()
+    assert collector.terminate() == 0
+    lines = _service_log(collector.stderr())
+    cpus = len(os.sched_getaffinity(0))
+    assert lines[2] == f'"Starting sluice-collector..." Version={__version__} NumCPU={cpus}'
+    assert lines[3:] == [
+        '"Starting extensions..."',
+        '"Extension is starting..." kind=extension name=zpages',
+        '"Extension started." kind=extension name=zpages',
+        '"Everything is ready. Begin running and processing data."',
+        '"Received signal from OS" signal=terminated',
+        '"Starting shutdown..."',
+        '"Stopping extensions..."',
+        '"Shutdown complete."',
+    ]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        failed = run_cli("--config", str(_write(tmp_path, _config(port=taken.getsockname()[1]))))
+    assert failed.returncode == 1
+    lines = _service_log(failed.stderr)
+    assert lines[3] == '"Starting extensions..."'
+    assert lines[4].startswith('"Failed to start component"')
+    assert lines[5:8] == [
+        '"Starting shutdown..."',
+        '"Stopping extensions..."',
+        '"Shutdown complete."',
+    ]
+    assert lines[8].startswith('"cannot start the collector: cannot start pipelines: ')
 
 
 @pytest.mark.parametrize(

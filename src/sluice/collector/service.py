@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -123,6 +124,9 @@ class Service:
             )
             await self.metrics_server.start()
             self.metrics_port = self.metrics_server.port
+        info = self.host.build_info
+        started = {"Version": info.version, "NumCPU": _num_cpu()}
+        log.info("Starting %s...", info.command, extra={"fields": started})
         comps = self.config.components
         connectors = comps[Kind.CONNECTOR]
 
@@ -137,6 +141,7 @@ class Service:
             ]
             for p in self.config.pipelines.values()
         }
+        log.info("Starting extensions...")
         for cid in self.config.extensions:
             configured = comps[Kind.EXTENSION][cid]
             factory = configured.factory
@@ -146,10 +151,13 @@ class Service:
             )
             self.host.extensions[cid] = extension
             self.extensions.append((f"extension:{cid}", extension))
+            fields = {"kind": "extension", "name": str(cid)}
+            log.info("Extension is starting...", extra={"fields": fields})
             try:
                 await self._start(f"extension:{cid}", extension)
             except Exception as problem:
                 raise StartError(f"failed to start extensions: {problem}") from problem
+            log.info("Extension started.", extra={"fields": fields})
         self._notify_config()
         self.graph = build(self.config, self.telemetry, self.shared)
         self.host.graph = self.graph
@@ -200,6 +208,7 @@ class Service:
         answer may wait on a batch, so processors flush (in pipeline order,
         a pipeline before those its connectors feed) while receivers finish; exporters stop once no receiver can send them
         anything more, extensions last."""
+        log.info("Starting shutdown...")
         self.host.report_status("collector", Status.STOPPING)
         deadline = time.monotonic() + timeout
         self._names = {id(c): name for name, c in self.started}
@@ -217,12 +226,22 @@ class Service:
             await self._stop(exporter, deadline)
         for pid in self.graph.pipelines:
             self.host.report_status(f"pipeline:{pid}", Status.STOPPED)
+        log.info("Stopping extensions...")
         for _, extension in reversed(self.extensions):
             await self._stop(extension, deadline)
         self.started.clear()
+        log.info("Shutdown complete.")
         if self.metrics_server is not None:
             await self.metrics_server.stop()
             self.metrics_server = None
+
+
+def _num_cpu() -> int:
+    """The CPUs this process may run on (Go's ``runtime.NumCPU``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def log_as(config: Config) -> None:
@@ -291,7 +310,6 @@ async def run(
         trimmer.cancel()
         await service.shutdown()
         if loaded is None:
-            log.info("Shutdown complete.")
             return 0
         try:
             log_as(loaded)
