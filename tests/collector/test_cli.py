@@ -181,7 +181,10 @@ def test_a_port_in_use_stops_start_with_the_services_words(tmp_path: Path) -> No
         receiver = run_cli("--config", str(_write(tmp_path, _config(port=port))))
         assert receiver.returncode == 1, receiver.stderr
         assert f"cannot start pipelines: {busy}" in receiver.stderr
-        assert "Failed to start component" in receiver.stderr
+        # The kind as Go's component.Kind prints it.
+        assert f'"Failed to start component" error="{busy}" type=Receiver id=otlp' in (
+            receiver.stderr
+        )
         extension = _config(extra=f"extensions:\n  zpages:\n    endpoint: 127.0.0.1:{port}\n")
         extension = extension.replace("service:\n", "service:\n  extensions: [zpages]\n")
         failed = run_cli("--config", str(_write(tmp_path, extension, "ext.yaml")))

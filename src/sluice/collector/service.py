@@ -81,7 +81,8 @@ class Service:
                 fields = {"kind": kind, "name": cid, "error": str(problem)}
                 log.error("Failed to start extension", extra={"fields": fields})
             else:
-                fields = {"error": str(problem), "type": kind, "id": cid}
+                # The kind as Go's component.Kind prints it ("Receiver").
+                fields = {"error": str(problem), "type": kind.capitalize(), "id": cid}
                 log.error("Failed to start component", extra={"fields": fields})
             raise
         self.started.append((instance, component))
