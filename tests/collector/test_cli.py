@@ -240,6 +240,42 @@ def test_the_service_logs_its_start_and_shutdown_as_upstream(tmp_path: Path) -> 
     assert lines[8].startswith('"cannot start the collector: cannot start pipelines: ')
 
 
+def test_each_component_made_logs_its_stability_before_the_service_starts(
+    tmp_path: Path,
+) -> None:
+    """Upstream's builders log the stability of each component they create,
+    at info for development (and below), at debug from alpha on; exporters
+    and receivers once per signal, processors once per pipeline, when the
+    service is made, before "Starting ..."."""
+    text = _config().replace(
+        "      exporters: [debug]\n",
+        "      exporters: [debug]\n    traces:\n      receivers: [otlp]\n"
+        "      processors: [batch]\n      exporters: [debug]\n",
+    )
+    collector = CollectorProcess(tmp_path, text).wait_ready()
+    collector.terminate()
+    lines = [line.split(" logger=", 1)[1] for line in collector.stderr().splitlines()]
+    development = [i for i, line in enumerate(lines) if "Development component" in line]
+    assert [lines[i] for i in development] == [
+        f'sluice.collector.exporter.debug msg="Development component. May change in the future."'
+        f" data_type={signal}"
+        for signal in ("logs", "traces")
+    ]
+    assert development[-1] < next(i for i, line in enumerate(lines) if "Starting sluice" in line)
+    assert "Beta component" not in collector.stderr()  # debug level
+    debug = _config().replace("    metrics:\n", "    logs:\n      level: debug\n    metrics:\n")
+    collector = CollectorProcess(tmp_path / "debug", debug).wait_ready()
+    collector.terminate()
+    assert (
+        'logger=sluice.collector.processor.batch msg="Beta component. May change in the future."'
+        " pipeline=logs"
+    ) in collector.stderr()
+    assert (
+        'logger=sluice.collector.receiver.otlp msg="Beta component. May change in the future."'
+        " data_type=logs"
+    ) in collector.stderr()
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

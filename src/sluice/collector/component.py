@@ -279,6 +279,26 @@ CORE_VERSION = "0.115.0"
 behaviour Sluice's core follows (what a builder manifest's versions name)."""
 
 
+STABILITY_MESSAGES: Mapping[str, str] = {
+    "unmaintained": "Unmaintained component. Actively looking for contributors. Component will"
+    " become deprecated after 3 months of remaining unmaintained.",
+    "deprecated": "Deprecated component. Will be removed in future releases.",
+    "development": "Development component. May change in the future.",
+    "alpha": "Alpha component. May change in the future.",
+    "beta": "Beta component. May change in the future.",
+    "stable": "Stable component.",
+}
+"""What upstream's service logs of a component's stability level as it creates it."""
+
+
+def log_stability(logger: logging.Logger, level: str | None, **fields: str) -> None:
+    """Upstream's builders' line as they create a component: at info for a
+    level below alpha (development, deprecated...), at debug from alpha on."""
+    message = STABILITY_MESSAGES.get(level or "", "Stability level of component is undefined")
+    quiet = level in ("alpha", "beta", "stable")
+    logger.log(logging.DEBUG if quiet else logging.INFO, message, extra={"fields": fields})
+
+
 class Factory(Generic[C]):
     """Makes one component type from its config.
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from sluice.collector import pdata
 from sluice.collector.component import (
+    SIGNAL_NAMES,
     Component,
     ComponentID,
     Connector,
@@ -23,6 +24,7 @@ from sluice.collector.component import (
     ProcessorFactory,
     ReceiverFactory,
     Settings,
+    log_stability,
 )
 from sluice.collector.config import Config, Pipeline
 from sluice.collector.telemetry import ProcessorMetrics, ServiceTelemetry
@@ -129,13 +131,16 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
         return Settings(cid, kind, telemetry, pipeline, shared)
 
     for cid, configured in comps[Kind.EXPORTER].items():
-        signals = frozenset(p.signal for p in config.pipelines.values() if cid in p.exporters)
+        pipelines = config.pipelines.values()
+        signals = list(dict.fromkeys(p.signal for p in pipelines if cid in p.exporters))
         if signals:
             factory = configured.factory
             assert isinstance(factory, ExporterFactory)
-            graph.exporters[cid] = factory.create(
-                settings(Kind.EXPORTER, cid), configured.config, signals
-            )
+            made = settings(Kind.EXPORTER, cid)
+            for signal in signals:  # upstream makes one per signal
+                name = SIGNAL_NAMES[signal]
+                log_stability(made.logger, factory.stability.get(name), data_type=name)
+            graph.exporters[cid] = factory.create(made, configured.config, frozenset(signals))
 
     entries: dict[ComponentID, Consumer] = {}
     building: set[ComponentID] = set()
@@ -167,8 +172,13 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             if factory.counts_items:
                 metrics = telemetry.processor(str(cid), pipeline.signal)
                 nxt = _Counted(pipeline.signal, nxt, metrics.outgoing)
+            made = settings(Kind.PROCESSOR, cid, str(pipeline.id))
+            signal_name = SIGNAL_NAMES[pipeline.signal]
+            log_stability(
+                made.logger, factory.stability.get(signal_name), pipeline=str(pipeline.id)
+            )
             processor = factory.create(
-                settings(Kind.PROCESSOR, cid, str(pipeline.id)),
+                made,
                 configured.config,
                 pipeline.signal,
                 nxt,
@@ -212,9 +222,15 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             for pipeline in config.pipelines.values()
             if cid in pipeline.receivers and pipeline.signal is target
         ]
-        connector = factory.create(
-            settings(Kind.CONNECTOR, cid), configured.config, source, target, single(consumers)
+        made = settings(Kind.CONNECTOR, cid)
+        names = SIGNAL_NAMES[source], SIGNAL_NAMES[target]
+        log_stability(
+            made.logger,
+            factory.stability.get("_to_".join(names)),
+            exporter_in_pipeline=names[0],
+            receiver_in_pipeline=names[1],
         )
+        connector = factory.create(made, configured.config, source, target, single(consumers))
         connectors[(cid, source, target)] = connector
         graph.flow.append((f"connector:{cid}", connector))
         return connector
@@ -229,8 +245,12 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
         if consumers:
             factory = configured.factory
             assert isinstance(factory, ReceiverFactory)
+            made = settings(Kind.RECEIVER, cid)
+            for signal in consumers:  # upstream makes one per signal
+                name = SIGNAL_NAMES[signal]
+                log_stability(made.logger, factory.stability.get(name), data_type=name)
             graph.receivers[cid] = factory.create(
-                settings(Kind.RECEIVER, cid),
+                made,
                 configured.config,
                 {signal: single(c) for signal, c in consumers.items()},
             )

@@ -31,6 +31,7 @@ from sluice.collector.component import (
     Kind,
     Settings,
     Status,
+    log_stability,
 )
 from sluice.collector.config import Config, level_text
 from sluice.collector.effective import effective_config
@@ -125,9 +126,6 @@ class Service:
             )
             await self.metrics_server.start()
             self.metrics_port = self.metrics_server.port
-        info = self.host.build_info
-        started = {"Version": info.version, "NumCPU": _num_cpu()}
-        log.info("Starting %s...", info.command, extra={"fields": started})
         comps = self.config.components
         connectors = comps[Kind.CONNECTOR]
 
@@ -142,26 +140,32 @@ class Service:
             ]
             for p in self.config.pipelines.values()
         }
-        log.info("Starting extensions...")
+        # As upstream's service.New: every extension and pipeline component
+        # is made (each logging its stability) before anything starts.
         for cid in self.config.extensions:
             configured = comps[Kind.EXTENSION][cid]
             factory = configured.factory
             assert isinstance(factory, ExtensionFactory)
-            extension = factory.create(
-                Settings(cid, Kind.EXTENSION, self.telemetry, "", self.shared), configured.config
-            )
+            settings = Settings(cid, Kind.EXTENSION, self.telemetry, "", self.shared)
+            log_stability(settings.logger, factory.stability.get("extension"))
+            extension = factory.create(settings, configured.config)
             self.host.extensions[cid] = extension
             self.extensions.append((f"extension:{cid}", extension))
-            fields = {"kind": "extension", "name": str(cid)}
+        self.graph = build(self.config, self.telemetry, self.shared)
+        self.host.graph = self.graph
+        info = self.host.build_info
+        started = {"Version": info.version, "NumCPU": _num_cpu()}
+        log.info("Starting %s...", info.command, extra={"fields": started})
+        log.info("Starting extensions...")
+        for name, extension in self.extensions:
+            fields = {"kind": "extension", "name": name.partition(":")[2]}
             log.info("Extension is starting...", extra={"fields": fields})
             try:
-                await self._start(f"extension:{cid}", extension)
+                await self._start(name, extension)
             except Exception as problem:
                 raise StartError(f"failed to start extensions: {problem}") from problem
             log.info("Extension started.", extra={"fields": fields})
         self._notify_config()
-        self.graph = build(self.config, self.telemetry, self.shared)
-        self.host.graph = self.graph
         try:
             await self._start_pipelines()
         except Exception as problem:
