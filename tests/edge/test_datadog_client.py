@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import zstandard
 from datadog_api_client import ApiClient, Configuration
 from datadog_api_client.v2.api.logs_api import LogsApi
 from datadog_api_client.v2.api.metrics_api import MetricsApi
 from datadog_api_client.v2.model.content_encoding import ContentEncoding
 from datadog_api_client.v2.model.http_log import HTTPLog
 from datadog_api_client.v2.model.http_log_item import HTTPLogItem
+from datadog_api_client.v2.model.metric_content_encoding import MetricContentEncoding
 from datadog_api_client.v2.model.metric_intake_type import MetricIntakeType
 from datadog_api_client.v2.model.metric_payload import MetricPayload
 from datadog_api_client.v2.model.metric_point import MetricPoint
@@ -432,3 +434,30 @@ def test_an_empty_message_or_status_reads_the_next_key(
     assert answer.status == 202
     [got] = accepting.received()
     assert json.loads(got.body) == body[3:]
+
+
+def test_zstd1_series_are_filtered_and_keep_their_encoding(
+    edge: EdgeProcess, accepting: Upstream
+) -> None:
+    """The client's ``MetricContentEncoding.ZSTD1`` sends ``Content-Encoding:
+    zstd1`` (a zstd frame), which the series intake accepts: it is filtered
+    like ``zstd``, and what is kept goes on in the same encoding."""
+    payload = MetricPayload(
+        series=[
+            MetricSeries(
+                metric="app.kept", points=[MetricPoint(timestamp=1_700_000_000, value=1.5)]
+            ),
+            MetricSeries(
+                metric="dd.drop.me", points=[MetricPoint(timestamp=1_700_000_000, value=2.0)]
+            ),
+        ]
+    )
+    with client(edge.port) as api:
+        _, status, _ = MetricsApi(api).submit_metrics(
+            payload, content_encoding=MetricContentEncoding.ZSTD1
+        )
+    assert status == 202
+    [got] = accepting.received()
+    assert got.header("Content-Encoding") == "zstd1"
+    plain = zstandard.ZstdDecompressor().decompressobj().decompress(got.body)
+    assert [s["metric"] for s in json.loads(plain)["series"]] == ["app.kept"]

@@ -30,6 +30,9 @@ LEGACY_LOGS_PREFIX = "/v1/input"
 V1_SERIES, V2_SERIES = "/api/v1/series", "/api/v2/series"
 SKETCHES, CHECK_RUNS = "/api/beta/sketches", "/api/v1/check_run"
 METRICS_PATHS = frozenset({V1_SERIES, V2_SERIES, SKETCHES, CHECK_RUNS})
+CONTENT_ENCODINGS = {"zstd1": "zstd"}
+"""Datadog's own names of Content-Encodings, as the codec they name: the API
+clients' ``zstd1`` (``MetricContentEncoding.ZSTD1``) is a zstd frame."""
 API_PREFIXES = ("/api/", "/intake/")
 """Paths of the Agent's other calls (those not in the logs or metrics families)."""
 
@@ -60,6 +63,12 @@ def default_api_url(metrics_url: str) -> str:
     if site is None:
         return metrics_url
     return f"{urlsplit(metrics_url).scheme}://app.{site}"
+
+
+def codec(encoding: str) -> str:
+    """The codec of a Content-Encoding on a Datadog intake route (a
+    lower-cased header value)."""
+    return CONTENT_ENCODINGS.get(encoding, encoding)
 
 
 def loggable_path(path: str) -> str:

@@ -217,11 +217,14 @@ class Edge:
         all_dropped: Response,
         exchange: Exchange,
         extra: bytes = b"",
+        encoding: str | None = None,
     ) -> Response:
         """The filtered-route pipeline shared by OTLP and Datadog (see
         :func:`filter_body`), against one snapshot: answer locally (refused, or
         all dropped), forward the original bytes (unchanged, or failing open)
-        or forward the re-encoded batch in the encoding it arrived in."""
+        or forward the re-encoded batch in the encoding it arrived in
+        (`encoding`: the codec of its Content-Encoding, when the route names
+        codecs its own way)."""
         snapshot = self.registry.snapshot  # one snapshot for the whole request
         if not snapshot.count(signal):
             # nothing to apply
@@ -231,7 +234,7 @@ class Edge:
             signal,
             decode,
             request.body,
-            _encoding(request),
+            _encoding(request) if encoding is None else encoding,
             self.config.max_body_size,
         )
         verdict = filtered.verdict
@@ -322,6 +325,7 @@ class Edge:
             DATADOG_ACCEPTED,
             exchange,
             self._datadog_key(request),
+            intake.codec(_encoding(request)),
         )
 
     def close(self) -> None:
