@@ -461,3 +461,31 @@ def test_zstd1_series_are_filtered_and_keep_their_encoding(
     assert got.header("Content-Encoding") == "zstd1"
     plain = zstandard.ZstdDecompressor().decompressobj().decompress(got.body)
     assert [s["metric"] for s in json.loads(plain)["series"]] == ["app.kept"]
+
+
+def test_a_single_log_object_is_one_record(edge: EdgeProcess, accepting: Upstream) -> None:
+    """The intake also takes one log as a bare object (Datadog's "simple JSON
+    message"): it is that one record, filtered like an array's, and goes on
+    as an object."""
+    dropped = b'{"message": "GET /healthcheck 200", "service": "lb"}'
+    answer = edge.post("/api/v2/logs", dropped, "application/json")
+    assert (answer.status, answer.json()) == (202, {})
+    assert accepting.received() == []
+    kept = b'{"message": "payment accepted",  "ddtags": "env:prod"}'
+    assert edge.post("/api/v2/logs", kept, "application/json").status == 202
+    [got] = accepting.received()
+    assert got.body == kept
+    edited = {"message": "card used", "card": "4111-1111-1111-1111", "n": 1}
+    body = gzip.compress(json.dumps(edited).encode())
+    answer = edge.request(
+        "POST",
+        "/api/v2/logs",
+        body,
+        {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+    assert answer.status == 202
+    got = accepting.received()[-1]
+    assert json.loads(got.decoded()) == {**edited, "card": "[REDACTED]"}
+    staging = b'{"message": "x", "ddtags": "team:x,env:staging"}'
+    assert edge.post("/api/v2/logs", staging, "application/json").status == 202
+    assert len(accepting.received()) == 2

@@ -62,10 +62,20 @@ def test_batch_with_only_edits_needs_no_source_spans() -> None:
     assert batch.encode() == b'[{"message":"b"}]'
 
 
-@pytest.mark.parametrize("body", [b"{}", b"[1,", b"[1] x", b"\xff[]", b'"text"', b"", b"null"])
+@pytest.mark.parametrize("body", [b"[1,", b"[1] x", b"\xff[]", b'"text"', b"", b"null", b"1"])
 def test_not_an_array_is_refused(body: bytes) -> None:
     with pytest.raises(datadog.NotAnArray):
         datadog.DatadogBatch.parse(body)
+
+
+def test_a_single_object_is_a_batch_of_one_written_back_as_an_object() -> None:
+    body = b'{"message": "a",  "n": 1}'
+    batch = datadog.DatadogBatch.parse(body)
+    assert batch.records == [{"message": "a", "n": 1}]
+    assert batch.encode() == body
+    batch.edited.add(0)
+    batch.records[0]["message"] = "b"
+    assert batch.encode() == b'{"message":"b","n":1}'
 
 
 def test_ddtags_are_matched_by_key_and_parsed_once_per_string() -> None:

@@ -101,13 +101,16 @@ def parse_document(body: bytes) -> Any:
 
 
 class DatadogBatch:
-    """Decoded records plus the request text; tracks drops and edits."""
+    """Decoded records plus the request text; tracks drops and edits. A body
+    that is one log object rather than an array (the intake's "simple JSON
+    message") is a batch of that one record, and is written back as an object."""
 
-    __slots__ = ("_positions", "body", "dropped", "edited", "records")
+    __slots__ = ("_positions", "body", "dropped", "edited", "records", "single")
 
-    def __init__(self, records: list[Any], body: bytes):
+    def __init__(self, records: list[Any], body: bytes, single: bool = False):
         self.records = records
         self.body = body
+        self.single = single
         self.dropped: set[int] = set()
         self.edited: set[int] = set()
         self._positions: dict[int, int] | None = None
@@ -117,8 +120,10 @@ class DatadogBatch:
         """One call into the C JSON scanner; element source spans are only worked
         out (by :meth:`encode`) when some records are dropped and others kept."""
         records = parse_document(body)
+        if records.__class__ is dict:
+            return cls([records], body, single=True)
         if records.__class__ is not list:
-            raise NotAnArray("expected a JSON array")
+            raise NotAnArray("expected a JSON array or object")
         return cls(records, body)
 
     def mark_edited(self, record: Any) -> None:
@@ -133,6 +138,10 @@ class DatadogBatch:
 
     def encode(self) -> bytes:
         """The kept records: original text for untouched ones, re-encoded edits."""
+        if self.single:
+            if 0 in self.edited:
+                return jsonbody.to_utf8(jsonbody.dumps(self.records[0]))
+            return self.body
         kept = self.kept()
         sources = (
             [s for _, s in split_array(self.body.decode())]
