@@ -750,6 +750,30 @@ def test_of_several_bad_properties_upstreams_first_is_reported(
     ]
 
 
+def test_of_bad_include_and_exclude_only_includes_problem_is_reported() -> None:
+    """Upstream's skip expression builds ``include`` first and returns its
+    error: a bad ``exclude`` is not reported with it."""
+    bad = {"match_type": "strict", "log_bodies": ["x"]}
+    config = decoded(
+        AttributesConfig,
+        {"actions": [{"key": "k", "action": "delete"}], "include": bad, "exclude": bad},
+    )
+    assert list(FACTORY.signal_problems(config, Signal.TRACE)) == [
+        ("include", "log_bodies should not be specified for trace spans")
+    ]
+    config = decoded(
+        AttributesConfig,
+        {
+            "actions": [{"key": "k", "action": "delete"}],
+            "include": {"match_type": "strict", "log_bodies": ["x"]},
+            "exclude": {"match_type": "regexp", "span_names": ["(oops"]},
+        },
+    )
+    assert list(FACTORY.signal_problems(config, Signal.LOG)) == [
+        ("exclude", "services, span_names, and span_kinds are not valid for log records")
+    ]
+
+
 def test_match_type_expr_has_no_matcher_for_metrics(caplog: pytest.LogCaptureFixture) -> None:
     """Upstream's filtermetric builds no matcher for expr without expressions
     (which the attributes processor cannot set): all pass include, none is

@@ -218,13 +218,15 @@ def selection_problems(
     include: MatchProperties | None, exclude: MatchProperties | None, signal: Signal
 ) -> Iterator[Problem]:
     """What upstream refuses when it builds ``include`` / ``exclude`` for a
-    pipeline of `signal`, under ``include`` or ``exclude``."""
+    pipeline of `signal`, under ``include`` or ``exclude``: the first only, as
+    upstream builds ``include`` first and stops at its error."""
     for where, properties in (("include", include), ("exclude", exclude)):
         if properties is not None:
             try:
                 _Properties(properties, signal)
             except MatchConfigError as bad:
                 yield where, str(bad)
+                return
 
 
 def _compiled(mp: MatchProperties | None, signal: Signal, fields: LogFields) -> _Properties | None:
