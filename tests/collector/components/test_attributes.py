@@ -13,8 +13,13 @@ import yaml
 from sluice.collector import client, pdata
 from sluice.collector.components.processors.attributes import FACTORY
 from sluice.collector.components.processors.attributes.config import AttributesConfig
+from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.internal.attraction import ActionConfig
-from sluice.collector.internal.filtermatch import MatchProperties, Selection
+from sluice.collector.internal.filtermatch import (
+    MatchProperties,
+    Selection,
+    SeverityNumberMatch,
+)
 from sluice.policy import Signal
 from tests.collector.components.attribute_data import (
     ACTION_CASES,
@@ -674,6 +679,31 @@ def test_log_properties() -> None:
     assert selected({"exclude": attributes}, Signal.LOG, data()) == ["a", "b", "c"]
     resources = {"match_type": "strict", "resources": [{"key": "k8s", "value": "y"}]}
     assert selected({"include": resources}, Signal.LOG, data()) == []
+
+
+def test_log_severity_number_min_is_a_plog_severity_number() -> None:
+    """Upstream's ``min`` is a ``plog.SeverityNumber`` (an int32 without a
+    text form): a severity name is mapstructure's error naming that type,
+    and a number past int32 wraps as Go's conversion does."""
+
+    def severity(raw: dict[str, Any]) -> tuple[list[str], Any]:
+        problems = Problems()
+        config = decode(
+            AttributesConfig,
+            {
+                "actions": [{"key": "k", "action": "delete"}],
+                "include": {"log_severity_number": raw},
+            },
+            "",
+            problems,
+        )
+        return problems.lines, config.include.log_severity_number
+
+    assert severity({"min": "INFO"})[0] == [
+        "include::log_severity_number::min: 'include.log_severity_number.min' expected type "
+        "'plog.SeverityNumber', got unconvertible type 'string', value: 'INFO'"
+    ]
+    assert severity({"min": (1 << 32) + 9}) == ([], SeverityNumberMatch(min=9))
 
 
 def test_metric_properties() -> None:

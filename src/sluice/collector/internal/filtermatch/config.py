@@ -8,9 +8,14 @@ a processor is created for a pipeline (``validate`` runs the same checks).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
+from sluice.collector.confmap.decode import GoType
 from sluice.policy import Signal
+
+SeverityNumber = Annotated[int, GoType("plog.SeverityNumber", 32, True)]
+"""pdata's ``plog.SeverityNumber``: an int32 with no text form (a severity
+name is refused, a number past int32 wraps)."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ class SeverityNumberMatch:
     """``log_severity_number``: records at `min` or above match; records with
     no severity number match only with `match_undefined`."""
 
-    min: int = 0
+    min: SeverityNumber = 0
     match_undefined: bool = False
 
 
