@@ -185,6 +185,18 @@ def test_invalid_configs_have_upstreams_wording(name: str, problem: str) -> None
     assert created(name)[0] == problem
 
 
+def test_an_unsupported_action_is_quoted_as_go_quotes_it() -> None:
+    """Upstream names it with ``%q``, after lowercasing it."""
+    config = AttributesConfig(actions=[ActionConfig(key="a", action='Re"Name\\x')])
+    assert list(FACTORY.signal_problems(config, Signal.TRACE)) == [
+        (
+            "actions[0]",
+            'error creating AttrProc due to unsupported action "re\\"name\\\\x" at the '
+            "0-th actions",
+        )
+    ]
+
+
 def test_actions_are_checked_when_a_pipeline_creates_the_processor() -> None:
     """Upstream's Validate wants only a non-empty ``actions``; its NewAttrProc
     checks them when a pipeline creates the processor, for every signal."""

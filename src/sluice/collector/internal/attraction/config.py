@@ -15,6 +15,7 @@ from typing import Any
 
 from sluice.collector.component import Problem
 from sluice.collector.internal.attraction.values import CONVERTED_TYPES, unsupported
+from sluice.gostrconv import quoted
 from sluice.policy.regex_dialect import capture_names, go_syntax_error
 
 ACTIONS = ("insert", "update", "upsert", "delete", "hash", "extract", "convert")
@@ -142,7 +143,7 @@ def action_problem(action: ActionConfig, index: int) -> str | None:
                 f'field "converted_type" for action "{kind}" at the {index}-th action'
             )
         return None
-    return f'error creating AttrProc due to unsupported action "{kind}" at the {index}-th actions'
+    return f"error creating AttrProc due to unsupported action {quoted(kind)} at the {index}-th actions"
 
 
 def _extract_problem(action: ActionConfig, index: int, sources: int) -> str | None:
