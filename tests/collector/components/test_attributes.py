@@ -693,6 +693,24 @@ def test_log_properties() -> None:
     assert selected({"include": resources}, Signal.LOG, data()) == []
 
 
+def test_action_and_match_type_are_named_by_their_go_types() -> None:
+    """mapstructure names a field's own type: upstream's ``action`` is an
+    ``attraction.Action``, ``match_type`` a ``filterset.MatchType``."""
+    problems = Problems()
+    decode(
+        AttributesConfig,
+        {"actions": [{"key": "k", "action": 1}], "include": {"match_type": 2}},
+        "",
+        problems,
+    )
+    assert problems.lines == [
+        "actions[0]::action: 'actions[0].action' expected type 'attraction.Action', "
+        "got unconvertible type 'int', value: '1'",
+        "include::match_type: 'include.match_type' expected type 'filterset.MatchType', "
+        "got unconvertible type 'int', value: '2'",
+    ]
+
+
 def test_log_severity_number_min_is_a_plog_severity_number() -> None:
     """Upstream's ``min`` is a ``plog.SeverityNumber`` (an int32 without a
     text form): a severity name is mapstructure's error naming that type,

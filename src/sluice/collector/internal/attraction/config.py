@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from sluice.collector.component import Problem
+from sluice.collector.confmap.decode import GoType
 from sluice.collector.internal.attraction.values import CONVERTED_TYPES, unsupported
 from sluice.gostrconv import quoted
 from sluice.policy.regex_dialect import capture_names, go_syntax_error
@@ -26,7 +27,7 @@ class ActionConfig:
     """An entry of ``actions`` (``attributes`` for the resource processor)."""
 
     key: str = ""
-    action: str = ""
+    action: Annotated[str, GoType("attraction.Action")] = ""
     value: Any = None
     """Any YAML value: string, int, double, bool, list or map (as pdata's ``FromRaw``)."""
     default_value: Any = None

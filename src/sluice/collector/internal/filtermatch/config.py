@@ -63,7 +63,7 @@ class MatchProperties:
     (OR); every entry of ``attributes``, ``resources`` and ``libraries`` must
     match (upstream's code, whatever its README says)."""
 
-    match_type: str = ""
+    match_type: Annotated[str, GoType("filterset.MatchType")] = ""
     regexp: RegexpOptions | None = None
     services: list[str] = field(default_factory=list)
     span_names: list[str] = field(default_factory=list)
