@@ -736,6 +736,30 @@ def test_log_severity_number_min_is_a_plog_severity_number() -> None:
     assert severity({"min": (1 << 32) + 9}) == ([], SeverityNumberMatch(min=9))
 
 
+def test_a_null_include_exclude_or_severity_number_is_not_set() -> None:
+    """Upstream's ``include``, ``exclude``, ``log_severity_number`` and
+    ``regexp`` are pointers that default to nil, and mapstructure leaves a
+    field as it is for a null: written empty, they are not set (an empty
+    map, ``{}``, sets them)."""
+    for signal in SIGNALS:
+        both = {"include": None, "exclude": None}
+        assert selected(both, signal, one_item(signal, [("id", "a")])) == ["a"]
+    config = decoded(
+        AttributesConfig,
+        {"actions": [{"key": "k", "action": "delete"}], "include": {}},
+    )
+    assert list(FACTORY.signal_problems(config, Signal.TRACE)) == [("include", MISSING_FOR_SPANS)]
+    items = [Item([("id", "a")], body="x"), Item([("id", "b")], body="x", severity_number=9)]
+    data = request(Signal.LOG, [Resource([Scope(items)])])
+    include = {
+        "match_type": "strict",
+        "regexp": None,
+        "log_bodies": ["x"],
+        "log_severity_number": None,
+    }
+    assert selected({"include": include}, Signal.LOG, data) == ["a", "b"]
+
+
 def test_metric_properties() -> None:
     data = lambda: request(  # noqa: E731
         Signal.METRIC,

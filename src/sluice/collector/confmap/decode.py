@@ -143,6 +143,18 @@ class _AsWrittenMark:
     """The marker of :data:`AsWritten`."""
 
 
+class _NilPointerMark:
+    """The marker of an optional section whose Go field is a pointer that
+    defaults to nil (see :data:`NIL_POINTER`)."""
+
+
+NIL_POINTER = _NilPointerMark()
+"""Marks an optional section (``Annotated[Section | None, NIL_POINTER]``)
+whose upstream field is a pointer that defaults to nil: mapstructure leaves
+a field as it is for a null, so a null leaves it unset, where an optional
+section without the mark is present, with its defaults."""
+
+
 AsWritten = Annotated[Any, _AsWrittenMark]
 """A value left as written: each whole ``${...}`` inside it still an
 :class:`~sluice.confexpand.Expanded`, for a component that reads entries of
@@ -412,6 +424,11 @@ def decode(
 
 def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, current: Any) -> Any:
     origin = typing.get_origin(hint)
+    if origin is Annotated and NIL_POINTER in hint.__metadata__:
+        if shallow(value) is None:
+            return current
+        hint = hint.__origin__
+        origin = typing.get_origin(hint)
     if origin is Union or origin is types.UnionType:
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         inner = options[0]

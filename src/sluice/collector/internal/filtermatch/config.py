@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from sluice.collector.confmap.decode import GoType
+from sluice.collector.confmap.decode import NIL_POINTER, GoType
 from sluice.policy import Signal
 
 SeverityNumber = Annotated[int, GoType("plog.SeverityNumber", 32, True)]
@@ -64,13 +64,13 @@ class MatchProperties:
     match (upstream's code, whatever its README says)."""
 
     match_type: Annotated[str, GoType("filterset.MatchType")] = ""
-    regexp: RegexpOptions | None = None
+    regexp: Annotated[RegexpOptions | None, NIL_POINTER] = None
     services: list[str] = field(default_factory=list)
     span_names: list[str] = field(default_factory=list)
     span_kinds: list[str] = field(default_factory=list)
     log_bodies: list[str] = field(default_factory=list)
     log_severity_texts: list[str] = field(default_factory=list)
-    log_severity_number: SeverityNumberMatch | None = None
+    log_severity_number: Annotated[SeverityNumberMatch | None, NIL_POINTER] = None
     metric_names: list[str] = field(default_factory=list)
     attributes: list[AttributeMatch] = field(default_factory=list)
     resources: list[AttributeMatch] = field(default_factory=list)

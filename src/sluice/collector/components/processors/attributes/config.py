@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from sluice.collector.component import ComponentConfig, Problem
+from sluice.collector.confmap.decode import NIL_POINTER
 from sluice.collector.internal.attraction import ActionConfig
 from sluice.collector.internal.filtermatch import MatchProperties
 
@@ -16,9 +18,9 @@ from sluice.collector.internal.filtermatch import MatchProperties
 class AttributesConfig(ComponentConfig):
     actions: list[ActionConfig] = field(default_factory=list)
     """Applied in order to each selected span, log record or data point."""
-    include: MatchProperties | None = None
-    """Only items matching these are processed."""
-    exclude: MatchProperties | None = None
+    include: Annotated[MatchProperties | None, NIL_POINTER] = None
+    """Only items matching these are processed (null: not set)."""
+    exclude: Annotated[MatchProperties | None, NIL_POINTER] = None
     """Items matching these are not processed (checked after ``include``)."""
 
     def validate(self) -> Iterator[Problem]:
