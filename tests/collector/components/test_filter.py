@@ -170,6 +170,24 @@ def test_an_empty_condition_list_is_given_as_upstream_reads_it() -> None:
     assert _problems({"logs": {"log_record": None, "include": legacy}}) == []
 
 
+def test_a_legacy_section_written_null_is_left_unset() -> None:
+    """Upstream's include, exclude and severity_number are pointers, and
+    mapstructure leaves a field as it is for a null input: written empty
+    (``include:``) they stay unset, so they can sit with OTTL conditions."""
+    logs = {"log_record": ['body == "x"'], "include": None, "exclude": None}
+    assert _problems({"logs": logs}) == []
+    spans = {"include": None, "exclude": None}
+    assert _problems({"traces": {"span": ['name == "x"']}, "spans": spans}) == []
+    decoded = decode(
+        FilterConfig,
+        {"logs": {"include": {"match_type": "strict", "severity_number": None}}},
+        "",
+        Problems(),
+    )
+    assert decoded.logs.include is not None
+    assert decoded.logs.include.severity_number is None
+
+
 def test_factory_describes_the_component() -> None:
     assert FACTORY.component_type == "filter"
     assert FACTORY.module == (

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from sluice.collector.component import ComponentConfig, Problem
-from sluice.collector.confmap.decode import GoType
+from sluice.collector.confmap.decode import NIL_POINTER, GoType
 from sluice.collector.internal.filtermatch import (
     AttributeMatch,
     MatchProperties,
@@ -56,7 +56,7 @@ class LogMatchProperties:
     resource_attributes: list[AttributeMatch] = field(default_factory=list)
     record_attributes: list[AttributeMatch] = field(default_factory=list)
     severity_texts: list[str] = field(default_factory=list)
-    severity_number: SeverityNumberProperties | None = None
+    severity_number: Annotated[SeverityNumberProperties | None, NIL_POINTER] = None
     bodies: list[str] = field(default_factory=list)
 
     def is_empty(self) -> bool:
@@ -91,9 +91,10 @@ class LogFilters:
     log_record: list[str] | None = None
     """Drop a log record when any condition is true (log context). None when
     not written: upstream tells it from a list written empty."""
-    include: LogMatchProperties | None = None
-    """Keep only the records that match (legacy)."""
-    exclude: LogMatchProperties | None = None
+    include: Annotated[LogMatchProperties | None, NIL_POINTER] = None
+    """Keep only the records that match (legacy); a pointer upstream, so
+    written null it stays unset."""
+    exclude: Annotated[LogMatchProperties | None, NIL_POINTER] = None
     """Drop the records that match, after ``include`` (legacy)."""
 
 
@@ -102,8 +103,8 @@ class SpanMatchConfig:
     """``spans``: upstream's legacy span matching, the attributes
     processor's ``include`` / ``exclude`` properties."""
 
-    include: MatchProperties | None = None
-    exclude: MatchProperties | None = None
+    include: Annotated[MatchProperties | None, NIL_POINTER] = None
+    exclude: Annotated[MatchProperties | None, NIL_POINTER] = None
 
 
 @dataclass(frozen=True)
