@@ -181,7 +181,11 @@ def otlp_proto_census(request: Any, scopes: str, records: str) -> Callable[[byte
 
 
 def datadog_logs_census(body: bytes) -> Census | None:
+    """An array's logs, or the one log of a body that is a single object (as
+    the intake takes it)."""
     document = _load_utf8_json(body)
+    if isinstance(document, dict):
+        return Census(1)
     return Census(len(document)) if isinstance(document, list) else None
 
 
