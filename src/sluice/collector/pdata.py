@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf import message_factory, unknown_fields
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sluice.policy import Signal
@@ -31,6 +33,11 @@ RESOURCES = {
 SCOPES = {Signal.LOG: "scope_logs", Signal.METRIC: "scope_metrics", Signal.TRACE: "scope_spans"}
 RECORDS = {Signal.LOG: "log_records", Signal.METRIC: "metrics", Signal.TRACE: "spans"}
 POINT_KINDS = ("gauge", "sum", "histogram", "exponential_histogram", "summary")
+DEPRECATED_SCOPES = 1000
+"""The field number of a resource's ``instrumentation_library_*`` list, which
+senders before OTLP 0.19 write where ``scope_*`` now is."""
+_DEPRECATED_SCOPES_TAG = b"\xc2\x3e"
+"""Its tag (length-delimited), which a request holding it must contain."""
 
 
 def new(signal: Signal) -> Any:
@@ -42,7 +49,39 @@ def parse(signal: Signal, wire: bytes) -> Any:
     """A protobuf export request (raises ``google.protobuf.message.DecodeError``)."""
     message = MESSAGE_TYPES[signal]()
     message.ParseFromString(wire)
+    if _DEPRECATED_SCOPES_TAG in wire:
+        _migrate(signal, message)
     return message
+
+
+def _migrate(signal: Signal, message: Any) -> None:
+    """Upstream's ``otlp.Migrate*``, run on every protobuf request: a resource
+    with no scopes takes those of the deprecated field (each must decode),
+    which is then dropped with the resource's other unknown fields (pdata
+    keeps none)."""
+    for resource in getattr(message, RESOURCES[signal]):
+        found = [
+            unknown
+            for unknown in unknown_fields.UnknownFieldSet(resource)
+            if unknown.field_number == DEPRECATED_SCOPES
+        ]
+        if not found:
+            continue
+        scopes = getattr(resource, SCOPES[signal])
+        scope_class = message_factory.GetMessageClass(
+            resource.DESCRIPTOR.fields_by_name[SCOPES[signal]].message_type
+        )
+        deprecated = []
+        for unknown in found:
+            if unknown.wire_type != 2:
+                raise DecodeError(
+                    f"proto: wrong wireType = {unknown.wire_type} for field Deprecated"
+                    + scope_class.DESCRIPTOR.name
+                )
+            deprecated.append(scope_class.FromString(unknown.data))
+        resource.DiscardUnknownFields()
+        if not scopes:
+            scopes.extend(deprecated)
 
 
 def copy(data: Any) -> Any:

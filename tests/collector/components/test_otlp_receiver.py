@@ -1276,6 +1276,84 @@ def test_empty_request_is_accepted_without_the_pipeline(start: Start) -> None:
     assert receiver.count("refused", "spans", "http") == 0
 
 
+# -- protobuf, read as pdata reads it ---------------------------------------------------------
+
+
+def field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def deprecated_scopes_request(signal: Signal, with_current: bool = False) -> bytes:
+    """An export request whose one resource holds its scope in field 1000
+    (``instrumentation_library_*``, what senders before OTLP 0.19 wrote),
+    and a second scope in the current field when `with_current`."""
+    record = {
+        Signal.TRACE: field(5, b"old span"),
+        Signal.LOG: field(5, field(1, b"old log")),
+        Signal.METRIC: field(1, b"old metric") + field(5, field(1, b"")),
+    }[signal]
+    resource = field(1, field(1, field(1, b"service.name") + field(2, field(1, b"web"))))
+    resource += field(1000, field(1, field(1, b"lib")) + field(2, record))
+    if with_current:
+        resource += field(2, field(2, record.replace(b"old", b"new")))
+    return field(1, resource)
+
+
+PATHS = {Signal.TRACE: "/v1/traces", Signal.LOG: "/v1/logs", Signal.METRIC: "/v1/metrics"}
+
+
+@pytest.mark.parametrize("signal", list(Signal))
+def test_deprecated_scopes_are_read_into_the_current_field(start: Start, signal: Signal) -> None:
+    # pdata's otlp.Migrate*: a resource with no scopes takes those of the
+    # deprecated field, over HTTP and gRPC; the deprecated field is dropped.
+    receiver = start()
+    wire = deprecated_scopes_request(signal)
+    assert post(receiver.http + PATHS[signal], wire)[0] == 200
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        service = pdata_service(signal)
+        assert channel.unary_unary(service)(wire, timeout=5) == b"\x0a\x00"
+    for request in receiver.received(signal):
+        full = pdata.MESSAGE_TYPES[signal].FromString(request.SerializeToString())
+        (resource,) = getattr(full, pdata.RESOURCES[signal])
+        (scope,) = getattr(resource, pdata.SCOPES[signal])
+        assert scope.scope.name == "lib" and len(getattr(scope, pdata.RECORDS[signal])) == 1
+        assert b"\xc2\x3e" not in request.SerializeToString()
+    assert len(receiver.received(signal)) == 2
+
+
+@pytest.mark.parametrize("signal", list(Signal))
+def test_deprecated_scopes_beside_current_ones_are_dropped(start: Start, signal: Signal) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    assert post(receiver.http + PATHS[signal], deprecated_scopes_request(signal, True))[0] == 200
+    (request,) = receiver.received(signal)
+    (resource,) = getattr(request, pdata.RESOURCES[signal])
+    (scope,) = getattr(resource, pdata.SCOPES[signal])
+    assert scope.scope.name == "" and b"old" not in request.SerializeToString()
+
+
+def test_a_deprecated_scope_that_does_not_decode_is_refused(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    wire = field(1, field(1000, b"\xff\xff"))
+    assert post(f"{receiver.http}/v1/traces", wire)[0] == 400
+    assert receiver.received(Signal.TRACE) == []
+
+
+def pdata_service(signal: Signal) -> str:
+    kind = {Signal.TRACE: "trace", Signal.LOG: "logs", Signal.METRIC: "metrics"}[signal]
+    name = {Signal.TRACE: "Trace", Signal.LOG: "Logs", Signal.METRIC: "Metrics"}[signal]
+    return f"/opentelemetry.proto.collector.{kind}.v1.{name}Service/Export"
+
+
 # -- gRPC ------------------------------------------------------------------------------------
 
 
