@@ -43,6 +43,7 @@ COMPILED = [
     "telemetry/datadog_metrics.py",
     "telemetry/jsonbody.py",
     "telemetry/otlp_codec.py",
+    "telemetry/otlp_ids.py",
     "telemetry/otlp_json/__init__.py",
     "telemetry/otlp_json/attributes.py",
     "telemetry/otlp_json/fields.py",
@@ -98,6 +99,12 @@ def extensions() -> list[Any]:
         ],
         extra_compile_args=["-O2"],
     )
+    # The id-length check of sluice.telemetry.otlp_ids, on every OTLP request.
+    ids = Extension(
+        "sluice.telemetry._ids",
+        ["src/sluice/telemetry/_ids.c"],
+        extra_compile_args=["-O2"],
+    )
     # Sampling's hash (sluice.policy.sampling.fnv1a64 is its reference).
     hashing = Extension(
         "sluice.policy._sampling",
@@ -113,6 +120,7 @@ def extensions() -> list[Any]:
         scanner,
         reader,
         json_reader,
+        ids,
         hashing,
     ]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf import message_factory, unknown_fields
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from sluice.policy import Signal
+from sluice.telemetry import otlp_ids
 from sluice.telemetry.otlp_codec import PROTOBUF_FORMS
 from sluice.telemetry.otlp_raw import LeanLogsRequest
 
@@ -33,11 +33,10 @@ RESOURCES = {
 SCOPES = {Signal.LOG: "scope_logs", Signal.METRIC: "scope_metrics", Signal.TRACE: "scope_spans"}
 RECORDS = {Signal.LOG: "log_records", Signal.METRIC: "metrics", Signal.TRACE: "spans"}
 POINT_KINDS = ("gauge", "sum", "histogram", "exponential_histogram", "summary")
-DEPRECATED_SCOPES = 1000
-"""The field number of a resource's ``instrumentation_library_*`` list, which
-senders before OTLP 0.19 write where ``scope_*`` now is."""
-_DEPRECATED_SCOPES_TAG = b"\xc2\x3e"
-"""Its tag (length-delimited), which a request holding it must contain."""
+
+
+class PdataError(ValueError):
+    """A request that upstream's pdata does not decode either, in its words."""
 
 
 def new(signal: Signal) -> Any:
@@ -46,10 +45,14 @@ def new(signal: Signal) -> Any:
 
 
 def parse(signal: Signal, wire: bytes) -> Any:
-    """A protobuf export request (raises ``google.protobuf.message.DecodeError``)."""
+    """A protobuf export request (raises ``google.protobuf.message.DecodeError``,
+    or :class:`PdataError` for what only pdata refuses: an id of a wrong length)."""
     message = MESSAGE_TYPES[signal]()
     message.ParseFromString(wire)
-    if _DEPRECATED_SCOPES_TAG in wire:
+    problem, deprecated = otlp_ids.scan(signal, wire)
+    if problem is not None:
+        raise PdataError(problem)
+    if deprecated:
         _migrate(signal, message)
     return message
 
@@ -63,7 +66,7 @@ def _migrate(signal: Signal, message: Any) -> None:
         found = [
             unknown
             for unknown in unknown_fields.UnknownFieldSet(resource)
-            if unknown.field_number == DEPRECATED_SCOPES
+            if unknown.field_number == otlp_ids.DEPRECATED_SCOPES
         ]
         if not found:
             continue
@@ -74,7 +77,7 @@ def _migrate(signal: Signal, message: Any) -> None:
         deprecated = []
         for unknown in found:
             if unknown.wire_type != 2:
-                raise DecodeError(
+                raise PdataError(
                     f"proto: wrong wireType = {unknown.wire_type} for field Deprecated"
                     + scope_class.DESCRIPTOR.name
                 )

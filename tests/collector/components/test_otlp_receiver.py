@@ -1348,6 +1348,81 @@ def test_a_deprecated_scope_that_does_not_decode_is_refused(start: Start) -> Non
     assert receiver.received(Signal.TRACE) == []
 
 
+def in_a_request(record: bytes, deprecated: bool = False) -> bytes:
+    """A request of one resource with one scope holding `record`."""
+    return field(1, field(1000 if deprecated else 2, field(2, record)))
+
+
+def exemplar_in(metric_field: int, point_field: int, exemplar: bytes) -> bytes:
+    return field(metric_field, field(1, field(point_field, exemplar)))
+
+
+TRACE_ID_LENGTH = "unmarshal: invalid TraceID length"
+SPAN_ID_LENGTH = "unmarshal: invalid SpanID length"
+
+
+@pytest.mark.parametrize(
+    ("signal", "wire", "message"),
+    [
+        (Signal.TRACE, in_a_request(field(1, bytes(15))), TRACE_ID_LENGTH),
+        (Signal.TRACE, in_a_request(field(1, bytes(16)) + field(2, bytes(9))), SPAN_ID_LENGTH),
+        (Signal.TRACE, in_a_request(field(4, b"\x01")), SPAN_ID_LENGTH),
+        (Signal.TRACE, in_a_request(field(13, field(1, bytes(32)))), TRACE_ID_LENGTH),
+        (Signal.TRACE, in_a_request(field(13, field(2, bytes(4)))), SPAN_ID_LENGTH),
+        (Signal.TRACE, in_a_request(field(1, bytes(17)), deprecated=True), TRACE_ID_LENGTH),
+        (Signal.LOG, in_a_request(field(9, bytes(8))), TRACE_ID_LENGTH),
+        (Signal.LOG, in_a_request(field(10, bytes(16))), SPAN_ID_LENGTH),
+        (Signal.METRIC, in_a_request(exemplar_in(5, 5, field(5, bytes(3)))), TRACE_ID_LENGTH),
+        (Signal.METRIC, in_a_request(exemplar_in(7, 5, field(4, bytes(3)))), SPAN_ID_LENGTH),
+        (Signal.METRIC, in_a_request(exemplar_in(9, 8, field(4, bytes(3)))), SPAN_ID_LENGTH),
+        (Signal.METRIC, in_a_request(exemplar_in(10, 11, field(5, bytes(3)))), TRACE_ID_LENGTH),
+    ],
+    ids=[
+        "span-trace",
+        "span-span",
+        "span-parent",
+        "link-trace",
+        "link-span",
+        "deprecated-scope",
+        "log-trace",
+        "log-span",
+        "gauge-exemplar",
+        "sum-exemplar",
+        "histogram-exemplar",
+        "exponential-exemplar",
+    ],
+)
+def test_an_id_of_the_wrong_length_is_refused_as_pdata_refuses_it(
+    start: Start, signal: Signal, wire: bytes, message: str
+) -> None:
+    # pdata's ids are fixed-size arrays (data.TraceID/SpanID Unmarshal).
+    receiver = start()
+    status, _, body = post(receiver.http + PATHS[signal], wire)
+    assert (status, status_of(body, "application/x-protobuf")) == (
+        400,
+        {"code": 3, "message": message},
+    )
+    with (
+        grpc.insecure_channel(receiver.grpc_target) as channel,
+        pytest.raises(grpc.RpcError) as raised,
+    ):
+        channel.unary_unary(pdata_service(signal))(wire, timeout=5)
+    assert (raised.value.code(), raised.value.details()) == (
+        grpc.StatusCode.INTERNAL,
+        f"grpc: error unmarshalling request: {message}",
+    )
+    assert receiver.received(signal) == []
+
+
+def test_empty_and_full_length_ids_are_taken(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    span = field(1, b"") + field(2, bytes(8)) + field(4, b"") + field(13, field(1, bytes(16)))
+    log = field(9, bytes(16)) + field(10, b"")
+    assert post(f"{receiver.http}/v1/traces", in_a_request(span))[0] == 200
+    assert post(f"{receiver.http}/v1/logs", in_a_request(log))[0] == 200
+    assert len(receiver.received(Signal.TRACE)) == len(receiver.received(Signal.LOG)) == 1
+
+
 def pdata_service(signal: Signal) -> str:
     kind = {Signal.TRACE: "trace", Signal.LOG: "logs", Signal.METRIC: "metrics"}[signal]
     name = {Signal.TRACE: "Trace", Signal.LOG: "Logs", Signal.METRIC: "Metrics"}[signal]

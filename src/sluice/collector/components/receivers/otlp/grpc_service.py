@@ -155,7 +155,7 @@ def _export_handler(
     async def export(wire: bytes, context: grpc.aio.ServicerContext) -> bytes:
         try:
             request = pdata.parse(ingest.signal, wire)
-        except DecodeError as problem:
+        except (DecodeError, pdata.PdataError) as problem:
             await context.abort(
                 grpc.StatusCode.INTERNAL, f"grpc: error unmarshalling request: {problem}"
             )

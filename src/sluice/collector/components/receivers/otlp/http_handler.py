@@ -194,6 +194,8 @@ def _decode(signal: Signal, media: str, body: bytes) -> Any:
         return otlp_pbjson.from_json(signal, body)
     try:
         return pdata.parse(signal, body)
+    except pdata.PdataError as problem:
+        raise ValueError(str(problem)) from None
     except Exception as problem:  # DecodeError: not an export request
         raise ValueError(f"not a protobuf export request: {problem}") from None
 
