@@ -4,7 +4,7 @@ upstream's graph nodes, processors per pipeline, fan-out between them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,6 +121,16 @@ class Graph:
     """The pipelines that mutate data (upstream's capabilities node)."""
 
 
+def _log_stability_per_signal(
+    made: Settings, stability: Mapping[str, str], signals: Iterable[Signal]
+) -> None:
+    """Upstream makes a receiver or an exporter once per signal, each logging
+    its stability level for that signal (``data_type``)."""
+    for signal in signals:
+        name = SIGNAL_NAMES[signal]
+        log_stability(made.logger, stability.get(name), data_type=name)
+
+
 def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -> Graph:
     """Create every component the pipelines use (raises ValueError on a cycle
     of connectors)."""
@@ -137,9 +147,7 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             factory = configured.factory
             assert isinstance(factory, ExporterFactory)
             made = settings(Kind.EXPORTER, cid)
-            for signal in signals:  # upstream makes one per signal
-                name = SIGNAL_NAMES[signal]
-                log_stability(made.logger, factory.stability.get(name), data_type=name)
+            _log_stability_per_signal(made, factory.stability, signals)
             graph.exporters[cid] = factory.create(made, configured.config, frozenset(signals))
 
     entries: dict[ComponentID, Consumer] = {}
@@ -246,9 +254,7 @@ def build(config: Config, telemetry: ServiceTelemetry, shared: dict[str, Any]) -
             factory = configured.factory
             assert isinstance(factory, ReceiverFactory)
             made = settings(Kind.RECEIVER, cid)
-            for signal in consumers:  # upstream makes one per signal
-                name = SIGNAL_NAMES[signal]
-                log_stability(made.logger, factory.stability.get(name), data_type=name)
+            _log_stability_per_signal(made, factory.stability, consumers)
             graph.receivers[cid] = factory.create(
                 made,
                 configured.config,
