@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from sluice.policy import Signal, native
+from sluice.telemetry.otlp_raw import read_varint
 
 TRACE_ID: Final = -16
 SPAN_ID: Final = -8
@@ -86,51 +87,36 @@ def walk(schema: list[dict[int, int]], kind: int, wire: bytes, at: int, end: int
     field 1000, else 0. What does not read is not looked into."""
     fields = schema[kind]
     seen = 0
-    try:
-        while at < end:
-            tag, at = _varint(wire, at, end)
-            wire_type = tag & 7
-            if kind == RESOURCE and tag >> 3 == DEPRECATED_SCOPES:
-                seen = SEEN_DEPRECATED
-            if wire_type == 2:
-                length, at = _varint(wire, at, end)
-                if length > end - at:
-                    return seen
-                action = fields.get(tag >> 3)
-                if action is not None:
-                    if action < 0:
-                        if length and length != -action:
-                            return action
-                    else:
-                        found = walk(schema, action, wire, at, at + length)
-                        if found < 0:
-                            return found
-                        seen |= found
-                at += length
-            elif wire_type == 0:
-                at = _varint(wire, at, end)[1]
-            elif wire_type == 1 or wire_type == 5:
-                at += 8 if wire_type == 1 else 4
-                if at > end:
-                    return seen
-            else:
-                return seen  # a group (only ever an unknown field): not looked into
-    except IndexError:
-        pass
+    while at < end:
+        tag, at = read_varint(wire, at, end, 64)
+        if at < 0:
+            return seen
+        wire_type = tag & 7
+        if kind == RESOURCE and tag >> 3 == DEPRECATED_SCOPES:
+            seen = SEEN_DEPRECATED
+        if wire_type == 2:
+            length, at = read_varint(wire, at, end, 64)
+            if at < 0 or length > end - at:
+                return seen
+            action = fields.get(tag >> 3)
+            if action is not None:
+                if action < 0:
+                    if length and length != -action:
+                        return action
+                else:
+                    found = walk(schema, action, wire, at, at + length)
+                    if found < 0:
+                        return found
+                    seen |= found
+            at += length
+        elif wire_type == 0:
+            at = read_varint(wire, at, end, 64)[1]
+            if at < 0:
+                return seen
+        elif wire_type == 1 or wire_type == 5:
+            at += 8 if wire_type == 1 else 4
+            if at > end:
+                return seen
+        else:
+            return seen  # a group (only ever an unknown field): not looked into
     return seen
-
-
-def _varint(wire: bytes, at: int, end: int) -> tuple[int, int]:
-    """The varint at `at` and the index after it (IndexError past `end`)."""
-    value = 0
-    shift = 0
-    while shift < 64:
-        if at >= end:
-            raise IndexError(at)
-        byte = wire[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, at
-        shift += 7
-    raise IndexError(at)

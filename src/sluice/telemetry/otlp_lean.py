@@ -38,7 +38,13 @@ from sluice.telemetry.otlp_proto import (
     hex_id,
     typed_any,
 )
-from sluice.telemetry.otlp_raw import RAW_LOG_VIEW, AttributeScanner, LeanLogRecord, find_value
+from sluice.telemetry.otlp_raw import (
+    RAW_LOG_VIEW,
+    AttributeScanner,
+    LeanLogRecord,
+    find_value,
+    read_varint,
+)
 from sluice.telemetry.reading import make_plan, matcher_of
 
 # LogRecord field numbers (logs.proto).
@@ -103,21 +109,6 @@ def parse_record(raw: bytes) -> Any:
         return LeanLogRecord.FromString(raw)
     except DecodeError as problem:
         raise MalformedRecord(f"log record is not a LogRecord: {problem}") from None
-
-
-def read_varint(raw: bytes, i: int, end: int) -> tuple[int, int]:
-    """(value, next offset) of the varint at `i` (at most 5 bytes, before `end`);
-    (-1, -1) when there is none."""
-    value = 0
-    shift = 0
-    while i < end and shift < 35:
-        byte = raw[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, i
-        shift += 7
-    return -1, -1
 
 
 def _body_value(raw: bytes, start: int, end: int) -> object:

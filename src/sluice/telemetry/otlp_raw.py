@@ -208,6 +208,22 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
+def read_varint(raw: bytes, i: int, end: int, bits: int = 35) -> tuple[int, int]:
+    """(value, next offset) of the varint at `i` (before `end`, at most `bits`
+    wide: 35, five bytes, for a length or a tag; 64 for any value); (-1, -1)
+    when there is none."""
+    value = 0
+    shift = 0
+    while i < end and shift < bits:
+        byte = raw[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, i
+        shift += 7
+    return -1, -1
+
+
 class AttributeScanner:
     """Adds to `hits` the pattern ids that a record's raw attributes hit, for a
     plan's attribute `index` (key -> scan, or (scan, rest of path) pairs). Only

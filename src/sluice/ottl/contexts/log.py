@@ -36,7 +36,8 @@ from sluice.ottl.values import (
     string_like,
 )
 from sluice.policy.view import MalformedRecord
-from sluice.telemetry.otlp_lean import RecordLayout, locate, parse_record, read_varint
+from sluice.telemetry.otlp_lean import RecordLayout, locate, parse_record
+from sluice.telemetry.otlp_raw import read_varint
 from sluice.telemetry.pdata_text import value_as_string
 
 SEVERITIES = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
