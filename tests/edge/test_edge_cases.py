@@ -448,6 +448,18 @@ def test_filtered_route_keeps_the_query(edge: EdgeProcess, up: Upstream) -> None
     assert json_bodies(json.loads(got.body)) == ["k"]
 
 
+def test_an_empty_query_is_forwarded_with_its_question_mark(
+    edge: EdgeProcess, up: Upstream
+) -> None:
+    """EDGE.md: the upstream URL is the path and ``?query`` verbatim, so a
+    target ending in ``?`` keeps it (filtered and proxied routes alike)."""
+    payload = logs_payload("json", ["k", "drop-me"])
+    assert edge.post("/v1/logs?", payload, MEDIA["json"]).status == 200
+    assert edge.request("GET", "/other?").status == 200
+    assert edge.request("GET", "/plain").status == 200
+    assert [got.target for got in up.received()] == ["/v1/logs?", "/other?", "/plain"]
+
+
 def test_absolute_form_target_is_routed_and_forwarded_as_its_path(
     edge: EdgeProcess, up: Upstream
 ) -> None:

@@ -75,14 +75,17 @@ def pattern_matches(pattern: str, path: str) -> bool:
 
 
 def redirect_answer(
-    method: str, path: str, query: str, patterns: Collection[str]
+    method: str, path: str, query: str | None, patterns: Collection[str]
 ) -> Response | None:
     """Go's ``ServeMux`` redirect for a request (`path` as sent, escaped) to
     a server with `patterns`, or None when it routes the request as it is. A
     subtree's root without the slash goes to the root, else an unclean path
-    to the clean one; CONNECT and ``*`` are not cleaned, as there."""
+    to the clean one; CONNECT and ``*`` are not cleaned, as there. The
+    location keeps a query, but not a ``?`` with nothing after it (Go builds
+    it from the path and the raw query)."""
     if method == "CONNECT" or path == "*":
         return None
+    query = query or ""
     clean = clean_path(path)
     if not clean.endswith("/"):
         plain = unquote(clean) if "%" in clean else clean

@@ -257,10 +257,10 @@ class UpstreamPool:
         self._sweep_every = min(max(timeout / 8, 0.01), 0.25)
         """Timeouts fire at most this late (seconds)."""
 
-    def target(self, path: str, query: str) -> bytes:
-        """Upstream base path + inbound path + ?query, verbatim."""
+    def target(self, path: str, query: str | None) -> bytes:
+        """Upstream base path + inbound path + ?query, verbatim (None: no ``?``)."""
         full = self.base_path + path
-        return (full + "?" + query if query else full).encode("latin-1")
+        return (full if query is None else full + "?" + query).encode("latin-1")
 
     async def _connect(self, deadline: float) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -329,7 +329,7 @@ class UpstreamPool:
         return None
 
     async def request(
-        self, method: str, path: str, query: str, headers: bytes, body: bytes
+        self, method: str, path: str, query: str | None, headers: bytes, body: bytes
     ) -> UpstreamResponse:
         """Send one request; `headers` is the encoded header block to relay
         (``Host`` and ``Content-Length`` are added here). Raises

@@ -79,7 +79,9 @@ class Request:
 
     method: str
     path: str
-    query: str
+    query: str | None
+    """What follows the target's ``?``: None when it has none, ``""`` when it
+    ends with one (a proxy forwards either as it came)."""
     headers: dict[bytes, bytes]
     forwarded: bytes
     body: bytes

@@ -354,11 +354,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._closing or self._parser is None or self._ignoring_upgrade:
             return
         url = self._url.decode("latin-1")
-        path, _, query = url.partition("?")
+        path, mark, query = url.partition("?")
         request = Request(
             self._parser.get_method().decode("latin-1"),
             path,
-            query,
+            query if mark else None,
             self._lowered,
             self._relayed,
             self._body[0] if len(self._body) == 1 else b"".join(self._body),

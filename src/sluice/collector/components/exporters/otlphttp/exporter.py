@@ -103,7 +103,8 @@ class _Route:
         self.url = url
         self.pool = pool
         self.path = parts.path or "/"
-        self.query = parts.query
+        # Go's URL keeps a ``?`` with nothing after it (ForceQuery); urlsplit does not.
+        self.query = parts.query or ("" if "?" in url.partition("#")[0] else None)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

@@ -98,7 +98,7 @@ class OtlpHttpHandler:
         path: str,
         headers: Mapping[bytes, bytes],
         body: bytes | None = None,
-        query: str = "",
+        query: str | None = None,
     ) -> Response | tuple[Ingest, str, str]:
         """The checks made before the body is decoded, in upstream's order
         (those of its decompressor first, on the `body` when given): an error
