@@ -308,3 +308,60 @@ def test_accepted_and_refused_items_are_counted_per_processor() -> None:
     assert sample("otelcol_processor_accepted_metric_points_total", "memory_limiter/roomy") == 6
     assert sample("otelcol_processor_refused_metric_points_total", "memory_limiter/roomy") is None
     assert sample("otelcol_processor_accepted_spans_total", "memory_limiter/roomy") is None
+
+
+def _logged(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(r.levelname, r.getMessage(), dict(getattr(r, "fields", {}))) for r in caplog.records]
+
+
+def test_log_lines_carry_upstreams_fields(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's messages are bare and the memory in use is the zap field
+    ``cur_mem_mib`` (a key of its own in the console and json encodings)."""
+    monkeypatch.setattr(limiter_module, "release_free_memory", lambda: None)
+    usage = Usage()
+    limiter = MemoryLimiter(Limits(100 * MIB, 20 * MIB), 1.0, LOGGER, usage)
+    usage.bytes = 85 * MIB
+    with caplog.at_level(logging.DEBUG, LOGGER.name):
+        limiter.check()
+        usage.bytes = 30 * MIB
+        limiter.check()
+    logged = [line for line in _logged(caplog) if line[0] != "DEBUG"]
+    assert logged == [
+        ("INFO", "Memory usage is above soft limit. Forcing a GC.", {"cur_mem_mib": 85}),
+        ("WARNING", "Memory usage is above soft limit. Refusing data.", {"cur_mem_mib": 85}),
+        (
+            "INFO",
+            "Memory usage back within limits. Resuming normal operation.",
+            {"cur_mem_mib": 30},
+        ),
+    ]
+
+
+def test_the_configured_limits_are_logged_as_fields(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's NewMemoryLimiter: ``Using percentage memory limiter`` then
+    ``Memory limiter configured``, with the numbers as zap fields (the check
+    interval a zap duration: seconds, in the collector's encoder)."""
+    monkeypatch.setattr(memory_module, "total_memory", lambda: 1000 * MIB)
+    config = MemoryLimiterConfig(
+        check_interval=Duration(0.25), limit_percentage=50, spike_limit_percentage=10
+    )
+    shared: dict[str, Any] = {}
+    name = "sluice.collector.processor.memory_limiter"
+    with caplog.at_level(logging.INFO, name):
+        FACTORY.create(settings("memory_limiter", shared), config, Signal.LOG, Sink())
+    assert _logged(caplog) == [
+        (
+            "INFO",
+            "Using percentage memory limiter",
+            {"total_memory_mib": 1000, "limit_percentage": 50, "spike_limit_percentage": 10},
+        ),
+        (
+            "INFO",
+            "Memory limiter configured",
+            {"limit_mib": 500, "spike_limit_mib": 100, "check_interval": 0.25},
+        ),
+    ]

@@ -45,13 +45,12 @@ class MemoryLimiterProcessorFactory(ProcessorFactory[MemoryLimiterConfig]):
             total = 0
             if not config.limit_mib:
                 total = total_memory()
-                settings.logger.info(
-                    "Using percentage memory limiter (total_memory_mib=%d, limit_percentage=%d,"
-                    " spike_limit_percentage=%d)",
-                    total // MIB,
-                    config.limit_percentage,
-                    config.spike_limit_percentage,
-                )
+                fields = {
+                    "total_memory_mib": total // MIB,
+                    "limit_percentage": config.limit_percentage,
+                    "spike_limit_percentage": config.spike_limit_percentage,
+                }
+                settings.logger.info("Using percentage memory limiter", extra={"fields": fields})
             limits = Limits.of(config, total)
             limiter = MemoryLimiter(
                 limits, float(config.check_interval), settings.logger, resident_bytes

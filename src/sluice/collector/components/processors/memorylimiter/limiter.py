@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sluice.collector.components.processors.memorylimiter.config import MemoryLimiterConfig
 from sluice.collector.components.processors.memorylimiter.memory import MIB
@@ -21,6 +22,11 @@ from sluice.heap import release_free_memory
 SOFT_LIMIT_GC_INTERVAL_SECS = 10.0
 """Upstream's minimum time between forced collections when the soft limit is
 crossed (collecting is expensive, and usually does not help twice)."""
+
+
+def _mem_fields(usage: int) -> dict[str, Any]:
+    """Upstream's zap field for the memory in use, as a logging ``extra``."""
+    return {"fields": {"cur_mem_mib": usage // MIB}}
 
 
 @dataclass(frozen=True)
@@ -65,16 +71,17 @@ class MemoryLimiter:
         self.last_collection = -float("inf")
         self.users = 0
         self._task: asyncio.Task[None] | None = None
+        # Upstream's zap fields; its encoder writes a duration in seconds.
+        configured = {
+            "limit_mib": limits.hard // MIB,
+            "spike_limit_mib": limits.spike // MIB,
+            "check_interval": check_interval,
+        }
+        logger.info("Memory limiter configured", extra={"fields": configured})
 
     def start(self) -> None:
         self.users += 1
         if self.users == 1:
-            self.logger.info(
-                "Memory limiter configured (limit_mib=%d, spike_limit_mib=%d, check_interval=%gs)",
-                self.limits.hard // MIB,
-                self.limits.spike // MIB,
-                self.check_interval,
-            )
             self.check()
             self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -105,13 +112,13 @@ class MemoryLimiter:
         if usage >= self.limits.hard:
             if not self.above_hard:
                 self.logger.warning(
-                    "Memory usage is above hard limit. Forcing a GC. (cur_mem_mib=%d)", usage // MIB
+                    "Memory usage is above hard limit. Forcing a GC.", extra=_mem_fields(usage)
                 )
             usage = self._collect()
         elif usage >= self.limits.soft:
             if time.monotonic() - self.last_collection > SOFT_LIMIT_GC_INTERVAL_SECS:
                 self.logger.info(
-                    "Memory usage is above soft limit. Forcing a GC. (cur_mem_mib=%d)", usage // MIB
+                    "Memory usage is above soft limit. Forcing a GC.", extra=_mem_fields(usage)
                 )
                 usage = self._collect()
             else:
@@ -121,12 +128,12 @@ class MemoryLimiter:
         refuse = usage >= self.limits.soft
         if refuse and not self.refusing:
             self.logger.warning(
-                "Memory usage is above soft limit. Refusing data. (cur_mem_mib=%d)", usage // MIB
+                "Memory usage is above soft limit. Refusing data.", extra=_mem_fields(usage)
             )
         elif self.refusing and not refuse:
             self.logger.info(
-                "Memory usage back within limits. Resuming normal operation. (cur_mem_mib=%d)",
-                usage // MIB,
+                "Memory usage back within limits. Resuming normal operation.",
+                extra=_mem_fields(usage),
             )
         self.refusing = refuse
 
@@ -135,5 +142,5 @@ class MemoryLimiter:
         release_free_memory()
         self.last_collection = time.monotonic()
         usage = self.read_usage()
-        self.logger.debug("Memory usage after GC. (cur_mem_mib=%d)", usage // MIB)
+        self.logger.debug("Memory usage after GC.", extra=_mem_fields(usage))
         return usage
