@@ -365,3 +365,22 @@ def test_the_configured_limits_are_logged_as_fields(
             {"limit_mib": 500, "spike_limit_mib": 100, "check_interval": 0.25},
         ),
     ]
+
+
+def test_an_unknown_total_memory_fails_creation_with_upstreams_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Upstream's getMemUsageChecker: a percentage limit without a known total
+    memory fails the processor's creation, pointing at ``limit_mib``."""
+
+    def unknown() -> int:
+        raise OSError("no MemTotal in /proc/meminfo")
+
+    monkeypatch.setattr(memory_module, "total_memory", unknown)
+    config = MemoryLimiterConfig(check_interval=Duration(1), limit_percentage=50)
+    with pytest.raises(OSError) as failed:
+        FACTORY.create(settings("memory_limiter"), config, Signal.LOG, Sink())
+    assert str(failed.value) == (
+        "failed to get total memory, use fixed memory settings (limit_mib): "
+        "no MemTotal in /proc/meminfo"
+    )

@@ -44,7 +44,13 @@ class MemoryLimiterProcessorFactory(ProcessorFactory[MemoryLimiterConfig]):
         if limiter is None:
             total = 0
             if not config.limit_mib:
-                total = total_memory()
+                try:
+                    total = total_memory()
+                except OSError as unknown:
+                    raise OSError(
+                        "failed to get total memory, use fixed memory settings (limit_mib): "
+                        f"{unknown}"
+                    ) from None
                 fields = {
                     "total_memory_mib": total // MIB,
                     "limit_percentage": config.limit_percentage,
