@@ -327,10 +327,12 @@ def test_log_lines_carry_upstreams_fields(
         limiter.check()
         usage.bytes = 30 * MIB
         limiter.check()
-    logged = [line for line in _logged(caplog) if line[0] != "DEBUG"]
-    assert logged == [
+    assert _logged(caplog) == [
+        ("DEBUG", "Currently used memory.", {"cur_mem_mib": 85}),
         ("INFO", "Memory usage is above soft limit. Forcing a GC.", {"cur_mem_mib": 85}),
+        ("INFO", "Memory usage after GC.", {"cur_mem_mib": 85}),
         ("WARNING", "Memory usage is above soft limit. Refusing data.", {"cur_mem_mib": 85}),
+        ("DEBUG", "Currently used memory.", {"cur_mem_mib": 30}),
         (
             "INFO",
             "Memory usage back within limits. Resuming normal operation.",

@@ -109,6 +109,7 @@ class MemoryLimiter:
         happens at most every SOFT_LIMIT_GC_INTERVAL_SECS there, as upstream;
         above the hard limit, at every check."""
         usage = self.read_usage()
+        self.logger.debug("Currently used memory.", extra=_mem_fields(usage))
         if usage >= self.limits.hard:
             if not self.above_hard:
                 self.logger.warning(
@@ -142,5 +143,5 @@ class MemoryLimiter:
         release_free_memory()
         self.last_collection = time.monotonic()
         usage = self.read_usage()
-        self.logger.debug("Memory usage after GC.", extra=_mem_fields(usage))
+        self.logger.info("Memory usage after GC.", extra=_mem_fields(usage))
         return usage
