@@ -386,3 +386,34 @@ def test_an_unknown_total_memory_fails_creation_with_upstreams_words(
         "failed to get total memory, use fixed memory settings (limit_mib): "
         "no MemTotal in /proc/meminfo"
     )
+
+
+def test_the_soft_limit_forces_a_collection_only_when_refusing_starts(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's CheckMemLimits: crossing the soft limit forces a collection
+    (unless one was done in the last 10 s); staying above it while refusing
+    forces none, however long that lasts. The next crossing does again."""
+    clock = [1000.0]
+    monkeypatch.setattr(limiter_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(limiter_module, "release_free_memory", lambda: None)
+    collections: list[float] = []
+    monkeypatch.setattr(limiter_module.gc, "collect", lambda: collections.append(clock[0]))
+    usage = Usage()
+    usage.bytes = 90 * MIB
+    limiter = MemoryLimiter(Limits(100 * MIB, 20 * MIB), 1.0, LOGGER, usage)
+    with caplog.at_level(logging.INFO, LOGGER.name):
+        limiter.check()
+        for _ in range(30):  # a minute of refusing
+            clock[0] += 2
+            limiter.check()
+        assert limiter.refusing and collections == [1000.0]
+        usage.bytes = 50 * MIB
+        limiter.check()
+        usage.bytes = 90 * MIB
+        clock[0] += 2
+        limiter.check()
+    assert limiter.refusing and collections == [1000.0, clock[0]]
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages.count("Memory usage is above soft limit. Forcing a GC.") == 2
+    assert messages.count("Memory usage is above soft limit. Refusing data.") == 2

@@ -102,12 +102,13 @@ class MemoryLimiter:
         """Measure, free memory when needed, and decide whether to refuse.
         Transitions are logged once, not at every check.
 
-        Above the soft limit, free heap pages are given back to the OS at
-        every check: they count in the resident size until then, and giving
-        them back costs well under a millisecond, so refusing stops as soon as
-        the data that filled memory has left. Collecting cycles costs more and
-        happens at most every SOFT_LIMIT_GC_INTERVAL_SECS there, as upstream;
-        above the hard limit, at every check."""
+        As upstream, garbage is collected at every check above the hard
+        limit, and when memory crosses the soft limit (unless a collection
+        was done in the last SOFT_LIMIT_GC_INTERVAL_SECS), not while it stays
+        above it. Otherwise, above the soft limit, free heap pages are given
+        back to the OS: they count in the resident size until then, and
+        giving them back costs well under a millisecond, so refusing stops as
+        soon as the data that filled memory has left."""
         usage = self.read_usage()
         self.logger.debug("Currently used memory.", extra=_mem_fields(usage))
         if usage >= self.limits.hard:
@@ -116,27 +117,32 @@ class MemoryLimiter:
                     "Memory usage is above hard limit. Forcing a GC.", extra=_mem_fields(usage)
                 )
             usage = self._collect()
-        elif usage >= self.limits.soft:
-            if time.monotonic() - self.last_collection > SOFT_LIMIT_GC_INTERVAL_SECS:
-                self.logger.info(
-                    "Memory usage is above soft limit. Forcing a GC.", extra=_mem_fields(usage)
-                )
-                usage = self._collect()
-            else:
-                release_free_memory()
-                usage = self.read_usage()
-        self.above_hard = usage >= self.limits.hard
+        elif usage >= self.limits.soft and (self.refusing or not self._may_collect()):
+            release_free_memory()
+            usage = self.read_usage()
         refuse = usage >= self.limits.soft
-        if refuse and not self.refusing:
-            self.logger.warning(
-                "Memory usage is above soft limit. Refusing data.", extra=_mem_fields(usage)
-            )
-        elif self.refusing and not refuse:
+        if self.refusing and not refuse:
             self.logger.info(
                 "Memory usage back within limits. Resuming normal operation.",
                 extra=_mem_fields(usage),
             )
+        elif refuse and not self.refusing:
+            if self._may_collect():
+                self.logger.info(
+                    "Memory usage is above soft limit. Forcing a GC.", extra=_mem_fields(usage)
+                )
+                usage = self._collect()
+                refuse = usage >= self.limits.soft
+            if refuse:
+                self.logger.warning(
+                    "Memory usage is above soft limit. Refusing data.", extra=_mem_fields(usage)
+                )
+        self.above_hard = usage >= self.limits.hard
         self.refusing = refuse
+
+    def _may_collect(self) -> bool:
+        """Whether crossing the soft limit may force a collection now."""
+        return time.monotonic() - self.last_collection > SOFT_LIMIT_GC_INTERVAL_SECS
 
     def _collect(self) -> int:
         gc.collect()
