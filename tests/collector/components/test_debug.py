@@ -353,6 +353,30 @@ def test_the_sampler_starts_again_each_second() -> None:
     assert sampler.allows("Logs")
 
 
+def test_each_signal_samples_its_own_entries(capsys: pytest.CaptureFixture[str]) -> None:
+    """Upstream makes an exporter, and so a sampler, per signal: entries of
+    logs never use up the count of the same message for traces."""
+    config = DebugConfig(
+        verbosity="normal", sampling_initial=1, sampling_thereafter=0, use_internal_logger=False
+    )
+
+    async def main() -> None:
+        exporter = FACTORY.create(settings("debug"), config, frozenset({Signal.LOG, Signal.TRACE}))
+        await exporter.start(Host())
+        # Both texts are empty, so both entries have the message "".
+        await exporter.consumer(Signal.LOG).consume(pdata.lean_logs(ExportLogsServiceRequest()))
+        await exporter.consumer(Signal.TRACE).consume(ExportTraceServiceRequest())
+        await exporter.shutdown()
+
+    asyncio.run(main())
+    assert capsys.readouterr().out == (
+        'Logs\t{"resource logs": 0, "log records": 0}\n'
+        "\n"
+        'Traces\t{"resource spans": 0, "spans": 0}\n'
+        "\n"
+    )
+
+
 def test_values_print_as_pdata_prints_them() -> None:
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 

@@ -10,7 +10,7 @@ info level, so they take its format: in the console format an entry is one
 line, the text's line breaks escaped. Otherwise they go to stdout as plain
 text, exactly as upstream prints them (``Logs\\t{...}`` then the text).
 
-Sampling is upstream's (zap's sampler): per second, the first
+Sampling is upstream's (zap's sampler): per signal and second, the first
 ``sampling_initial`` entries with the same message are written, then every
 ``sampling_thereafter``-th (none when 0).
 """
@@ -85,10 +85,14 @@ class DebugSender(Sender):
         self.name = name
         """The component id, which the log's entries name as upstream's do."""
         self.to_log = config.use_internal_logger
-        self.sampler = Sampler(config.sampling_initial, config.sampling_thereafter)
+        # Upstream makes an exporter, and with it a sampler, per signal.
+        self.samplers = {
+            signal: Sampler(config.sampling_initial, config.sampling_thereafter)
+            for signal in Signal
+        }
 
     def _write(self, signal: Signal, message: str, fields: dict[str, int] | None = None) -> None:
-        if not self.sampler.allows(message):
+        if not self.samplers[signal].allows(message):
             return
         if self.to_log:
             # The fields upstream's exporter logger (the collector's) adds to
