@@ -152,8 +152,9 @@ class ZapSampling:
 
     def __init__(self, tick: float, initial: int, thereafter: int):
         self.tick_ns = int(tick * 1e9)
-        self.initial = initial
-        self.thereafter = thereafter
+        # zap holds both as uint64: a negative number wraps to a huge one.
+        self.initial = initial % (1 << 64)
+        self.thereafter = thereafter % (1 << 64)
         self._counters: dict[tuple[int, int], tuple[int, int]] = {}
         """(level, counter) -> (entries counted, when the count restarts, ns)."""
         self._lock = threading.Lock()
@@ -166,8 +167,9 @@ class ZapSampling:
                 (count + 1, reset_at) if reset_at > now_ns else (1, now_ns + self.tick_ns)
             )
             self._counters[key] = (count, reset_at)
-        beyond = count - self.initial
-        return beyond <= 0 or (self.thereafter > 0 and beyond % self.thereafter == 0)
+        if count <= self.initial:
+            return True
+        return self.thereafter > 0 and (count - self.initial) % self.thereafter == 0
 
 
 class LogSampler(logging.Filter):

@@ -353,6 +353,15 @@ def test_the_sampler_starts_again_each_second() -> None:
     assert sampler.allows("Logs")
 
 
+def test_negative_sampling_counts_wrap_as_zaps_unsigned_ones() -> None:
+    """zap's sampler holds both numbers as uint64: a negative
+    sampling_initial lets every entry through, a negative
+    sampling_thereafter none after the initial ones."""
+    assert all(Sampler(-1, 0, clock=lambda: 0.0).allows("Logs") for _ in range(5))
+    first_only = Sampler(1, -1, clock=lambda: 0.0)
+    assert [first_only.allows("Logs") for _ in range(4)] == [True, False, False, False]
+
+
 def test_each_signal_samples_its_own_entries(capsys: pytest.CaptureFixture[str]) -> None:
     """Upstream makes an exporter, and so a sampler, per signal: entries of
     logs never use up the count of the same message for traces."""
