@@ -291,6 +291,13 @@ def test_a_key_written_twice_is_an_error(tmp_path: Path) -> None:
     assert merged.raw == {"a": {"k": 1}, "b": {"k": 2}}  # a merge key may be overridden
 
 
+def test_an_anchor_may_be_defined_again_and_an_alias_names_the_latest() -> None:
+    """yaml.v3 (as the YAML spec) lets a later node take an anchor's name;
+    an alias then stands for the latest definition before it."""
+    loaded = sources.Loaded(["yaml:a: &x 1\nb: *x\nc: &x {k: 2}\nd: *x\n"], [])
+    assert loaded.raw == {"a": 1, "b": 1, "c": {"k": 2}, "d": {"k": 2}}
+
+
 def test_null_list_and_map_items_are_zero_values() -> None:
     problems = Problems()
     decoded = decode(_Fields, {"headers": {"a": None}, "names": [None, "b"]}, "x", problems)

@@ -91,6 +91,14 @@ class Loader(yaml.SafeLoader):
 
     yaml_implicit_resolvers = {}  # noqa: RUF012 (PyYAML's class-level table; replaced, not shared)
 
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event: yaml.NodeEvent = self.peek_event()  # type: ignore[no-untyped-call]
+        if not isinstance(event, yaml.AliasEvent) and event.anchor is not None:
+            # A later node may take an anchor's name (PyYAML refuses it);
+            # aliases after it stand for the new node, as in yaml.v3.
+            self.anchors.pop(event.anchor, None)
+        return super().compose_node(parent, index)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[tuple[type, str], yaml.Node] = {}
         for key_node, _ in node.value:
