@@ -298,6 +298,18 @@ def test_an_anchor_may_be_defined_again_and_an_alias_names_the_latest() -> None:
     assert loaded.raw == {"a": 1, "b": 1, "c": {"k": 2}, "d": {"k": 2}}
 
 
+def test_an_alias_inside_its_own_anchor_is_not_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """yaml.v3 refuses a node that contains an alias to itself ("anchor 'x'
+    value contains itself"): a source is then not valid YAML, and a
+    ``${...}`` value holding one is its text, as any value that does not parse."""
+    with pytest.raises(sources.SourceError, match="anchor 'x' value contains itself"):
+        sources.Loaded(["yaml:a: &x\n  b: *x\n"], [])
+    monkeypatch.setenv("LOOP", "&x [1, *x]")
+    problems = Problems()
+    assert expand.expand({"k": "${env:LOOP}"}, "", problems) == {"k": "&x [1, *x]"}
+    assert not problems
+
+
 def test_null_list_and_map_items_are_zero_values() -> None:
     problems = Problems()
     decoded = decode(_Fields, {"headers": {"a": None}, "names": [None, "b"]}, "x", problems)

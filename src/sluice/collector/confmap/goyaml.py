@@ -93,7 +93,14 @@ class Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         event: yaml.NodeEvent = self.peek_event()  # type: ignore[no-untyped-call]
-        if not isinstance(event, yaml.AliasEvent) and event.anchor is not None:
+        if isinstance(event, yaml.AliasEvent):
+            named = self.anchors.get(event.anchor)
+            if named is not None and named.end_mark is None:  # still being composed
+                where: Any = event.start_mark  # PyYAML's or libyaml's Mark
+                raise yaml.composer.ComposerError(
+                    None, None, f"anchor '{event.anchor}' value contains itself", where
+                )
+        elif event.anchor is not None:
             # A later node may take an anchor's name (PyYAML refuses it);
             # aliases after it stand for the new node, as in yaml.v3.
             self.anchors.pop(event.anchor, None)
