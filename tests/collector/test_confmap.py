@@ -291,6 +291,26 @@ def test_a_key_written_twice_is_an_error(tmp_path: Path) -> None:
     assert merged.raw == {"a": {"k": 1}, "b": {"k": 2}}  # a merge key may be overridden
 
 
+def test_keys_that_are_not_text_become_the_text_go_prints() -> None:
+    """yaml.v3 reads a map with a number, boolean or null key as
+    ``map[interface{}]interface{}`` and koanf turns each key into its ``%v``
+    text: ``1`` and ``true`` stay two keys, ``"1"`` and ``"true"``."""
+    loaded = sources.Loaded(
+        ["yaml:h: {1: a, true: b, 1.5: c, 1e6: d, 0x10: e, ~: f, False: g}"], []
+    )
+    assert loaded.raw == {
+        "h": {
+            "1": "a",
+            "true": "b",
+            "1.5": "c",
+            "1e+06": "d",
+            "16": "e",
+            "<nil>": "f",
+            "false": "g",
+        }
+    }
+
+
 def test_an_anchor_may_be_defined_again_and_an_alias_names_the_latest() -> None:
     """yaml.v3 (as the YAML spec) lets a later node take an anchor's name;
     an alias then stands for the latest definition before it."""

@@ -22,8 +22,11 @@ from typing import Any
 
 import yaml
 
+from sluice.telemetry.pdata_text import float_v
+
 _PLAIN = "tag:sluice.dev,2026:plain"
 _MERGE = "tag:yaml.org,2002:merge"
+_STR = "tag:yaml.org,2002:str"
 
 _WORDS: dict[str, Any] = {
     **dict.fromkeys(("true", "True", "TRUE"), True),
@@ -86,6 +89,17 @@ def plain_scalar(text: str) -> Any:
     return text
 
 
+def _go_v(value: Any) -> str:
+    """Go's ``%v`` of a scalar yaml.v3 read (a map key that is not text)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return float_v(value)
+    return str(value)
+
+
 class Loader(yaml.SafeLoader):
     """PyYAML's safe loader with yaml.v3's scalar resolution and unique keys."""
 
@@ -120,6 +134,14 @@ class Loader(yaml.SafeLoader):
                     f"{earlier.start_mark.line + 1}",
                     key_node.start_mark,
                 )
+        self.flatten_mapping(node)  # merged keys too
+        for at, (key_node, value_node) in enumerate(node.value):
+            key = self.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else ""
+            if not isinstance(key, str):
+                # koanf makes each key of a map[interface{}]interface{} its
+                # %v text, so 1 and true stay two keys ("1", "true").
+                text = yaml.ScalarNode(_STR, _go_v(key), key_node.start_mark, key_node.end_mark)
+                node.value[at] = (text, value_node)
         return super().construct_mapping(node, deep)
 
 
