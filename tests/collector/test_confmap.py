@@ -311,6 +311,30 @@ def test_keys_that_are_not_text_become_the_text_go_prints() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        ("a: !!int '0x1F'", 31),
+        ("a: !!float 2", 2.0),
+        ("a: !!bool TRUE", True),
+        ("a: !!str 12", "12"),
+        ("a: !!int abc", "cannot decode !!str `abc` as a !!int"),
+        ("a: !!int 1.5", "cannot decode !!float `1.5` as a !!int"),
+        ("a: !!float abc", "cannot decode !!str `abc` as a !!float"),
+        ("a: !!bool yes", "cannot decode !!str `yes` as a !!bool"),
+        ("a: !!int true", "cannot decode !!bool `true` as a !!int"),
+    ],
+)
+def test_an_explicit_scalar_tag_must_fit_its_text(snippet: str, expected: Any) -> None:
+    """yaml.v3 resolves a tagged scalar's text as it would untagged and
+    refuses a value of another kind (an integer may be a float)."""
+    if isinstance(expected, str) and expected.startswith("cannot"):
+        with pytest.raises(sources.SourceError, match=re.escape(expected)):
+            sources.Loaded([f"yaml:{snippet}"], [])
+    else:
+        assert sources.Loaded([f"yaml:{snippet}"], []).raw == {"a": expected}
+
+
 def test_an_anchor_may_be_defined_again_and_an_alias_names_the_latest() -> None:
     """yaml.v3 (as the YAML spec) lets a later node take an anchor's name;
     an alias then stands for the latest definition before it."""

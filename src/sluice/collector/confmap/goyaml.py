@@ -145,6 +145,33 @@ class Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+def _go_kind(value: Any) -> str:
+    """yaml.v3's short tag for a scalar it resolved."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    return {int: "int", float: "float"}.get(type(value), "str")
+
+
+def _tagged(_: Loader, node: yaml.ScalarNode) -> Any:
+    """``!!int``, ``!!float`` or ``!!bool``: the text resolved as untagged,
+    which must be of that kind (an integer may be a float), as yaml.v3."""
+    want = node.tag.rsplit(":", 1)[1]
+    value = plain_scalar(node.value)
+    kind = _go_kind(value)
+    if want == "float" and kind == "int":
+        return float(value)
+    if kind != want:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"cannot decode !!{kind} `{node.value}` as a !!{want}", node.start_mark
+        )
+    return value
+
+
+Loader.add_constructor("tag:yaml.org,2002:int", _tagged)
+Loader.add_constructor("tag:yaml.org,2002:float", _tagged)
+Loader.add_constructor("tag:yaml.org,2002:bool", _tagged)
 Loader.add_implicit_resolver(_MERGE, re.compile(r"^<<$"), ["<"])
 Loader.add_implicit_resolver(_PLAIN, re.compile(r"", re.S), None)
 Loader.add_constructor(_PLAIN, lambda _, node: plain_scalar(node.value))
