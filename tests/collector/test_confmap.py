@@ -335,6 +335,29 @@ def test_an_explicit_scalar_tag_must_fit_its_text(snippet: str, expected: Any) -
         assert sources.Loaded([f"yaml:{snippet}"], []).raw == {"a": expected}
 
 
+def test_other_tags_read_as_yaml_v3_reads_them_untyped() -> None:
+    """What yaml.v3 gives an ``interface{}``: a timestamp stays its text,
+    binary is the decoded text, a set is a map of nulls, an ordered map a
+    list of maps, and a tag it does not know is ignored."""
+    loaded = sources.Loaded(
+        [
+            "yaml:{t: !!timestamp 2001-12-14, b: !!binary aGVsbG8=, s: !!set {x, y}, "
+            "o: !!omap [k: 1], l: !local 12, m: !local {k: v}}"
+        ],
+        [],
+    )
+    assert loaded.raw == {
+        "t": "2001-12-14",
+        "b": "hello",
+        "s": {"x": None, "y": None},
+        "o": [{"k": 1}],
+        "l": "12",
+        "m": {"k": "v"},
+    }
+    with pytest.raises(sources.SourceError, match="invalid base64 data"):
+        sources.Loaded(["yaml:b: !!binary '#'"], [])
+
+
 def test_an_anchor_may_be_defined_again_and_an_alias_names_the_latest() -> None:
     """yaml.v3 (as the YAML spec) lets a later node take an anchor's name;
     an alias then stands for the latest definition before it."""

@@ -15,6 +15,7 @@ file), not a silent last-one-wins.
 
 from __future__ import annotations
 
+import base64
 import io
 import math
 import re
@@ -172,6 +173,44 @@ def _tagged(_: Loader, node: yaml.ScalarNode) -> Any:
 Loader.add_constructor("tag:yaml.org,2002:int", _tagged)
 Loader.add_constructor("tag:yaml.org,2002:float", _tagged)
 Loader.add_constructor("tag:yaml.org,2002:bool", _tagged)
+
+
+def _timestamp(_: Loader, node: yaml.ScalarNode) -> str:
+    """yaml.v3 gives an untyped target a timestamp's text."""
+    if not yaml.SafeLoader.timestamp_regexp.match(node.value):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"cannot decode !!str `{node.value}` as a !!timestamp", node.start_mark
+        )
+    return str(node.value)
+
+
+def _binary(_: Loader, node: yaml.ScalarNode) -> str:
+    """The decoded bytes as text (Go's ``string(data)``)."""
+    try:
+        data = base64.b64decode(node.value.replace("\r", "").replace("\n", ""), validate=True)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, "!!binary value contains invalid base64 data", node.start_mark
+        ) from None
+    return data.decode(errors="replace")
+
+
+def _untagged(loader: Loader, node: yaml.Node) -> Any:
+    """A tag yaml.v3 does not know: a scalar is its text, a sequence or
+    mapping is read as if it had no tag."""
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return str(node.value)
+
+
+Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+Loader.add_constructor("tag:yaml.org,2002:binary", _binary)
+Loader.add_constructor("tag:yaml.org,2002:set", _untagged)
+Loader.add_constructor("tag:yaml.org,2002:omap", _untagged)
+Loader.add_constructor("tag:yaml.org,2002:pairs", _untagged)
+Loader.add_constructor(None, _untagged)
 Loader.add_implicit_resolver(_MERGE, re.compile(r"^<<$"), ["<"])
 Loader.add_implicit_resolver(_PLAIN, re.compile(r"", re.S), None)
 Loader.add_constructor(_PLAIN, lambda _, node: plain_scalar(node.value))
