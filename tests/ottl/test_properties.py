@@ -65,13 +65,12 @@ def records(draw: Any) -> LogRecord:
 
 PATHS = [
     "body",
-    "log.body",
     "severity_number",
     "severity_text",
     'attributes["a"]',
     'attributes["b"]',
     'attributes["n"]',
-    'log.attributes["m"]["k"]',
+    'attributes["m"]["k"]',
     'attributes["m"][0]',
     'resource.attributes["r"]',
     "instrumentation_scope.name",
@@ -158,8 +157,6 @@ def _path(tree: Tree[Token], request: Any) -> Any:
     fields = [(str(f.children[0]), [unquote(str(k.children[0])) if k.children[0].type == "STRING" else int(k.children[0]) for k in f.children[1:]]) for f in tree.children]  # type: ignore[union-attr]  # fmt: skip
     resource = request.resource_logs[0]
     record = resource.scope_logs[0].log_records[0]
-    if fields[0][0] == "log":
-        fields = fields[1:]
     (name, keys), *rest = fields
     if name == "resource":
         attributes = Map((kv.key, kv.value) for kv in reversed(resource.resource.attributes))

@@ -2,11 +2,13 @@
 ``resource`` and ``scope`` (``instrumentation_scope``) paths, and upstream's
 path errors.
 
-A path may start with a context name (``log.body``, ``resource.attributes``,
-``span.name`` in the span event context...) or not (``body``), as upstream's
-contexts accept since context names were introduced: a first segment that
-names a context of this context's hierarchy selects it, anything else is a
-path of the context itself.
+A path starts with a segment of the context itself (``body``) or with the
+name of a context above it that upstream's contexts have as a path segment
+(``resource.attributes``, ``instrumentation_scope.name``, ``span.name`` in
+the span event context, ``metric.name`` in the data point context). The
+filter processor's parsers (upstream v0.115) are made without context names
+(``EnablePathContextNames``): a context's own name (``log.body``) and
+``scope`` are unknown segments, as there.
 
 A getter takes the evaluation context of one item (a ``*Ctx`` object of the
 signal's module) and returns the path's value (see :mod:`sluice.ottl.values`).
@@ -201,8 +203,8 @@ def _scope_field(name: str) -> Getter:
 
 @dataclass(frozen=True)
 class Context:
-    """One OTTL context: its own paths, the contexts its paths may name
-    (``resource``, ``scope``...), and its enums."""
+    """One OTTL context: its own paths, the contexts above it its paths may
+    name (``resource``, ``instrumentation_scope``...), and its enums."""
 
     name: str
     own: Resolver
@@ -213,12 +215,11 @@ class Context:
         """The getter of `path`; raises :class:`OttlConfigError`."""
         text, original = str(path), path.original_text()
         first, rest = path.fields[0], path.fields[1:]
-        parsers: dict[str, Resolver] = {self.name: self.own, **self.others}
         if first.name == "cache":
             raise Resolution(text, self, self.name, memos, original).unsupported(
                 "the filter processor has no cache"
             )
-        parser = parsers.get(first.name)
+        parser = self.others.get(first.name)
         if parser is None or first.keys:
             return self.own(Resolution(text, self, self.name, memos, original), path.fields)
         context_name = "scope" if first.name == "instrumentation_scope" else first.name
@@ -230,7 +231,7 @@ class Context:
 
 COMMON: dict[str, Resolver] = {
     "resource": resource_path,
-    "scope": scope_path,
     "instrumentation_scope": scope_path,
 }
-"""The resource and scope contexts every signal's context can name."""
+"""The resource and scope contexts every signal's context can name (the
+scope only by its legacy name: ``scope`` came with context names)."""
