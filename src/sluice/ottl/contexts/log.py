@@ -172,10 +172,6 @@ def severity_number(item: LogItem) -> int:
     return number
 
 
-def _text(name: str) -> Getter:
-    return lambda item: getattr(item.message(), name)
-
-
 def severity_text(item: LogItem) -> str:
     """``severity_text``, read from the record's bytes."""
     at = item.located(False)
@@ -205,9 +201,8 @@ _NUMBERS = (
     "flags",
 )
 _IDS = {"trace_id": 16, "span_id": 8}
-_OTHERS = frozenset(
-    {"attributes", "severity_text", "event_name", "time", "observed_time", *_NUMBERS}
-)
+_OTHERS = frozenset({"attributes", "severity_text", "time", "observed_time", *_NUMBERS})
+"""Upstream v0.115's log paths (``event_name`` came later)."""
 
 
 def log_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
@@ -243,8 +238,6 @@ def log_path(resolution: Resolution, fields: tuple[Field, ...]) -> Resolved:
             getter = _number(name)
         elif name == "severity_text":
             getter = severity_text
-        elif name == "event_name":
-            getter = _text(name)
         else:
             raise resolution.unsupported("time values need converters outside Sluice's subset")
     return Resolved(getter, resolution.key(fields))
