@@ -1,9 +1,10 @@
 """Conditions over the standard items of each context (tests/ottl/items.py),
 with the results upstream's rules give: comparison typing (compare.go and
 the LANGUAGE.md table: int vs double, strings, bools, nil, byte slices,
-maps), indexing errors of its contexts, its converters, and the precedence
-of ``not``, ``and`` and ``or`` with left-to-right short-circuits (an error
-after a decided ``or`` never happens)."""
+maps and slices equal only as the same value), indexing errors of its
+contexts, its converters, and the precedence of ``not``, ``and`` and ``or``
+with left-to-right short-circuits (an error after a decided ``or`` never
+happens)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,16 @@ ROWS: list[tuple[str, str, Callable[[], Any], bool | str]] = [
     ("log", 'attributes["nested"] == attributes["html"]', L, F),
     ("log", 'attributes["nested"] < attributes["nested"]', L, F),
     ("log", 'attributes["list"] == attributes["list"]', L, T),
+    # maps and slices are equal only as one value read twice (v0.115 compares them with
+    # Go's ==, which is true only for the same pcommon storage), never for equal contents
+    ("log", 'body["a"] == body["b"]', _body({"a": {"x": 1}, "b": {"x": 1}}), F),
+    ("log", 'body["a"] != body["b"]', _body({"a": {"x": 1}, "b": {"x": 1}}), T),
+    ("log", 'body["a"] == body["a"]', _body({"a": {"x": 1}, "b": {"x": 1}}), T),
+    ("log", 'body["a"] != body["a"]', _body({"a": {"x": 1}, "b": {"x": 1}}), F),
+    ("log", 'body["a"] == body["b"]', _body({"a": [1, "x"], "b": [1, "x"]}), F),
+    ("log", 'body["a"] == body["a"]', _body({"a": [1, "x"], "b": [1, "x"]}), T),
+    ("log", "body == body", _body({"a": 1}), T),
+    ("log", 'body["a"] == body["b"]', _body({"a": {}, "b": {}}), F),
     # -- log attributes: indexing ----------------------------------------------
     ("log", 'attributes["nested"]["a"]["b"] == "deep"', L, T),
     ("log", 'attributes["nested"]["a"]["missing"] == nil', L, T),

@@ -170,7 +170,7 @@ def _path(tree: Tree[Token], request: Any) -> Any:
     return getattr(record, name)
 
 
-def _compare(a: Any, b: Any, op: str) -> bool:
+def _compare(a: Any, b: Any, op: str, same: bool = False) -> bool:
     if a == b"":
         a = None
     if b == b"":
@@ -188,8 +188,8 @@ def _compare(a: Any, b: Any, op: str) -> bool:
     else:
         comparable = type(a) is type(b) and isinstance(a, str | bytes)
     if not comparable:
-        if isinstance(a, Map | list) and type(a) is type(b) and op in ("==", "!="):
-            return (_plain(a) == _plain(b)) == (op == "==")
+        if isinstance(a, Map | list) and op in ("==", "!="):
+            return same == (op == "==")  # Go's == on the pcommon wrappers
         return op == "!="
     return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
 
@@ -273,7 +273,8 @@ def interpret(tree: Tree[Token], request: Any) -> bool:
         left, op, right = tree.children
         a = _operand(left, request)  # type: ignore[arg-type]
         b = _operand(right, request)  # type: ignore[arg-type]
-        return _compare(a, b, str(op))
+        same = left.data == "path" and left == right  # type: ignore[union-attr]
+        return _compare(a, b, str(op), same)
     if kind == "converter":
         result = _call(tree, request)
         if not isinstance(result, bool):

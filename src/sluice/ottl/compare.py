@@ -9,7 +9,11 @@ be compared are "not equal" (``!=`` is true, every other operator false).
   Go does, so 2**53 + 1 equals 2.0**53).
 - strings compare byte-wise (for valid UTF-8, code point order); bools with
   false < true; byte slices byte-wise.
-- maps and slices support ``==`` and ``!=`` only (``pcommon`` equality).
+- maps and slices support ``==`` and ``!=`` only, with Go's ``==`` on the
+  ``pcommon.Map`` / ``pcommon.Slice`` values (upstream v0.115 has no map or
+  slice comparison of its own): equal only when both wrap the same storage,
+  i.e. both operands are the same path read on the same item, never for
+  equal contents elsewhere.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from sluice.ottl.values import PMap, PSlice, from_any
+from sluice.ottl.values import PMap, PSlice
 
 Op = Callable[[Any, Any], bool]
 
@@ -33,8 +37,10 @@ _ORDER: dict[str, Op] = {
 }
 
 
-def compare(a: Any, b: Any, op: str) -> bool:
-    """`a op b` under OTTL's rules; `op` is one of ``== != < <= >= >``."""
+def compare(a: Any, b: Any, op: str, same: bool = False) -> bool:
+    """`a op b` under OTTL's rules; `op` is one of ``== != < <= >= >``.
+    `same`: both values were read by the same path (so maps or slices are
+    the same storage)."""
     if isinstance(a, bytes) and not a:
         a = None
     if isinstance(b, bytes) and not b:
@@ -60,45 +66,6 @@ def compare(a: Any, b: Any, op: str) -> bool:
     if kind is other and (kind is str or kind is bytes):
         return _ORDER[op](a, b)
     if op in (EQ, NE):
-        equal = _structurally_equal(a, b)
+        equal = same and isinstance(a, PMap | PSlice)  # same path: b is the same kind
         return equal if op == EQ else not equal
     return False
-
-
-def _structurally_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, PMap) and isinstance(b, PMap):
-        return maps_equal(a, b)
-    if isinstance(a, PSlice) and isinstance(b, PSlice):
-        return slices_equal(a, b)
-    return False
-
-
-def maps_equal(a: PMap, b: PMap) -> bool:
-    """``pcommon.Map.Equal``: the same length, and every key of `a` found in
-    `b` with an equal value."""
-    if len(a) != len(b):
-        return False
-    for key, value in a.pairs():
-        found = b.get(key)
-        if found is None or not any_equal(value, found):
-            return False
-    return True
-
-
-def slices_equal(a: PSlice, b: PSlice) -> bool:
-    if len(a) != len(b):
-        return False
-    return all(any_equal(x, y) for x, y in zip(a.values, b.values, strict=True))
-
-
-def any_equal(a: Any, b: Any) -> bool:
-    """``pcommon.Value.Equal`` of two ``AnyValue`` messages: same type, equal value."""
-    kind = a.WhichOneof("value")
-    if kind != b.WhichOneof("value"):
-        return False
-    left, right = from_any(a), from_any(b)
-    if isinstance(left, PMap):
-        return maps_equal(left, right)
-    if isinstance(left, PSlice):
-        return slices_equal(left, right)
-    return bool(left == right)

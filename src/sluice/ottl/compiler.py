@@ -77,6 +77,8 @@ class Compiler:
 
     def comparison(self, node: syntax.Compare) -> Predicate:
         left, right, op = self.value(node.left), self.value(node.right), node.op
+        # The same path on both sides reads the same map or slice storage.
+        same = isinstance(node.left, syntax.Path) and node.left == node.right
         if isinstance(node.right, syntax.Literal) and isinstance(node.right.value, str):
             # The common `path == "text"`: a str equals only an equal str.
             literal = node.right.value
@@ -84,7 +86,7 @@ class Compiler:
                 return lambda item: bool(left(item) == literal)
             if op == NE:
                 return lambda item: bool(left(item) != literal)
-        return lambda item: compare(left(item), right(item), op)
+        return lambda item: compare(left(item), right(item), op, same)
 
     def predicate(self, call: syntax.Call) -> Predicate:
         """A converter used as a boolean: it must return a bool."""
