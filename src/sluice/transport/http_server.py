@@ -385,17 +385,18 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if not version.startswith("1."):
             self._fail(505, "", go=go_unreadable(505, "unsupported protocol version"))
             return True
+        hosts = [value for name, value in self._headers if name.lower() == b"host"]
+        if len(hosts) > 1:  # refused while reading, before the body's framing, and unworded
+            self._fail(400, "too many Host headers", go=go_unreadable(400))
+            return True
         codings = [value for name, value in self._headers if name.lower() == b"transfer-encoding"]
         chunked_only = len(codings) == 1 and codings[0].strip().lower() == b"chunked"
         if codings and version != "1.0" and not chunked_only:  # Go ignores it in HTTP/1.0
             self._fail(501, "", go=go_unreadable(501, body=b"Unsupported transfer encoding"))
             return True
-        hosts = [value for name, value in self._headers if name.lower() == b"host"]
         problem = ""
         if not hosts and version != "1.0" and self._parser.get_method() != b"CONNECT":
             problem = "missing required Host header"
-        elif len(hosts) > 1:
-            problem = "too many Host headers"
         elif hosts and not GO_HOST_BYTES.issuperset(hosts[0].strip()):
             problem = "malformed Host header"
         if problem:
