@@ -132,11 +132,23 @@ def test_header_block_is_limited_as_go_limits_it(port: int) -> None:
     assert exchange(port, request_head.encode()) == go_unreadable(status_line)
 
 
-@pytest.mark.parametrize("coding", ["gzip", "gzip, chunked", "identity"])
-def test_unsupported_transfer_encoding_is_501(port: int, coding: str) -> None:
-    """Go reads only ``Transfer-Encoding: chunked`` (its readTransfer);
-    anything else is 501, the coding not echoed back."""
-    request_head = f"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: {coding}\r\n\r\n"
+@pytest.mark.parametrize(
+    "codings",
+    [
+        "Transfer-Encoding: gzip",
+        "Transfer-Encoding: gzip, chunked",
+        "Transfer-Encoding: identity",
+        "Transfer-Encoding: chunked, gzip",
+        "Transfer-Encoding: chunked, chunked",
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip",
+    ],
+)
+def test_unsupported_transfer_encoding_is_501(port: int, codings: str) -> None:
+    """Go reads only one ``Transfer-Encoding: chunked`` line (its
+    readTransfer); anything else, chunked not last or a second line
+    included, is 501, the coding not echoed back."""
+    request_head = f"POST / HTTP/1.1\r\nHost: x\r\n{codings}\r\n\r\n"
     answer = go_unreadable("501 Not Implemented", "Unsupported transfer encoding")
     assert exchange(port, request_head.encode()) == answer
 

@@ -67,12 +67,23 @@ class _Answer:
         self.wire = wire
 
 
+UNSUPPORTED_CODINGS: Final = frozenset(
+    {
+        "Request has invalid `Transfer-Encoding`",
+        # chunked before another coding, or a second Transfer-Encoding line
+        "Invalid `Transfer-Encoding` header value",
+    }
+)
+"""The parser's words for a Transfer-Encoding other than one ``chunked``,
+which Go's server refuses as a coding it does not implement."""
+
+
 def _go_parse_error(problem: httptools.HttpParserError) -> bytes:
     """Go's answer to a request the parser refused: 501 for a transfer
     coding other than chunked, 505 for an HTTP version other than 1.x,
     else its bare 400 (Go words only the problems it finds after parsing)."""
     text = str(problem)
-    if text == "Request has invalid `Transfer-Encoding`":
+    if text in UNSUPPORTED_CODINGS:
         return go_unreadable(501, body=b"Unsupported transfer encoding")
     if text == "Invalid HTTP version":
         return go_unreadable(505, "unsupported protocol version")
