@@ -153,6 +153,46 @@ def test_unsupported_transfer_encoding_is_501(port: int, codings: str) -> None:
     assert exchange(port, request_head.encode()) == answer
 
 
+def test_chunked_wins_over_content_length(port: int) -> None:
+    """Go's readTransfer reads a chunked body whatever Content-Length says,
+    and drops the Content-Length (so the next request starts after the
+    last chunk): no smuggling, and no refusal either."""
+    first = (
+        b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+    )
+    second = b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answers = exchange(port, first + second).split(b"HTTP/1.1 ")[1:]
+    assert [head_of(b"HTTP/1.1 " + answer)[::2] for answer in answers] == [
+        ("HTTP/1.1 200 OK", b"POST /a 3"),
+        ("HTTP/1.1 200 OK", b"GET /b 0"),
+    ]
+
+
+def test_chunked_request_does_not_show_its_content_length() -> None:
+    """Go deletes the Content-Length of a chunked request: handlers do not
+    see it."""
+    seen: list[list[bytes]] = []
+
+    async def names(request: Request) -> Response:
+        seen.append([name.lower() for name, _ in request.lines])
+        seen.append(list(request.headers))
+        return Response(200, b"", content_type=None)
+
+    raw = (
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n"
+        b"Connection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+    )
+    with background_loop() as loop:
+        listener: HttpListener = loop.run(HttpListener.start(names, "127.0.0.1:0"))
+        try:
+            assert exchange(listener.port, raw).startswith(b"HTTP/1.1 200 OK\r\n")
+        finally:
+            loop.run(listener.stop())
+    expected = [b"host", b"transfer-encoding", b"connection"]
+    assert seen == [expected, expected]
+
+
 @pytest.mark.parametrize("version", ["2.0", "3.0"])
 def test_other_major_versions_are_505(port: int, version: str) -> None:
     request_head = f"GET / HTTP/{version}\r\nHost: x\r\n\r\n"

@@ -137,7 +137,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._loggable_path = loggable_path
         self._limits = limits
         self._tracker = tracker
-        self._parser: httptools.HttpRequestParser | None = httptools.HttpRequestParser(self)
+        self._parser: httptools.HttpRequestParser | None = self._new_parser()
         self._transport: asyncio.Transport | None = None
         self._loop = asyncio.get_running_loop()  # made by the server, in its loop
         self._url = b""
@@ -177,6 +177,14 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._ignoring_upgrade = False
         """The request being parsed asks for a protocol upgrade, which is not
         honoured: it is read again without it (see :meth:`_without_upgrade`)."""
+
+    def _new_parser(self) -> httptools.HttpRequestParser:
+        parser = httptools.HttpRequestParser(self)
+        if self._go_net_http:
+            # Go reads a chunked body whatever Content-Length says (and drops
+            # the Content-Length); see _go_refuses for HTTP/1.0.
+            parser.set_dangerous_leniencies(lenient_chunked_length=True)
+        return parser
 
     # -- asyncio.Protocol --------------------------------------------------------
 
@@ -243,7 +251,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     if not self._ignoring_upgrade:
                         raise
                     data = self._without_upgrade() + bytes(data[upgrade.args[0] :])
-                    parser = self._parser = httptools.HttpRequestParser(self)
+                    parser = self._parser = self._new_parser()
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported", go=go_unreadable(400))
         except httptools.HttpParserError as problem:
@@ -319,8 +327,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             # (A block that never ends is caught on the raw bytes read instead.)
             self._headers_too_large()
             raise httptools.HttpParserError("limit")
-        if self._go_net_http and self._go_refuses():
-            raise httptools.HttpParserError("limit")
+        if self._go_net_http:
+            if self._go_refuses():
+                raise httptools.HttpParserError("limit")
+            if b"transfer-encoding" in lowered and b"content-length" in lowered:
+                self._drop_content_length()
         if self._over_cap and self._url.partition(b"?")[0] not in LOCAL_PATHS:
             self._fail(
                 503,
@@ -401,6 +412,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._fail(400, "too many Host headers", go=go_unreadable(400))
             return True
         codings = [value for name, value in self._headers if name.lower() == b"transfer-encoding"]
+        if codings and version == "1.0" and b"content-length" in self._lowered:
+            # Go frames it by its Content-Length (1.0 has no transfer codings),
+            # which the parser, taking it as chunked, cannot do.
+            self._fail(400, "", go=go_unreadable(400))
+            return True
         chunked_only = len(codings) == 1 and codings[0].strip().lower() == b"chunked"
         if codings and version != "1.0" and not chunked_only:  # Go ignores it in HTTP/1.0
             self._fail(501, "", go=go_unreadable(501, body=b"Unsupported transfer encoding"))
@@ -420,6 +436,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._fail(417, "", answer=Response(417, content_type=None))
             return True
         return False
+
+    def _drop_content_length(self) -> None:
+        """A chunked request's Content-Length means nothing: Go's server
+        deletes it, so neither the body's limit nor the handler sees it."""
+        del self._lowered[b"content-length"]
+        self._headers = [line for line in self._headers if line[0].lower() != b"content-length"]
 
     def _go_body_follows(self, declared: int) -> bool:
         """Whether Go's server would send ``100 Continue``: for an HTTP/1.1
