@@ -193,11 +193,30 @@ def test_chunked_request_does_not_show_its_content_length() -> None:
     assert seen == [expected, expected]
 
 
-@pytest.mark.parametrize("version", ["2.0", "3.0"])
+@pytest.mark.parametrize("version", ["0.9", "2.0", "3.0"])
 def test_other_major_versions_are_505(port: int, version: str) -> None:
     request_head = f"GET / HTTP/{version}\r\nHost: x\r\n\r\n"
     status_line = "505 HTTP Version Not Supported: unsupported protocol version"
     assert exchange(port, request_head.encode()) == go_unreadable(status_line)
+
+
+@pytest.mark.parametrize("version", ["1.2", "1.9"])
+def test_later_minor_versions_are_http_1_1(port: int, version: str) -> None:
+    """Go's ParseHTTPVersion takes any one-digit minor version: HTTP/1.2 is
+    served, answered in HTTP/1.1 and kept alive."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(f"GET /a HTTP/{version}\r\nHost: x\r\n\r\n".encode())
+        status, headers, body = head_of(sock.recv(1000))
+        assert (status, body) == ("HTTP/1.1 200 OK", b"GET /a 0")
+        assert "connection" not in headers
+        sock.sendall(f"GET /b HTTP/{version}\r\nHost: x\r\n\r\n".encode())
+        assert sock.recv(1000).startswith(b"HTTP/1.1 200 OK\r\n")
+
+
+@pytest.mark.parametrize("version", ["1.10", "10.1", "1"])
+def test_malformed_versions_are_a_bare_400(port: int, version: str) -> None:
+    request_head = f"GET / HTTP/{version}\r\nHost: x\r\n\r\n"
+    assert exchange(port, request_head.encode()) == go_unreadable("400 Bad Request")
 
 
 def test_an_expectation_other_than_100_continue_fails(port: int) -> None:

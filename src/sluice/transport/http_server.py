@@ -80,13 +80,11 @@ which Go's server refuses as a coding it does not implement."""
 
 def _go_parse_error(problem: httptools.HttpParserError) -> bytes:
     """Go's answer to a request the parser refused: 501 for a transfer
-    coding other than chunked, 505 for an HTTP version other than 1.x,
-    else its bare 400 (Go words only the problems it finds after parsing)."""
+    coding other than chunked, else its bare 400 (Go words only the
+    problems it finds after parsing)."""
     text = str(problem)
     if text in UNSUPPORTED_CODINGS:
         return go_unreadable(501, body=b"Unsupported transfer encoding")
-    if text == "Invalid HTTP version":
-        return go_unreadable(505, "unsupported protocol version")
     return go_unreadable(400)
 
 
@@ -183,7 +181,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._go_net_http:
             # Go reads a chunked body whatever Content-Length says (and drops
             # the Content-Length); see _go_refuses for HTTP/1.0.
-            parser.set_dangerous_leniencies(lenient_chunked_length=True)
+            # HTTP/1.2 to 1.9 are HTTP/1.x to Go (505 only for another major: _go_refuses).
+            parser.set_dangerous_leniencies(lenient_chunked_length=True, lenient_version=True)
         return parser
 
     # -- asyncio.Protocol --------------------------------------------------------
