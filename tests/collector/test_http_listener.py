@@ -169,6 +169,17 @@ def test_chunked_wins_over_content_length(port: int) -> None:
     ]
 
 
+@pytest.mark.parametrize("size_line", [b"3 ", b"3\t", b"3 \t "])
+def test_blanks_after_a_chunk_size_are_ignored(port: int, size_line: bytes) -> None:
+    """Go's chunked reader trims the blanks that end a chunk-size line."""
+    raw = (
+        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + size_line
+        + b"\r\nabc\r\n0\r\n\r\n"
+    )
+    assert head_of(exchange(port, raw))[::2] == ("HTTP/1.1 200 OK", b"POST / 3")
+
+
 def test_chunked_request_does_not_show_its_content_length() -> None:
     """Go deletes the Content-Length of a chunked request: handlers do not
     see it."""

@@ -181,8 +181,13 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if self._go_net_http:
             # Go reads a chunked body whatever Content-Length says (and drops
             # the Content-Length); see _go_refuses for HTTP/1.0.
-            # HTTP/1.2 to 1.9 are HTTP/1.x to Go (505 only for another major: _go_refuses).
-            parser.set_dangerous_leniencies(lenient_chunked_length=True, lenient_version=True)
+            # HTTP/1.2 to 1.9 are HTTP/1.x to Go (505 only for another major:
+            # _go_refuses), and its chunked reader trims a size's trailing blanks.
+            parser.set_dangerous_leniencies(
+                lenient_chunked_length=True,
+                lenient_version=True,
+                lenient_spaces_after_chunk_size=True,
+            )
         return parser
 
     # -- asyncio.Protocol --------------------------------------------------------
