@@ -132,6 +132,15 @@ def test_header_block_is_limited_as_go_limits_it(port: int) -> None:
     assert exchange(port, request_head.encode()) == go_unreadable(status_line)
 
 
+def test_request_line_past_go_s_limit_is_431(port: int) -> None:
+    """Go has no limit of its own for the request target: a line past its
+    header limit is the header block's 431, not a 414."""
+    target = "/" + "a" * ((1 << 20) + 8192)
+    request_head = f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n"
+    status_line = "431 Request Header Fields Too Large"
+    assert exchange(port, request_head.encode()) == go_unreadable(status_line)
+
+
 @pytest.mark.parametrize(
     "codings",
     [

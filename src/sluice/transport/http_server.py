@@ -280,7 +280,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
     def on_url(self, url: bytes) -> None:
         self._url += url
         if len(self._url) > self._limits.max_url_size:
-            self._fail(414, f"request target longer than {self._limits.max_url_size} bytes")
+            if self._go_net_http:  # Go bounds only line and headers together
+                self._headers_too_large()
+            else:
+                self._fail(414, f"request target longer than {self._limits.max_url_size} bytes")
             raise httptools.HttpParserError("limit")  # stop parsing this input
 
     def on_header(self, name: bytes, value: bytes) -> None:
