@@ -261,6 +261,24 @@ def test_100_continue_only_for_a_body(port: int) -> None:
     assert exchange(port, without).startswith(b"HTTP/1.1 200 OK\r\n")
 
 
+@pytest.mark.parametrize("method", ["FOO", "PURGE", "BREW", "X-Custom_1"])
+def test_any_token_is_a_method(port: int, method: str) -> None:
+    """Go's server takes any token as a method and hands the request, its
+    body read as any other's, to the handler."""
+    raw = f"{method} /m HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab"
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(raw.encode())
+        assert head_of(sock.recv(1000))[::2] == ("HTTP/1.1 200 OK", f"{method} /m 2".encode())
+        sock.sendall(b"GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert head_of(sock.recv(1000))[::2] == ("HTTP/1.1 200 OK", b"GET /next 0")
+
+
+@pytest.mark.parametrize("method", ["F@O", "F(O)", '"GET"'])
+def test_a_method_that_is_no_token_is_a_bare_400(port: int, method: str) -> None:
+    request_head = f"{method} / HTTP/1.1\r\nHost: x\r\n\r\n"
+    assert exchange(port, request_head.encode()) == go_unreadable("400 Bad Request")
+
+
 def test_options_asterisk_is_answered_by_the_server(port: int) -> None:
     """Go's server answers ``OPTIONS *`` itself (no handler sees it): 200,
     no body, no type."""

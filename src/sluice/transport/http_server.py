@@ -88,6 +88,11 @@ def _go_parse_error(problem: httptools.HttpParserError) -> bytes:
     return go_unreadable(400)
 
 
+TOKEN_BYTES: Final = frozenset(
+    b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+"""The bytes of an HTTP token (RFC 9110 5.6.2), which a method is."""
+
 # Where a connection is in its current request (what its deadline means).
 IDLE: Final = 0
 """Between requests (or before the first byte of the first: `_first` says)."""
@@ -129,7 +134,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         answer (and one without a valid Host, an unknown transfer coding or
         a version other than 1.x its refusal); an unknown ``Expect`` is
         417 and ``100 Continue`` is sent only for a body; ``OPTIONS *`` is
-        answered without the handler."""
+        answered without the handler; a method the parser does not know is
+        served (when its request is the first the read begins with)."""
         self._handler = handler
         self._go_net_http = go_net_http
         self._loggable_path = loggable_path
@@ -175,6 +181,13 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._ignoring_upgrade = False
         """The request being parsed asks for a protocol upgrade, which is not
         honoured: it is read again without it (see :meth:`_without_upgrade`)."""
+        self._between = True
+        """The parser is between requests (none begun and unfinished)."""
+        self._begun = 0
+        """Requests begun on this connection."""
+        self._extension_method = b""
+        """The request being parsed has this method, which the parser does
+        not know and reads as POST (see :meth:`_with_known_method`)."""
 
     def _new_parser(self) -> httptools.HttpRequestParser:
         parser = httptools.HttpRequestParser(self)
@@ -246,6 +259,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             return  # lingering: the input is drained and dropped
         if self._phase != BODY:
             self._head_bytes += len(data)
+        # Whether a request refused for its method began at data[0].
+        at_start = self._between
+        begun = self._begun
         try:
             while True:
                 try:
@@ -256,6 +272,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                         raise
                     data = self._without_upgrade() + bytes(data[upgrade.args[0] :])
                     parser = self._parser = self._new_parser()
+                except httptools.HttpParserInvalidMethodError:
+                    if not (self._go_net_http and at_start and self._begun == begun + 1):
+                        raise
+                    data = self._with_known_method(data)
+                    parser = self._parser = self._new_parser()
+                    at_start = False  # once
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported", go=go_unreadable(400))
         except httptools.HttpParserError as problem:
@@ -271,6 +293,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if not self._first:
             self.deadline = self._loop.time() + self._limits.header_timeout
         self._first = False
+        self._between = False
+        self._begun += 1
         self._phase = HEAD
         self._url = b""
         self._headers = []
@@ -294,7 +318,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
 
     def on_headers_complete(self) -> None:
         assert self._parser is not None
-        if self._parser.should_upgrade() and self._parser.get_method() != b"CONNECT":
+        if self._parser.should_upgrade() and self._method() != b"CONNECT":
             # The parser would skip the body as the upgraded protocol's: this
             # request is read again without its Upgrade header (data_received).
             self._ignoring_upgrade = True
@@ -380,12 +404,13 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._wait_for_memory()
 
     def on_message_complete(self) -> None:
+        self._between = True
         if self._closing or self._parser is None or self._ignoring_upgrade:
             return
         url = self._url.decode("latin-1")
         path, mark, query = url.partition("?")
         request = Request(
-            self._parser.get_method().decode("latin-1"),
+            self._method().decode("latin-1"),
             path,
             query if mark else None,
             self._lowered,
@@ -400,6 +425,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         )
         self._body = []
         self._held = 0
+        self._extension_method = b""
         self._phase = HANDLING
         self.deadline = 0.0
         self.waiting_memory = False  # it arrived whole while waiting: nothing to wait for
@@ -429,7 +455,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._fail(501, "", go=go_unreadable(501, body=b"Unsupported transfer encoding"))
             return True
         problem = ""
-        if not hosts and version != "1.0" and self._parser.get_method() != b"CONNECT":
+        if not hosts and version != "1.0" and self._method() != b"CONNECT":
             problem = "missing required Host header"
         elif hosts and not GO_HOST_BYTES.issuperset(hosts[0].strip()):
             problem = "malformed Host header"
@@ -450,6 +476,26 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         del self._lowered[b"content-length"]
         self._headers = [line for line in self._headers if line[0].lower() != b"content-length"]
 
+    def _method(self) -> bytes:
+        """The method of the request being parsed."""
+        assert self._parser is not None
+        return self._extension_method or self._parser.get_method()
+
+    def _with_known_method(self, data: bytes | memoryview) -> bytes:
+        """`data`, which begins with a request whose method the parser does
+        not know, with that method read as POST (the parser frames every
+        method's body alike but CONNECT's); the method is kept for the
+        request. Go's server hands any method that is a token to the
+        handler. Raises HttpParserError when it is not a token."""
+        raw = bytes(data)
+        start = len(raw) - len(raw.lstrip(b"\r\n"))  # the parser skips empty lines first
+        end = raw.find(b" ", start)
+        method = raw[start:end] if end > start else b""
+        if not method or not TOKEN_BYTES.issuperset(method):
+            raise httptools.HttpParserError("invalid method")
+        self._extension_method = method
+        return b"POST" + raw[end:]
+
     def _go_body_follows(self, declared: int) -> bool:
         """Whether Go's server would send ``100 Continue``: for an HTTP/1.1
         request with a body (a declared length, or chunked)."""
@@ -465,7 +511,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         so its body would have been lost."""
         assert self._parser is not None
         self._ignoring_upgrade = False
-        method = self._parser.get_method()
+        method = self._parser.get_method()  # an unknown one as the parser read it (POST)
         version = self._parser.get_http_version().encode("latin-1")
         lines = [b"%s %s HTTP/%s\r\n" % (method, self._url, version)]
         for name, value in self._headers:
@@ -633,7 +679,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         if too_large is None or self._parser is None or self._closing:
             self._fail(413, f"body larger than max_body_size ({self._limits.max_body_size} bytes)")
             return
-        method = self._parser.get_method().decode("latin-1")
+        method = self._method().decode("latin-1")
         path = self._url.decode("latin-1").partition("?")[0]
         answer = too_large(method, path, self._lowered)
         self._fail(answer.status, "", answer=answer)

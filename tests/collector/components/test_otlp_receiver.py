@@ -985,9 +985,12 @@ def test_content_type_is_parsed_as_go_parses_a_media_type(start: Start) -> None:
     )
 
 
-def test_only_post_is_allowed(start: Start) -> None:
+@pytest.mark.parametrize("method", ["GET", "FOO"])
+def test_only_post_is_allowed(start: Start, method: str) -> None:
+    """Any other method, one HTTP does not define too (Go's server takes
+    any token), is the handler's 405."""
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
-    status, headers, body = post(f"{receiver.http}/v1/traces", b"", method="GET")
+    status, headers, body = post(f"{receiver.http}/v1/traces", b"", method=method)
     assert (status, headers["allow"], body) == (
         405,
         "POST",
