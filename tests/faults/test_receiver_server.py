@@ -98,13 +98,15 @@ def test_a_head_over_go_s_1_mib_is_refused(start_receiver: Start, upstream: Upst
     assert upstream.received() == []
 
 
-def test_slowloris_headers_get_408_after_read_header_timeout(start_receiver: Start) -> None:
+def test_slowloris_headers_are_cut_off_after_read_header_timeout(start_receiver: Start) -> None:
+    """Go's server closes a connection whose head did not arrive in time
+    without answering (a read that timed out is a client gone to it)."""
     port = start_receiver(read_header_timeout="500ms")
     slow = b"POST /v1/logs HTTP/1.1\r\nHost: c\r\nX-Slow: " + b"s" * 200
     with connect(port) as sock:
         outcome = trickle(sock, slow, interval=0.1, timeout=3)
-        assert outcome.status == 408, outcome
-        assert wait_closed(sock, timeout=5).ended in ("eof", "reset")
+        assert (outcome.data, outcome.ended) == (b"", "eof"), outcome
+        assert outcome.elapsed < 2, outcome
 
 
 def test_a_body_shorter_than_content_length_gets_408_after_read_timeout(

@@ -568,6 +568,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 "(other requests hold it); retry later",
                 [(b"Retry-After", b"1")],
             )
+        elif self._phase == HEAD and self._go_net_http and not self._busy:
+            # Go's server takes a read that timed out for a client gone: no answer.
+            self._close()
         elif self._phase == HEAD:
             self._fail(
                 408, f"request headers not received within {self._limits.header_timeout:g} s"
