@@ -162,6 +162,23 @@ def test_unsupported_transfer_encoding_is_501(port: int, codings: str) -> None:
     assert exchange(port, request_head.encode()) == answer
 
 
+def test_repeated_content_length_that_agrees_is_read_as_one(port: int) -> None:
+    """Go's fixLength reads Content-Length lines that agree as one (and
+    refuses ones that differ); the next request starts after that length."""
+    first = (
+        b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nX-A: b\r\n"
+        b"Content-Length:  3 \r\n\r\nabc"
+    )
+    second = b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answers = exchange(port, first + second).split(b"HTTP/1.1 ")[1:]
+    assert [head_of(b"HTTP/1.1 " + answer)[::2] for answer in answers] == [
+        ("HTTP/1.1 200 OK", b"POST /a 3"),
+        ("HTTP/1.1 200 OK", b"GET /b 0"),
+    ]
+    differing = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"
+    assert exchange(port, differing) == go_unreadable("400 Bad Request")
+
+
 def test_chunked_wins_over_content_length(port: int) -> None:
     """Go's readTransfer reads a chunked body whatever Content-Length says,
     and drops the Content-Length (so the next request starts after the

@@ -93,6 +93,29 @@ TOKEN_BYTES: Final = frozenset(
 )
 """The bytes of an HTTP token (RFC 9110 5.6.2), which a method is."""
 
+
+def _without_repeated_length(raw: bytes, problem: httptools.HttpParserError) -> bytes:
+    """`raw`, which begins with a request head (whole) that repeats its
+    Content-Length, with the repeats left out: Go's server reads a request
+    whose Content-Length lines agree as if it had one (and refuses one
+    whose lines differ: `problem` is raised)."""
+    end = raw.find(b"\r\n\r\n")
+    if end < 0:
+        raise problem
+    kept = []
+    length: bytes | None = None
+    for line in raw[:end].split(b"\r\n"):
+        name, colon, value = line.partition(b":")
+        if colon and name.lower() == b"content-length":
+            if length is not None:
+                if value.strip(b" \t") != length:
+                    raise problem
+                continue
+            length = value.strip(b" \t")
+        kept.append(line)
+    return b"\r\n".join(kept) + raw[end:]
+
+
 # Where a connection is in its current request (what its deadline means).
 IDLE: Final = 0
 """Between requests (or before the first byte of the first: `_first` says)."""
@@ -259,7 +282,7 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             return  # lingering: the input is drained and dropped
         if self._phase != BODY:
             self._head_bytes += len(data)
-        # Whether a request refused for its method began at data[0].
+        # Whether a request the parser refuses and Go reads began at data[0].
         at_start = self._between
         begun = self._begun
         try:
@@ -272,12 +295,14 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                         raise
                     data = self._without_upgrade() + bytes(data[upgrade.args[0] :])
                     parser = self._parser = self._new_parser()
-                except httptools.HttpParserInvalidMethodError:
-                    if not (self._go_net_http and at_start and self._begun == begun + 1):
+                except httptools.HttpParserError as problem:
+                    if self._closing or not (
+                        self._go_net_http and at_start and self._begun == begun + 1
+                    ):
                         raise
-                    data = self._with_known_method(data)
+                    data = self._as_go_reads(data, problem)
+                    begun = self._begun
                     parser = self._parser = self._new_parser()
-                    at_start = False  # once
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported", go=go_unreadable(400))
         except httptools.HttpParserError as problem:
@@ -480,6 +505,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         """The method of the request being parsed."""
         assert self._parser is not None
         return self._extension_method or self._parser.get_method()
+
+    def _as_go_reads(self, data: bytes | memoryview, problem: httptools.HttpParserError) -> bytes:
+        """`data`, which begins with a request the parser refused with
+        `problem`, rewritten for the parser to read it as Go's server does;
+        raises `problem` when Go refuses it too."""
+        if isinstance(problem, httptools.HttpParserInvalidMethodError):
+            return self._with_known_method(data)
+        if str(problem) == "Duplicate Content-Length":
+            return _without_repeated_length(bytes(data), problem)
+        raise problem
 
     def _with_known_method(self, data: bytes | memoryview) -> bytes:
         """`data`, which begins with a request whose method the parser does
