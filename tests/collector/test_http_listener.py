@@ -120,6 +120,21 @@ def test_malformed_request_is_a_bare_400(port: int, request_head: str) -> None:
     assert exchange(port, request_head.encode()) == go_unreadable("400 Bad Request")
 
 
+@pytest.mark.parametrize("sent", [b"GE", b"GET / HTTP/1.1\r\n", b"GET / HTTP/1.1\r\nHost: x\r\n"])
+def test_a_head_cut_short_by_the_client_is_a_bare_400(port: int, sent: bytes) -> None:
+    """A client that half-closes inside a request head gets Go's bare 400
+    (its readRequest meets an unexpected EOF); one that sent nothing gets
+    nothing."""
+    for head, answer in ((sent, go_unreadable("400 Bad Request")), (b"", b"")):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(head)
+            sock.shutdown(socket.SHUT_WR)
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+            assert received == answer
+
+
 def test_header_block_is_limited_as_go_limits_it(port: int) -> None:
     """Go's DefaultMaxHeaderBytes (1 MiB, and 4096 bytes of slack): a
     200 KiB header is read; past the limit, Go's 431."""

@@ -255,9 +255,14 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
 
     def eof_received(self) -> bool | None:
         """The client will send nothing more: answer the requests it sent
-        completely (keeping the write side open), else close."""
+        completely (keeping the write side open), else close (answering a
+        head cut short first, as Go's server does)."""
         if self._phase == HANDLING:
             self._eof = True
+            return True
+        if self._phase == HEAD and self._go_net_http:
+            # Go reads the head to its end and finds it cut short: its bare 400.
+            self._fail(400, "", go=go_unreadable(400))
             return True
         return None  # close
 
