@@ -321,6 +321,26 @@ def test_options_asterisk_is_answered_by_the_server(port: int) -> None:
     assert "date" in headers
 
 
+def test_connect_is_an_ordinary_request(port: int) -> None:
+    """Go's server hands CONNECT to the handler like any request, and reads
+    what follows as the next request (a tunnel needs a handler that hijacks
+    the connection, which no collector handler does)."""
+    first = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"
+    second = b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answers = exchange(port, first + second).split(b"HTTP/1.1 ")[1:]
+    assert [head_of(b"HTTP/1.1 " + answer)[::2] for answer in answers] == [
+        ("HTTP/1.1 200 OK", b"CONNECT example.com:443 0"),
+        ("HTTP/1.1 200 OK", b"GET /b 0"),
+    ]
+    close = b"CONNECT example.com:443 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    status, headers, body = head_of(exchange(port, close))
+    assert (status, headers["connection"], body) == (
+        "HTTP/1.1 200 OK",
+        "close",
+        b"CONNECT example.com:443 0",
+    )
+
+
 def test_http_1_0_is_answered_in_http_1_0(port: int) -> None:
     """Go's server answers an HTTP/1.0 request in HTTP/1.0: closing goes
     unsaid, a kept-alive connection says so."""

@@ -296,9 +296,13 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                     parser.feed_data(data)
                     break
                 except httptools.HttpParserUpgrade as upgrade:
-                    if not self._ignoring_upgrade:
+                    rest = bytes(data[upgrade.args[0] :])
+                    if self._ignoring_upgrade:
+                        data = self._without_upgrade() + rest
+                    elif self._go_net_http and parser.get_method() == b"CONNECT":
+                        data = rest  # to Go, the next request (no tunnel without a hijack)
+                    else:
                         raise
-                    data = self._without_upgrade() + bytes(data[upgrade.args[0] :])
                     parser = self._parser = self._new_parser()
                 except httptools.HttpParserError as problem:
                     if self._closing or not (
