@@ -57,6 +57,7 @@ COMPILED = [
     "telemetry/otlp_raw.py",
     "telemetry/reading.py",
     "transport/connections.py",
+    "transport/go_reading.py",
     "transport/http_client.py",
     "transport/http_message.py",
     "transport/http_server.py",

@@ -305,6 +305,15 @@ def test_any_token_is_a_method(port: int, method: str) -> None:
         assert head_of(sock.recv(1000))[::2] == ("HTTP/1.1 200 OK", b"GET /next 0")
 
 
+def test_a_token_method_with_repeated_content_length_keeps_its_method(port: int) -> None:
+    """Both of Go's readings at once: the parser refuses the method, then
+    the repeated Content-Length; the handler still sees the method sent."""
+    raw = b"BREW /m HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab"
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(raw)
+        assert head_of(sock.recv(1000))[::2] == ("HTTP/1.1 200 OK", b"BREW /m 2")
+
+
 @pytest.mark.parametrize("method", ["F@O", "F(O)", '"GET"'])
 def test_a_method_that_is_no_token_is_a_bare_400(port: int, method: str) -> None:
     request_head = f"{method} / HTTP/1.1\r\nHost: x\r\n\r\n"

@@ -120,26 +120,6 @@ CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def go_unreadable(status: int, detail: str = "", body: bytes | None = None) -> bytes:
-    """How Go's net/http server answers a request it could not read (its
-    ``conn.serve``): plain text without Date or length, the connection then
-    closed. `detail` follows the reason in the status line and in the body,
-    which is the status line's text unless `body` is given."""
-    public = b"%d %s" % (status, REASONS[status])
-    if detail:
-        public += b": " + detail.encode("latin-1")
-    return (
-        b"HTTP/1.1 " + public + b"\r\nContent-Type: text/plain; charset=utf-8\r\n"
-        b"Connection: close\r\n\r\n" + (public if body is None else body)
-    )
-
-
-GO_HOST_BYTES: Final = frozenset(
-    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!$%&'()*+,-.:;=[]_~"
-)
-"""The bytes Go's server allows in a ``Host`` header (httpguts.ValidHostHeader)."""
-
-
 BODILESS: Final = frozenset({204, 304})
 """Statuses whose answers end at their header block (RFC 9110 6.4.1); a 204
 carries no Content-Length either (8.6), nor does a 304 here (it may, only as

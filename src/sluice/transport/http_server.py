@@ -29,10 +29,11 @@ from typing import Final, cast
 
 import httptools
 
+from sluice.transport import go_reading
 from sluice.transport.connections import ConnectionTracker, ServerLimits
+from sluice.transport.go_reading import go_unreadable
 from sluice.transport.http_message import (
     CONTINUE,
-    GO_HOST_BYTES,
     WRITTEN_BY_EDGE,
     Handler,
     Headers,
@@ -40,7 +41,6 @@ from sluice.transport.http_message import (
     Response,
     connection_options,
     encode_response,
-    go_unreadable,
     is_hop_by_hop,
     json_error,
     origin_form,
@@ -65,55 +65,6 @@ class _Answer:
 
     def __init__(self, wire: bytes):
         self.wire = wire
-
-
-UNSUPPORTED_CODINGS: Final = frozenset(
-    {
-        "Request has invalid `Transfer-Encoding`",
-        # chunked before another coding, or a second Transfer-Encoding line
-        "Invalid `Transfer-Encoding` header value",
-    }
-)
-"""The parser's words for a Transfer-Encoding other than one ``chunked``,
-which Go's server refuses as a coding it does not implement."""
-
-
-def _go_parse_error(problem: httptools.HttpParserError) -> bytes:
-    """Go's answer to a request the parser refused: 501 for a transfer
-    coding other than chunked, else its bare 400 (Go words only the
-    problems it finds after parsing)."""
-    text = str(problem)
-    if text in UNSUPPORTED_CODINGS:
-        return go_unreadable(501, body=b"Unsupported transfer encoding")
-    return go_unreadable(400)
-
-
-TOKEN_BYTES: Final = frozenset(
-    b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-"""The bytes of an HTTP token (RFC 9110 5.6.2), which a method is."""
-
-
-def _without_repeated_length(raw: bytes, problem: httptools.HttpParserError) -> bytes:
-    """`raw`, which begins with a request head (whole) that repeats its
-    Content-Length, with the repeats left out: Go's server reads a request
-    whose Content-Length lines agree as if it had one (and refuses one
-    whose lines differ: `problem` is raised)."""
-    end = raw.find(b"\r\n\r\n")
-    if end < 0:
-        raise problem
-    kept = []
-    length: bytes | None = None
-    for line in raw[:end].split(b"\r\n"):
-        name, colon, value = line.partition(b":")
-        if colon and name.lower() == b"content-length":
-            if length is not None:
-                if value.strip(b" \t") != length:
-                    raise problem
-                continue
-            length = value.strip(b" \t")
-        kept.append(line)
-    return b"\r\n".join(kept) + raw[end:]
 
 
 # Where a connection is in its current request (what its deadline means).
@@ -210,21 +161,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         """Requests begun on this connection."""
         self._extension_method = b""
         """The request being parsed has this method, which the parser does
-        not know and reads as POST (see :meth:`_with_known_method`)."""
+        not know and reads as POST (:func:`go_reading.reread`)."""
 
     def _new_parser(self) -> httptools.HttpRequestParser:
-        parser = httptools.HttpRequestParser(self)
         if self._go_net_http:
-            # Go reads a chunked body whatever Content-Length says (and drops
-            # the Content-Length); see _go_refuses for HTTP/1.0.
-            # HTTP/1.2 to 1.9 are HTTP/1.x to Go (505 only for another major:
-            # _go_refuses), and its chunked reader trims a size's trailing blanks.
-            parser.set_dangerous_leniencies(
-                lenient_chunked_length=True,
-                lenient_version=True,
-                lenient_spaces_after_chunk_size=True,
-            )
-        return parser
+            return go_reading.new_parser(self)
+        return httptools.HttpRequestParser(self)
 
     # -- asyncio.Protocol --------------------------------------------------------
 
@@ -309,14 +251,21 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                         self._go_net_http and at_start and self._begun == begun + 1
                     ):
                         raise
-                    data = self._as_go_reads(data, problem)
+                    reread = go_reading.reread(data, problem)
+                    data = reread.data
+                    if reread.method:  # read as POST from now on
+                        self._extension_method = reread.method
                     begun = self._begun
                     parser = self._parser = self._new_parser()
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported", go=go_unreadable(400))
         except httptools.HttpParserError as problem:
             if not self._closing:  # a limit already answered is not a parse error
-                self._fail(400, f"malformed HTTP request: {problem}", go=_go_parse_error(problem))
+                self._fail(
+                    400,
+                    f"malformed HTTP request: {problem}",
+                    go=go_reading.parse_error_answer(problem),
+                )
         if self._phase == HEAD and self._head_bytes > self._limits.max_header_size:
             self._headers_too_large()
 
@@ -416,7 +365,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             expect is not None
             and expect.strip().lower() == b"100-continue"
             and self._transport is not None
-            and not (self._go_net_http and not self._go_body_follows(declared))
+            and not (
+                self._go_net_http
+                and not go_reading.body_follows(
+                    self._parser.get_http_version(), declared, self._lowered
+                )
+            )
         ):
             if self.waiting_memory:
                 self._continue_owed = True
@@ -467,42 +421,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._enqueue(request)
 
     def _go_refuses(self) -> bool:
-        """Answer as Go's server does a request it reads but will not serve
-        (its readRequest and serve, in their order); True when refused."""
+        """Answer as Go's server does a request it reads but will not serve;
+        True when refused."""
         assert self._parser is not None
-        version = self._parser.get_http_version()
-        if not version.startswith("1."):
-            self._fail(505, "", go=go_unreadable(505, "unsupported protocol version"))
-            return True
-        hosts = [value for name, value in self._headers if name.lower() == b"host"]
-        if len(hosts) > 1:  # refused while reading, before the body's framing, and unworded
-            self._fail(400, "too many Host headers", go=go_unreadable(400))
-            return True
-        codings = [value for name, value in self._headers if name.lower() == b"transfer-encoding"]
-        if codings and version == "1.0" and b"content-length" in self._lowered:
-            # Go frames it by its Content-Length (1.0 has no transfer codings),
-            # which the parser, taking it as chunked, cannot do.
-            self._fail(400, "", go=go_unreadable(400))
-            return True
-        chunked_only = len(codings) == 1 and codings[0].strip().lower() == b"chunked"
-        if codings and version != "1.0" and not chunked_only:  # Go ignores it in HTTP/1.0
-            self._fail(501, "", go=go_unreadable(501, body=b"Unsupported transfer encoding"))
-            return True
-        problem = ""
-        if not hosts and version != "1.0" and self._method() != b"CONNECT":
-            problem = "missing required Host header"
-        elif hosts and not GO_HOST_BYTES.issuperset(hosts[0].strip()):
-            problem = "malformed Host header"
-        if problem:
-            self._fail(400, problem, go=go_unreadable(400, problem))
-            return True
-        expect = self._lowered.get(b"expect", b"").strip()
-        if expect and b"100-continue" not in {
-            token.strip() for token in expect.lower().split(b",")
-        }:
-            self._fail(417, "", answer=Response(417, content_type=None))
-            return True
-        return False
+        refused = go_reading.refusal(
+            self._parser.get_http_version(), self._method(), self._headers, self._lowered
+        )
+        if refused is None:
+            return False
+        self._fail(refused.status, refused.problem, answer=refused.answer, go=refused.wire)
+        return True
 
     def _drop_content_length(self) -> None:
         """A chunked request's Content-Length means nothing: Go's server
@@ -514,38 +442,6 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         """The method of the request being parsed."""
         assert self._parser is not None
         return self._extension_method or self._parser.get_method()
-
-    def _as_go_reads(self, data: bytes | memoryview, problem: httptools.HttpParserError) -> bytes:
-        """`data`, which begins with a request the parser refused with
-        `problem`, rewritten for the parser to read it as Go's server does;
-        raises `problem` when Go refuses it too."""
-        if isinstance(problem, httptools.HttpParserInvalidMethodError):
-            return self._with_known_method(data)
-        if str(problem) == "Duplicate Content-Length":
-            return _without_repeated_length(bytes(data), problem)
-        raise problem
-
-    def _with_known_method(self, data: bytes | memoryview) -> bytes:
-        """`data`, which begins with a request whose method the parser does
-        not know, with that method read as POST (the parser frames every
-        method's body alike but CONNECT's); the method is kept for the
-        request. Go's server hands any method that is a token to the
-        handler. Raises HttpParserError when it is not a token."""
-        raw = bytes(data)
-        start = len(raw) - len(raw.lstrip(b"\r\n"))  # the parser skips empty lines first
-        end = raw.find(b" ", start)
-        method = raw[start:end] if end > start else b""
-        if not method or not TOKEN_BYTES.issuperset(method):
-            raise httptools.HttpParserError("invalid method")
-        self._extension_method = method
-        return b"POST" + raw[end:]
-
-    def _go_body_follows(self, declared: int) -> bool:
-        """Whether Go's server would send ``100 Continue``: for an HTTP/1.1
-        request with a body (a declared length, or chunked)."""
-        assert self._parser is not None
-        has_body = declared > 0 or b"transfer-encoding" in self._lowered
-        return has_body and self._parser.get_http_version() != "1.0"
 
     def _without_upgrade(self) -> bytes:
         """The head of the request being parsed without its ``Upgrade``
