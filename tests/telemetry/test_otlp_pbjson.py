@@ -223,6 +223,14 @@ def test_a_body_is_utf8_without_byte_order_mark(body: bytes) -> None:
         (b" ", "not JSON"),
         (b"nul", "not JSON"),
         (b"[]", "expected a JSON object"),
+        # NaN and Infinity are not JSON values: jsoniter can neither read them
+        # as a number nor skip them in an unknown field.
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"doubleValue":NaN}}]}}]}',
+            "not JSON",
+        ),
+        (b'{"extra":-Infinity}', "not JSON"),
+        (b'{"extra":[Infinity]}', "not JSON"),
         (b'{"resourceSpans": {}}', "resourceSpans: expected a JSON array"),
         (b'{"resourceSpans": [1]}', "expected a JSON object, got 1"),
         (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"00"}]}]}]}', "invalid length"),

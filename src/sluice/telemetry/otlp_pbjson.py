@@ -145,7 +145,7 @@ def _parse(body: bytes) -> Any:
     difference, integers past 64 bits read as floats, concerns values no OTLP
     field can hold (they are refused either way). It refuses invalid UTF-8,
     lone surrogate escapes and content after the value, which ``json`` then
-    reads."""
+    reads (not its ``NaN`` and ``Infinity``, which are not JSON)."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -161,7 +161,12 @@ def _parse(body: bytes) -> Any:
         raise ValueError(f"not JSON: {problem}") from None
 
 
-_FIRST_VALUE = json.JSONDecoder()
+def _not_json(constant: str) -> Any:
+    # `json` reads NaN and Infinity (orjson and jsoniter do not): refused.
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+_FIRST_VALUE = json.JSONDecoder(parse_constant=_not_json)
 
 
 def _without_surrogates(value: Any) -> Any:

@@ -811,11 +811,17 @@ def test_bad_data_is_400_with_a_status(start: Start, content_type: str) -> None:
 
 @pytest.mark.parametrize(
     ("body", "status"),
-    [(b"null", 200), (b"{}garbage", 200), (b"\xef\xbb\xbf{}", 400), ("{}".encode("utf-16"), 400)],
+    [
+        (b"null", 200),
+        (b"{}garbage", 200),
+        (b"\xef\xbb\xbf{}", 400),
+        ("{}".encode("utf-16"), 400),
+        (b'{"extra":NaN}', 400),
+    ],
 )
 def test_a_json_body_is_read_as_pdata_reads_it(start: Start, body: bytes, status: int) -> None:
     # pdata's jsoniter reader: null is an empty request, nothing after the
-    # first value is read, and a byte order mark is not JSON.
+    # first value is read, and a byte order mark or NaN is not JSON.
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     answer, headers, _ = post(f"{receiver.http}/v1/traces", body, "application/json")
     assert (answer, headers["content-type"]) == (status, "application/json")
