@@ -290,6 +290,57 @@ def test_integers_as_pdata_reads_them() -> None:
             from_json(Signal.METRIC, json.dumps(body).encode())
 
 
+def double_of(value: Any) -> float:
+    attribute = span_of({"attributes": [{"value": {"doubleValue": value}}]}).attributes[0]
+    return attribute.value.double_value
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # Go's strconv.ParseFloat, as pdata reads a double given as a string
+        # (cases from Go's atof_test.go): underscores between digits, hex
+        # mantissas with a binary exponent, Inf and NaN in any case.
+        ("1_23.50_0_0e+1_2", 1.235e14),
+        ("0x1p-2", 0.25),
+        ("-0x1_ep-1", -15.0),
+        ("0x1fFe2.p0", 131042.0),
+        ("0x.1p-2", 0.015625),
+        (".5", 0.5),
+        ("1e-400", 0.0),
+        ("+INFINITY", math.inf),
+        ("-Inf", -math.inf),
+    ],
+)
+def test_doubles_in_strings_as_go_parses_them(text: str, number: float) -> None:
+    assert double_of(text) == number
+    assert math.isnan(double_of("NaN")) and math.isnan(double_of("nan"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Syntax Go refuses (Python's float takes all but the hex one).
+        " 1",
+        "1\n",
+        "\u0661",  # ARABIC-INDIC DIGIT ONE
+        "+nan",
+        "-NaN",
+        "0x1e2",
+        "1p2",
+        "1__23.5",
+        "0x12._345p+12",
+        # Out of range: ParseFloat's ErrRange, which pdata reports.
+        "1e400",
+        "-1.797693134862315808e308",
+        "0x1p1024",
+    ],
+)
+def test_doubles_go_does_not_parse_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="doubleValue"):
+        double_of(text)
+
+
 @pytest.mark.parametrize(
     "span",
     [

@@ -6,7 +6,8 @@ base64, and enums are written as integers. Reading accepts what upstream's
 decoder accepts: snake_case keys too, integers as integer numbers or decimal
 strings (Go's strconv; ``scale`` and ``offset`` numbers only),
 enums as integers or names, bytes as padded standard base64 (Go's), doubles
-as numbers or strings (``"NaN"``, ``"Infinity"``); unknown keys are ignored,
+as numbers or strings as Go's ``strconv.ParseFloat`` reads them (``"NaN"``,
+``"Infinity"``, ``"0x1p-2"``, ``"1_000"``); unknown keys are ignored,
 and ``null`` read as pdata reads it (refused for numbers, bools and enums,
 the empty value of a oneof's choice, else no value). Writing follows pdata's
 writer too: the message fields outside a oneof are written even when empty
@@ -308,13 +309,43 @@ def _float_reader(where: str) -> Convert:
         if type(value) is float or type(value) is int:
             return float(value)
         if type(value) is str:
-            try:
-                return float(value)
-            except ValueError:
-                pass
+            parsed = _go_float(value)
+            if parsed is not None:
+                return parsed
         raise ValueError(f"{where}: expected a number, got {_kind(value)}")
 
     return number
+
+
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_HEX_DIGITS = r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
+_GO_DECIMAL = re.compile(
+    rf"[+-]?(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+)
+_GO_HEX = re.compile(
+    rf"[+-]?0[xX](?:(?:_?[0-9a-fA-F])+(?:\.(?:{_HEX_DIGITS})?)?|\.{_HEX_DIGITS})[pP][+-]?{_DIGITS}"
+)
+_GO_SPECIAL = re.compile(r"[+-]?inf(?:inity)?|nan", re.IGNORECASE)
+
+
+def _go_float(text: str) -> float | None:
+    """`text` as Go's ``strconv.ParseFloat(text, 64)`` reads it, None where
+    it fails: a decimal or a hex mantissa with a binary exponent, with
+    underscores between digits (after ``0x`` too), or Inf, Infinity (either
+    signed) or NaN in any case; no space, no other digits than ASCII ones,
+    and nothing past the largest double (``ErrRange``). Python's ``float``
+    reads the decimal and special forms alike once they are checked."""
+    if _GO_SPECIAL.fullmatch(text):
+        return float(text)
+    if _GO_DECIMAL.fullmatch(text):
+        number = float(text)
+        return None if math.isinf(number) else number
+    if _GO_HEX.fullmatch(text):
+        try:
+            return float.fromhex(text.replace("_", ""))
+        except OverflowError:
+            return None
+    return None
 
 
 def _bool_reader(where: str) -> Convert:
