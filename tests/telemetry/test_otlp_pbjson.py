@@ -341,6 +341,14 @@ def test_doubles_go_does_not_parse_are_refused(text: str) -> None:
         double_of(text)
 
 
+@pytest.mark.parametrize("number", [b"1e400", b"-2e308", b"1" + b"0" * 400])
+def test_double_numbers_out_of_range_are_refused(number: bytes) -> None:
+    # jsoniter reads them with ParseFloat too, whose ErrRange pdata reports.
+    body = b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"doubleValue":%s}}]}}]}'
+    with pytest.raises(ValueError, match="doubleValue"):
+        from_json(Signal.TRACE, body % number)
+
+
 @pytest.mark.parametrize(
     "span",
     [

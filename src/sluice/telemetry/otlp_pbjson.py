@@ -306,13 +306,23 @@ def _integer_reader(where: str, kind: int) -> Convert:
 
 def _float_reader(where: str) -> Convert:
     def number(value: Any, _depth: int) -> float:
-        if type(value) is float or type(value) is int:
-            return float(value)
-        if type(value) is str:
+        parsed: float | None = None
+        if type(value) is float:
+            parsed = value
+        elif type(value) is int:
+            try:
+                parsed = float(value)
+            except OverflowError:
+                parsed = math.inf
+        elif type(value) is str:
             parsed = _go_float(value)
-            if parsed is not None:
-                return parsed
-        raise ValueError(f"{where}: expected a number, got {_kind(value)}")
+        if parsed is None:
+            raise ValueError(f"{where}: expected a number, got {_kind(value)}")
+        if type(value) is not str and math.isinf(parsed):
+            # A number past the largest double (JSON has no Infinity) is
+            # ParseFloat's ErrRange for jsoniter, as it is in a string.
+            raise ValueError(f"{where}: number out of range")
+        return parsed
 
     return number
 

@@ -817,6 +817,13 @@ def test_bad_data_is_400_with_a_status(start: Start, content_type: str) -> None:
         (b"\xef\xbb\xbf{}", 400),
         ("{}".encode("utf-16"), 400),
         (b'{"extra":NaN}', 400),
+        # A double past the largest one (jsoniter's ParseFloat: ErrRange).
+        (b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"doubleValue":1e999}}]}}]}', 400),
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"doubleValue":1%s}}]}}]}'
+            % (b"0" * 400),
+            400,
+        ),
     ],
 )
 def test_a_json_body_is_read_as_pdata_reads_it(start: Start, body: bytes, status: int) -> None:
