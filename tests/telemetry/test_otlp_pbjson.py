@@ -273,6 +273,30 @@ def test_what_is_not_an_export_request(body: bytes, message: str) -> None:
         from_json(Signal.TRACE, body)
 
 
+@pytest.mark.parametrize(
+    ("span", "message"),
+    [
+        # pdata's ID UnmarshalJSON: the length in bytes first (half of it must
+        # be the id's size), then Go's hex.Decode, which takes no space.
+        ({"traceId": "01 02030405060708090a0b0c0d0e0f "}, "invalid byte: U\\+0020 ' '$"),
+        ({"spanId": "0102030405060708\n"}, "invalid byte: U\\+000A$"),
+        ({"spanId": "010203040506070\u00e9"}, "invalid byte: U\\+00C3 '\u00c3'$"),
+        ({"parentSpanId": "01020304050607080"}, "encoding/hex: odd length hex string$"),
+        ({"traceId": "0102030405060708090a0b0c0d0e0f"}, "invalid length for ID$"),
+    ],
+)
+def test_ids_are_hex_as_go_decodes_it(span: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        span_of(span)
+
+
+def test_an_id_in_quotes_is_read_without_them() -> None:
+    # pdata hands the string to the id's UnmarshalJSON, which drops the
+    # quotes around it.
+    span = span_of({"traceId": f'"{TRACE_ID}"', "spanId": '""'})
+    assert (span.trace_id.hex(), span.span_id) == (TRACE_ID, b"")
+
+
 def test_integers_as_pdata_reads_them() -> None:
     span = span_of({"droppedAttributesCount": "007", "attributes": [{"value": {"intValue": "+5"}}]})
     assert (span.dropped_attributes_count, span.attributes[0].value.int_value) == (7, 5)

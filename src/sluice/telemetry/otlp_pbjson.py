@@ -393,16 +393,40 @@ def _id_reader(where: str, size: int) -> Convert:
     def identifier(value: Any, _depth: int) -> bytes:
         if type(value) is not str:
             raise ValueError(f"{where}: expected a hex string, got {_kind(value)}")
-        if not value:
-            return b""
-        if len(value) != 2 * size:
-            raise ValueError(f"{where}: invalid length for ID {value!r}")
         try:
-            return bytes.fromhex(value)
-        except ValueError:
-            raise ValueError(f"{where}: cannot unmarshal ID from string {value!r}") from None
+            return _hex_id(value, size)
+        except ValueError as problem:
+            raise ValueError(f"{where}: {problem}") from None
 
     return identifier
+
+
+_HEX_BYTES = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _hex_id(text: str, size: int) -> bytes:
+    """An id of `size` bytes as pdata's ``UnmarshalJSON`` of a trace or span
+    id reads the string: without the quotes it may hold, empty as no id, of
+    a length in bytes whose half is `size`, then Go's ``hex.Decode`` (no
+    space), with their errors."""
+    data = text.encode("utf-8")
+    if len(data) >= 2 and data[0] == data[-1] == ord('"'):
+        data = data[1:-1]
+    if not data:
+        return b""
+    if len(data) // 2 != size:
+        raise ValueError("invalid length for ID")
+    wrong = next((byte for byte in data if byte not in _HEX_BYTES), None)
+    if wrong is None and len(data) % 2 == 0:
+        return bytes.fromhex(data.decode("ascii"))
+    if wrong is None:
+        problem = "encoding/hex: odd length hex string"
+    else:
+        # Go's %#U: the code point, and the character when it prints.
+        shown = f" '{chr(wrong)}'" if chr(wrong).isprintable() else ""
+        problem = f"encoding/hex: invalid byte: U+{wrong:04X}{shown}"
+    source = data.decode("utf-8", "replace")
+    raise ValueError(f"cannot unmarshal ID from string '{source}': {problem}")
 
 
 def _bytes_reader(where: str) -> Convert:
