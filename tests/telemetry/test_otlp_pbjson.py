@@ -290,6 +290,48 @@ def test_ids_are_hex_as_go_decodes_it(span: dict[str, Any], message: str) -> Non
         span_of(span)
 
 
+def _in_trace(document: dict[str, Any], link: bool = False) -> bytes:
+    span = {"links": [document]} if link else document
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+
+
+def _in_log(document: dict[str, Any]) -> bytes:
+    record = {"body": {}, **document}
+    return json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}).encode()
+
+
+def _in_exemplar(document: dict[str, Any]) -> bytes:
+    gauge = {"dataPoints": [{"exemplars": [document]}]}
+    metrics = [{"name": "m", "gauge": gauge}]
+    return json.dumps({"resourceMetrics": [{"scopeMetrics": [{"metrics": metrics}]}]}).encode()
+
+
+@pytest.mark.parametrize(
+    ("signal", "body", "message"),
+    [
+        # The operation and message pdata's readers report (upstream's
+        # TestUnmarshalJsoniter*Invalid*IDField and *WrongTraceID cases).
+        (Signal.TRACE, _in_trace({"trace_id": "--"}), "readSpan.traceId: parse trace_id:"),
+        (Signal.TRACE, _in_trace({"span_id": "--"}), "readSpan.spanId: parse span_id:"),
+        (
+            Signal.TRACE,
+            _in_trace({"parent_span_id": "--"}),
+            "readSpan.parentSpanId: parse parent_span_id:",
+        ),
+        (Signal.TRACE, _in_trace({"trace_id": "--"}, link=True), "readSpanLink: parse trace_id:"),
+        (Signal.TRACE, _in_trace({"spanId": "--"}, link=True), "readSpanLink: parse span_id:"),
+        (Signal.LOG, _in_log({"traceId": "--"}), "readLog.traceId: parse trace_id:"),
+        (Signal.LOG, _in_log({"spanId": "--"}), "readLog.spanId: parse span_id:"),
+        (Signal.METRIC, _in_exemplar({"traceId": "--"}), "exemplar.traceId: parse trace_id:"),
+        (Signal.METRIC, _in_exemplar({"span_id": "--"}), "exemplar.spanId: parse span_id:"),
+    ],
+)
+def test_an_id_error_names_what_upstream_names(signal: Signal, body: bytes, message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        from_json(signal, body)
+    assert str(raised.value) == message + "invalid length for ID"
+
+
 def test_an_id_in_quotes_is_read_without_them() -> None:
     # pdata hands the string to the id's UnmarshalJSON, which drops the
     # quotes around it.

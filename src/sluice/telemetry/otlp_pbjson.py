@@ -261,7 +261,9 @@ def _field_reader(field: FieldDescriptor) -> Convert:
     elif field.type == FieldDescriptor.TYPE_STRING:
         convert = _string_reader(where)
     elif field.name in ID_SIZES:
-        convert = _id_reader(where, ID_SIZES[field.name])
+        operation = _ID_OPERATIONS.get(field.containing_type.name, where)
+        operation = operation.format(field.json_name)
+        convert = _id_reader(f"{operation}: parse {field.name}:", ID_SIZES[field.name])
     else:
         convert = _bytes_reader(where)
     if not field.is_repeated:
@@ -389,14 +391,24 @@ def _enum_reader(field: FieldDescriptor, where: str) -> Convert:
     return enum
 
 
-def _id_reader(where: str, size: int) -> Convert:
+_ID_OPERATIONS = {
+    "Span": "readSpan.{}",
+    "Link": "readSpanLink",
+    "LogRecord": "readLog.{}",
+    "Exemplar": "exemplar.{}",
+}
+"""The operation pdata's reader of each message with ids reports a bad id
+under (``{}``: the field's JSON name), before ``parse <field>:``."""
+
+
+def _id_reader(prefix: str, size: int) -> Convert:
     def identifier(value: Any, _depth: int) -> bytes:
         if type(value) is not str:
-            raise ValueError(f"{where}: expected a hex string, got {_kind(value)}")
+            raise ValueError(f"{prefix} expected a hex string, got {_kind(value)}")
         try:
             return _hex_id(value, size)
         except ValueError as problem:
-            raise ValueError(f"{where}: {problem}") from None
+            raise ValueError(f"{prefix}{problem}") from None
 
     return identifier
 

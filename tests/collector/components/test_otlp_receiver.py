@@ -834,6 +834,19 @@ def test_a_json_body_is_read_as_pdata_reads_it(start: Start, body: bytes, status
     assert (answer, headers["content-type"]) == (status, "application/json")
 
 
+def test_a_bad_id_is_400_naming_it_as_upstream(start: Start) -> None:
+    # pdata's log reader reports "readLog.traceId: parse trace_id:<error>".
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    record = b'{"body":{},"traceId":"--"}'
+    body = b'{"resourceLogs":[{"scopeLogs":[{"logRecords":[%s]}]}]}' % record
+    status, headers, answer = post(f"{receiver.http}/v1/logs", body, "application/json")
+    assert (status, headers["content-type"]) == (400, "application/json")
+    problem = json.loads(answer)
+    assert problem["code"] == 3
+    assert problem["message"].startswith("readLog.traceId: parse trace_id:invalid length for ID")
+    assert receiver.received(Signal.LOG) == []
+
+
 def test_corrupt_compression_is_400(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     status, _, body = post(
