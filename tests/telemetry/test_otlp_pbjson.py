@@ -266,6 +266,15 @@ def test_a_body_is_utf8_without_byte_order_mark(body: bytes) -> None:
             b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"AA"}}]}}]}',
             "base64",
         ),
+        # Padding only ends the last group of four (Go's CorruptInputError).
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"AAAA="}}]}}]}',
+            "base64",
+        ),
+        (
+            b'{"resourceSpans":[{"resource":{"attributes":[{"value":{"bytesValue":"AAAA===="}}]}}]}',
+            "base64",
+        ),
     ],
 )
 def test_what_is_not_an_export_request(body: bytes, message: str) -> None:

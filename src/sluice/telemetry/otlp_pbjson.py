@@ -449,10 +449,14 @@ def _bytes_reader(where: str) -> Convert:
         # line breaks ignored; not the URL-safe or unpadded forms the
         # protobuf JSON mapping also takes.
         text = value.replace("\r", "").replace("\n", "")
-        try:
-            return binascii.a2b_base64(text, strict_mode=True)
-        except ValueError:
-            raise ValueError(f"{where}: invalid base64 {_kind(value)}") from None
+        # Go reads groups of four, padding only ending the last one; strict
+        # binascii also takes padding after a complete group ("AAAA=").
+        if len(text) % 4 == 0 and len(text) - len(text.rstrip("=")) <= 2:
+            try:
+                return binascii.a2b_base64(text, strict_mode=True)
+            except ValueError:
+                pass
+        raise ValueError(f"{where}: invalid base64 {_kind(value)}")
 
     return data
 
