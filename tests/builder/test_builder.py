@@ -806,6 +806,27 @@ def test_the_output_path_is_made_without_its_parents(tmp_path: Path) -> None:
     )
 
 
+def test_a_file_that_cannot_be_written_fails_the_build_in_ocbs_words(tmp_path: Path) -> None:
+    """As ocb's Generate: an output path that exists is written into whatever
+    it is (no mkdir), and a file that cannot be created is an error naming
+    it, not a crash."""
+    (tmp_path / "a" / "dist" / "components.yaml").mkdir(parents=True)
+    taken = build(tmp_path / "a", SEED)
+    assert taken.returncode == 1
+    assert taken.stderr.startswith(
+        'Error: failed to generate source file "components.yaml": '
+        "open dist/components.yaml: is a directory\n"
+    ), taken.stderr
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "dist").write_text("")
+    a_file = build(tmp_path / "b", SEED)
+    assert a_file.returncode == 1
+    assert a_file.stderr.startswith(
+        'Error: failed to generate source file "components.yaml": '
+        "open dist/components.yaml: not a directory\n"
+    ), a_file.stderr
+
+
 def test_the_deprecated_output_path_flag_overrides_the_manifest(tmp_path: Path) -> None:
     built = build(tmp_path, SEED, "--output-path", "elsewhere", "--verbose")
     assert built.returncode == 0, built.stderr

@@ -33,11 +33,19 @@ class OutputError(Exception):
 def generate(manifest: Manifest, components: list[Resolved], out: Path) -> list[Path]:
     """ocb's *generate* step: the files that describe the distribution, and
     the third-party sources, in `out` (made if missing, but not its parents,
-    as ocb); the paths written."""
+    as ocb; an existing path is written into, whatever it is); the paths
+    written."""
     try:
-        out.mkdir(exist_ok=True)
+        out.stat()
+    except FileNotFoundError:
+        try:
+            out.mkdir()
+        except OSError as problem:
+            raise OutputError(
+                f"failed to create output path: {path_error('mkdir', problem)}"
+            ) from None
     except OSError as problem:
-        raise OutputError(f"failed to create output path: {path_error('mkdir', problem)}") from None
+        raise OutputError(f"failed to create output path: {path_error('stat', problem)}") from None
     files = {
         "components.yaml": components_yaml(manifest, components),
         "requirements.txt": requirements(components),
@@ -46,7 +54,12 @@ def generate(manifest: Manifest, components: list[Resolved], out: Path) -> list[
     written = []
     for name, text in files.items():
         path = out / name
-        path.write_text(text)
+        try:
+            path.write_text(text)
+        except OSError as problem:
+            raise OutputError(
+                f'failed to generate source file "{name}": {path_error("open", problem)}'
+            ) from None
         written.append(path)
     for item, folder in _vendored(components):
         target = out / folder
