@@ -635,6 +635,17 @@ def test_keys_match_in_any_case_values_are_weakly_typed_and_unknown_keys_warned(
     assert "manifest.yaml: dist::cgo_enabled: cannot parse 'maybe' as bool" in bad.stderr
 
 
+def test_only_the_first_yaml_document_of_the_manifest_is_read(tmp_path: Path) -> None:
+    """ocb's YAML parser (yaml.v3's Unmarshal) decodes the first document
+    and reads no further: documents after it, even unfinished, are not seen."""
+    built = build(tmp_path, SEED + "---\ndist:\n  name: second\n---\nreceivers: [\n", "--dry-run")
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.startswith("would build seed-collector 1.0.0 into dist:"), built.stdout
+    empty_first = build(tmp_path, "---\n---\n" + SEED, "--dry-run")
+    assert empty_first.returncode == 1
+    assert "manifest.yaml: dist::name: missing" in empty_first.stderr
+
+
 def test_a_single_mapping_where_a_list_is_due_is_a_one_entry_list(tmp_path: Path) -> None:
     """mapstructure's weak typing lifts a value given for a list into a
     one-element list: a component given as a mapping is one entry; a bare

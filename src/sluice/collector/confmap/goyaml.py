@@ -218,8 +218,14 @@ Loader.add_constructor(_MERGE, lambda _, node: node.value)
 
 
 def load(text: str) -> Any:
-    """The document in `text` (raises yaml.YAMLError)."""
-    return yaml.load(text, Loader=Loader)  # a SafeLoader subclass
+    """The first document in `text`, None when it has none (raises
+    yaml.YAMLError). As yaml.v3's ``Unmarshal``, what follows the first
+    document is not read."""
+    loader = Loader(text)
+    try:
+        return loader.get_data() if loader.check_data() else None  # type: ignore[no-untyped-call]
+    finally:
+        loader.dispose()
 
 
 _OLD_BOOLS = frozenset(
