@@ -817,6 +817,15 @@ def test_the_output_path_is_made_without_its_parents(tmp_path: Path) -> None:
     )
 
 
+def test_the_output_path_is_made_owner_and_group_only(tmp_path: Path) -> None:
+    """ocb makes the folder with mode 0750 (then the umask)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    built = build(tmp_path, SEED, "--skip-compilation")
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "dist").stat().st_mode & 0o777 == 0o750 & ~umask
+
+
 def test_a_file_that_cannot_be_written_fails_the_build_in_ocbs_words(tmp_path: Path) -> None:
     """As ocb's Generate: an output path that exists is written into whatever
     it is (no mkdir), and a file that cannot be created is an error naming

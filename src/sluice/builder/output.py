@@ -39,7 +39,7 @@ def generate(manifest: Manifest, components: list[Resolved], out: Path) -> list[
         out.stat()
     except FileNotFoundError:
         try:
-            out.mkdir()
+            out.mkdir(0o750)  # as ocb's os.Mkdir
         except OSError as problem:
             raise OutputError(
                 f"failed to create output path: {path_error('mkdir', problem)}"
