@@ -780,6 +780,19 @@ def test_providers_and_converters_are_checked(tmp_path: Path) -> None:
     assert unknown.returncode == 1
     assert "providers::0::gomod: unknown module 'example.com/s3provider'" in unknown.stderr
     assert "converters::0::gomod: unknown module 'example.com/someconverter'" in unknown.stderr
+    twice = build(
+        tmp_path,
+        SEED + "providers:\n"
+        "  - gomod: go.opentelemetry.io/collector/confmap/provider/envprovider v1.21.0\n"
+        "  - gomod: go.opentelemetry.io/collector/confmap v1.21.0\n"
+        "    import: go.opentelemetry.io/collector/confmap/provider/envprovider\n",
+        "--dry-run",
+    )
+    assert twice.returncode == 1
+    assert (
+        "manifest.yaml: providers::1: config provider scheme 'env' is already built in by "
+        "providers::0\n" in twice.stderr
+    ), twice.stderr
     no_gomod = build(tmp_path, SEED + "converters:\n  - import: x\n", "--dry-run")
     assert no_gomod.returncode == 1
     assert "converters::0: missing gomod specification for module" in no_gomod.stderr

@@ -102,6 +102,7 @@ def provider_notes(
     assert provided is not None
     problems: list[str] = []
     notes: list[str] = []
+    seen: dict[str, str] = {}
     for entry in entries:
         if entry.package not in PROVIDERS:
             problems.append(
@@ -112,6 +113,15 @@ def provider_notes(
         problem = _version_problem(entry, provided, strict, notes)
         if problem:
             problems.append(problem)
+        # Upstream's program cannot hold one scheme twice (its resolver
+        # refuses a "duplicate 'confmap.Provider' scheme").
+        scheme = PROVIDERS[entry.package]
+        if scheme in seen:
+            problems.append(
+                f"{entry.key}: config provider scheme {scheme!r} is already built in by "
+                f"{seen[scheme]}"
+            )
+        seen.setdefault(scheme, entry.key)
     named = {PROVIDERS.get(entry.package) for entry in entries}
     missing = [scheme for scheme in PROVIDERS.values() if scheme not in named]
     if missing and not problems:
