@@ -412,6 +412,23 @@ def test_manifest_problems_name_the_file_and_key_and_write_nothing(
     assert not (tmp_path / "dist").exists()
 
 
+def test_a_manifest_that_cannot_be_read_is_named_in_os_readfiles_words(tmp_path: Path) -> None:
+    """koanf's file provider reads the manifest with os.ReadFile: a missing
+    file fails opening it, a folder fails reading it."""
+    missing = run_builder("--config", "nope.yaml", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert (
+        "nope.yaml: failed to load configuration file: open nope.yaml: no such file or directory\n"
+        in missing.stderr
+    ), missing.stderr
+    (tmp_path / "folder").mkdir()
+    folder = run_builder("--config", "folder", cwd=tmp_path)
+    assert folder.returncode == 1
+    assert (
+        "folder: failed to load configuration file: read folder: is a directory\n" in folder.stderr
+    ), folder.stderr
+
+
 def test_go_build_keys_are_noted_and_unknown_top_level_keys_warned(tmp_path: Path) -> None:
     manifest = SEED + "replaces:\n  - a => b\nexcludes: []\ncolour: blue\n"
     built = build(tmp_path, manifest, "--dry-run")

@@ -173,8 +173,10 @@ def load(path: Path | None, environ: Mapping[str, str] | None = None) -> Manifes
     try:
         raw = goyaml.load(path.read_text() if path is not None else default_text())
     except OSError as problem:
+        # Go's os.ReadFile opens a folder and fails reading it.
+        operation = "read" if isinstance(problem, IsADirectoryError) else "open"
         raise ManifestError(
-            [f"failed to load configuration file: {path_error('open', problem)}"]
+            [f"failed to load configuration file: {path_error(operation, problem)}"]
         ) from None
     except yaml.YAMLError as problem:
         mark = getattr(problem, "problem_mark", None)
