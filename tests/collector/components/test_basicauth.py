@@ -173,6 +173,17 @@ def test_bcrypt_under_each_prefix(prefix: str) -> None:
     assert not entry.matches(b"x" * 100)  # past bcrypt's 72 bytes: no match, no error
 
 
+def test_bcrypt_reads_only_the_first_72_bytes_of_a_password() -> None:
+    # Go's bcrypt (golang.org/x/crypto) compares a longer password by its
+    # first 72 bytes, as the Blowfish key schedule reads no more: so does
+    # upstream's htpasswd library, and a longer password is not refused.
+    stored = bcrypt.hashpw(b"k" * 72, bcrypt.gensalt(4)).decode()
+    entry = htpasswd.parse_entry(stored)
+    assert entry.matches(b"k" * 72)
+    assert entry.matches(b"k" * 72 + b"anything after")
+    assert not entry.matches(b"k" * 71)
+
+
 def test_bad_lines_are_reported_without_their_text_and_skipped() -> None:
     table: dict[str, htpasswd.Entry] = {}
     text = "\n".join(

@@ -62,15 +62,20 @@ class Sha1(Entry):
         return hmac.compare_digest(hashlib.sha1(password + self.salt).digest(), self.digest)
 
 
+BCRYPT_KEY_BYTES = 72
+
+
 @dataclass(frozen=True)
 class Bcrypt(Entry):
     slow = True
     stored: bytes
 
     def matches(self, password: bytes) -> bool:
+        # Go's bcrypt reads only a password's first 72 bytes (the Blowfish
+        # key schedule takes no more); this library refuses a longer one.
         try:
-            return bcrypt.checkpw(password, self.stored)
-        except ValueError:  # a malformed hash, or a password past bcrypt's 72 bytes
+            return bcrypt.checkpw(password[:BCRYPT_KEY_BYTES], self.stored)
+        except ValueError:  # a malformed hash
             return False
 
 
