@@ -246,6 +246,35 @@ def test_the_servers_answers(tmp_path: Path) -> None:
     assert refusal(server, {"authorization": basic("mallory", "x")}) == "invalid credentials"
 
 
+def test_credentials_are_base64_as_gos_standard_encoding_reads_it(tmp_path: Path) -> None:
+    # Go's base64.StdEncoding takes whole 4-character groups, padding only
+    # in the last one: '=' past that is not base64, however the rest reads.
+    server = started_server(tmp_path, ["user:pass"])
+    valid = base64.b64encode(b"user:pass").decode()
+    assert not valid.endswith("=")
+    run(server.authenticate({"authorization": "Basic " + valid}))
+    for extra in ("=", "==", "===", "===="):
+        header = {"authorization": "Basic " + valid + extra}
+        assert refusal(server, header) == "invalid authorization format"
+    padded = base64.b64encode(b"user:pass!").decode()
+    assert padded.endswith("==")
+    server = started_server(tmp_path, ["user:pass!"])
+    run(server.authenticate({"authorization": "Basic " + padded}))
+    assert refusal(server, {"authorization": "Basic " + padded + "="}) == (
+        "invalid authorization format"
+    )
+
+
+def test_sha_entries_are_base64_as_gos_standard_encoding_reads_it() -> None:
+    encoded, password = ENTRIES["sha1"]
+    with pytest.raises(ValueError, match="malformed sha1: not base64"):
+        htpasswd.parse_entry(encoded + "=")
+    with pytest.raises(ValueError, match="malformed ssha: not base64"):
+        htpasswd.parse_entry(ENTRIES["ssha"][0] + "====")
+    # Go's decoder skips line breaks inside the text.
+    assert htpasswd.parse_entry(encoded[:9] + "\r" + encoded[9:]).matches(password.encode())
+
+
 def test_inline_entries_win_over_the_files(tmp_path: Path) -> None:
     server = started_server(tmp_path, ["alice:from-file", "bob:from-file"], "alice:inline\n")
     run(server.authenticate({"authorization": basic("alice", "inline")}))

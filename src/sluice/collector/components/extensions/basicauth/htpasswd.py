@@ -135,10 +135,24 @@ def parse_entry(encoded: str) -> Entry:
     return Plain(raw)
 
 
-def _base64(text: str, what: str) -> bytes:
+def std_base64(text: str) -> bytes:
+    """`text` decoded as Go's ``base64.StdEncoding.DecodeString`` decodes it
+    (line breaks skipped, whole 4-character groups, padding only at the end
+    of the last one); raises ValueError where Go returns an error. Python's
+    decoder alone takes more: '=' after the last group, for one."""
+    text = text.replace("\r", "").replace("\n", "")
+    if len(text) % 4 or text.endswith("==="):
+        raise ValueError("illegal base64 data")
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
+        raise ValueError("illegal base64 data") from None
+
+
+def _base64(text: str, what: str) -> bytes:
+    try:
+        return std_base64(text)
+    except ValueError:
         raise ValueError(f"malformed {what}: not base64") from None
 
 

@@ -13,8 +13,6 @@ pays the full price. The entries are read once, at start, as upstream does.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import hashlib
 import logging
 from collections import OrderedDict
@@ -27,7 +25,11 @@ from sluice.collector.components.extensions.basicauth.config import (
     INVALID_FORMAT,
     HtpasswdSettings,
 )
-from sluice.collector.components.extensions.basicauth.htpasswd import Entry, parse_lines
+from sluice.collector.components.extensions.basicauth.htpasswd import (
+    Entry,
+    parse_lines,
+    std_base64,
+)
 from sluice.collector.configauth import AuthenticationError
 
 REMEMBERED = 4096
@@ -107,8 +109,8 @@ def _credentials(header: str) -> tuple[str, bytes]:
     if header[: len(_PREFIX)].lower() != _PREFIX:
         raise AuthenticationError("invalid authorization scheme prefix")
     try:
-        decoded = base64.b64decode(header[len(_PREFIX) :], validate=True)
-    except (binascii.Error, ValueError):
+        decoded = std_base64(header[len(_PREFIX) :])
+    except ValueError:
         raise AuthenticationError(INVALID_FORMAT) from None
     username, sep, password = decoded.partition(b":")
     if not sep:
