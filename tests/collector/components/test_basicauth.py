@@ -291,6 +291,33 @@ def test_a_missing_file_fails_the_start(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("where", ["file", "inline"])
+def test_a_line_past_the_scanners_64_kib_fails_the_start(tmp_path: Path, where: str) -> None:
+    # go-htpasswd reads the lines with a bufio.Scanner, whose longest line
+    # is 64 KiB less its newline: a longer one fails the read, so the start.
+    longest = "alice:" + "p" * (65535 - len("alice:"))
+    path = tmp_path / ".htpasswd"
+    path.write_text(longest + "\n")
+    server = BasicAuthServer(HtpasswdSettings(file=str(path), inline="bob:x\n"), LOG)
+    run(server.start(Host()))
+    run(server.authenticate({"authorization": basic("alice", longest[len("alice:") :])}))
+    too_long = longest + "p"
+    if where == "file":
+        path.write_text("bob:x\n" + too_long)
+        settings = HtpasswdSettings(file=str(path))
+    else:
+        settings = HtpasswdSettings(inline="bob:x\n" + too_long + "\n")
+    with pytest.raises(ValueError) as failed:
+        run(BasicAuthServer(settings, LOG).start(Host()))
+    assert str(failed.value) == (
+        "read htpasswd content: Error scanning htpasswd file: bufio.Scanner: token too long"
+    )
+    # Bytes count, not characters.
+    wide = HtpasswdSettings(inline="u:" + "\u03c0" * 32767)
+    with pytest.raises(ValueError, match="token too long"):
+        run(BasicAuthServer(wide, LOG).start(Host()))
+
+
 def test_a_directory_opens_but_does_not_read(tmp_path: Path) -> None:
     # Go's os.Open opens a directory; reading it is what fails, in the
     # htpasswd library's scanner.

@@ -65,8 +65,10 @@ class BasicAuthServer(Component):
             except OSError as problem:
                 reason = (problem.strerror or str(problem)).lower()
                 raise ValueError(f"open htpasswd file: open {path}: {reason}") from None
+            _check_line_lengths(text)
             for bad in parse_lines(text, path, entries):
                 self._logger.warning("htpasswd %s", bad)
+        _check_line_lengths(self._settings.inline)
         for bad in parse_lines(self._settings.inline, "htpasswd.inline", entries):
             self._logger.warning("%s", bad)
         self._entries = entries
@@ -102,6 +104,22 @@ class BasicAuthServer(Component):
             self._checking[key] = pending
             pending.add_done_callback(lambda _: self._checking.pop(key, None))
         return await asyncio.shield(pending)
+
+
+LONGEST_LINE = 64 * 1024 - 1
+"""The longest line (in bytes, without its newline) upstream's htpasswd
+library reads: its bufio.Scanner holds at most 64 KiB."""
+
+
+def _check_line_lengths(text: str) -> None:
+    """Fail as upstream's start does when a line is longer than its scanner takes."""
+    for line in text.split("\n"):
+        # A character is at most 4 bytes: a shorter line cannot be too long.
+        long = len(line) * 4 > LONGEST_LINE
+        if long and len(line.encode("utf-8", "surrogateescape")) > LONGEST_LINE:
+            raise ValueError(
+                "read htpasswd content: Error scanning htpasswd file: bufio.Scanner: token too long"
+            )
 
 
 def _credentials(header: str) -> tuple[str, bytes]:
