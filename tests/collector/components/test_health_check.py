@@ -276,34 +276,34 @@ def test_response_body_with_only_healthy_sends_an_empty_unhealthy_body(start: An
     assert hc.get()[0::2] == (200, b"ALL OK")
 
 
-def test_check_collector_pipeline_answers_500_without_json_as_upstream(
+def test_check_collector_pipeline_enabled_is_ignored_as_upstream(
     start: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # upstream's WithCheckCollectorPipeline and WithCustomPathWithCheckCollectorPipeline
+    # upstream removed the pipeline handler (contrib #33470, v0.103): from
+    # then on the section is decoded and validated, and the answers are the
+    # usual ones, 503 with the JSON status while not ready
     with caplog.at_level(logging.WARNING):
         hc = start(check_collector_pipeline=CheckCollectorPipeline(enabled=True), path="/health")
-    assert "check_collector_pipeline is deprecated" in caplog.text
+    assert "check_collector_pipeline is deprecated and ignored" in caplog.text
     status, headers, body = hc.get("/health")
-    assert (status, body, "content-type" in headers) == (500, b"", False)
+    assert (status, headers["content-type"], body) == (503, "application/json", NOT_AVAILABLE)
     hc.report("collector", Status.OK)
-    status, headers, body = hc.get("/health")
-    assert (status, body, "content-type" in headers) == (200, b"", False)
+    status, _, body = hc.get("/health")
+    assert (status, json.loads(body)["status"]) == (200, "Server available")
     hc.report("collector", Status.STOPPING)
-    assert hc.get("/health")[0::2] == (500, b"")
-    assert hc.get("/")[0] == 404
+    assert hc.get("/health")[0::2] == (503, NOT_AVAILABLE)
 
 
-def test_check_collector_pipeline_sends_the_response_body_texts(start: Any) -> None:
-    # upstream's WithCustomStaticResponseBodyWithCheckCollectorPipeline
+def test_check_collector_pipeline_enabled_keeps_the_response_body_answers(start: Any) -> None:
     hc = start(
         check_collector_pipeline=CheckCollectorPipeline(enabled=True),
         response_body=ResponseBody("ALL OK", "NOT OK"),
     )
-    assert hc.get()[0::2] == (500, b"NOT OK")
+    assert hc.get()[0::2] == (503, b"NOT OK")
     hc.report("collector", Status.OK)
     assert hc.get()[0::2] == (200, b"ALL OK")
     hc.report("collector", Status.STOPPING)
-    assert hc.get()[0::2] == (500, b"NOT OK")
+    assert hc.get()[0::2] == (503, b"NOT OK")
 
 
 def test_middleware_keys_are_not_applied_as_upstream(

@@ -14,10 +14,7 @@ import ssl
 import time
 
 from sluice.collector.component import Component, Host, Status
-from sluice.collector.components.extensions.healthcheck.config import (
-    HealthCheckConfig,
-    ResponseBody,
-)
+from sluice.collector.components.extensions.healthcheck.config import HealthCheckConfig
 from sluice.collector.components.extensions.healthcheck.responses import (
     server_status,
     static_status,
@@ -29,9 +26,6 @@ from sluice.collector.servemux import ServeMux
 from sluice.transport.connections import ServerLimits
 from sluice.transport.http_message import Handler, Request, Response
 from sluice.transport.listener import HttpListener, ListenError
-
-NO_TEXT = ResponseBody()
-"""The empty bodies the pipeline check sends without ``response_body``."""
 
 COLLECTOR = "collector"
 """The status instance the service reports its own lifecycle under."""
@@ -57,10 +51,7 @@ class HealthCheckExtension(Component):
 
     async def start(self, host: Host) -> None:
         if self.config.check_collector_pipeline.enabled:
-            self.logger.warning(
-                "check_collector_pipeline is deprecated upstream: exporter failures are "
-                "not counted, the answer is 200 while the collector runs, 500 otherwise"
-            )
+            self.logger.warning("check_collector_pipeline is deprecated and ignored, as upstream")
         # Upstream's server would fail on a missing authenticator, then not use it.
         server_authenticator(self.config.auth, host)
         unused = self.config.unused_server_keys + (["auth"] if self.config.auth else [])
@@ -103,11 +94,6 @@ class HealthCheckExtension(Component):
         routed = self._mux.route(request)
         if isinstance(routed, Response):
             return routed
-        if self.config.check_collector_pipeline.enabled:
-            # Upstream's pipeline handler: no JSON, 500 when not ready. Its
-            # failure count never grows (nothing feeds the OpenCensus view it
-            # reads), so readiness alone decides, as there.
-            return static_status(self.ready, self.config.response_body or NO_TEXT, 500)
         if self.config.response_body is not None:
             return static_status(self.ready, self.config.response_body)
         uptime = time.monotonic_ns() - self._up_since_monotonic

@@ -29,10 +29,10 @@ def server_status(available: bool, up_since_ns: int = 0, uptime_ns: int = 0) -> 
     return Response(503, go_json(body))
 
 
-def static_status(available: bool, texts: ResponseBody, unavailable: int = 503) -> Response:
-    """The configured text for the state, with 200 or `unavailable` (Go sniffs
-    a text body as plain text and sends no type for an empty one)."""
+def static_status(available: bool, texts: ResponseBody) -> Response:
+    """The configured text for the state, with 200 or 503 (Go sniffs a text
+    body as plain text and sends no type for an empty one)."""
     text = texts.healthy if available else texts.unhealthy
     return Response(
-        200 if available else unavailable, text.encode(), content_type=TEXT_PLAIN if text else None
+        200 if available else 503, text.encode(), content_type=TEXT_PLAIN if text else None
     )
