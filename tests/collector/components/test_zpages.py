@@ -223,6 +223,18 @@ def test_pipelinez_shows_the_component_a_link_names(collector: Any) -> None:
     assert (selected["title"], selected["component"]["kind"]) == ("receiver: forward", "connector")
 
 
+def test_pipelinez_reads_the_parameters_upstreams_handler_reads(collector: Any) -> None:
+    # upstream's links write zpipelinename...; its handler (service/internal/graph
+    # zpages.go) reads pipelinenamez, componentnamez and componentkindz
+    query = "?pipelinenamez=logs%2Fin&componentnamez=batch&componentkindz=processor"
+    text = page(collector, "/debug/pipelinez" + query)[1].decode()
+    assert "<h4>processor: logs/in/batch</h4>" in text
+    query = "?pipelinenamez=traces&componentnamez=otlp&componentkindz=receiver"
+    selected = as_json(collector, "/debug/pipelinez" + query)["selected"]
+    assert (selected["title"], selected["component"]["kind"]) == ("receiver: otlp", "receiver")
+    assert selected["component"]["status"]["status"] == "StatusOK"
+
+
 def test_extensionz_lists_the_extensions_sorted(collector: Any) -> None:
     text = page(collector, "/debug/extensionz")[1].decode()
     assert '<a href="?zextensionname=health_check">health_check</a>' in text

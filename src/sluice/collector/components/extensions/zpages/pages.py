@@ -188,9 +188,11 @@ def pipelines_page(host: Host, query: dict[str, str]) -> PipelinesPage:
                     exporters=[edge("exporter", c) for c in pipeline.exporters],
                 )
             )
-    in_pipeline = query.get("zpipelinename", "")
-    name = query.get("zcomponentname", "")
-    kind = query.get("zcomponentkind", "")
+    # Upstream's links write the z-first names; its handler reads the z-last
+    # ones (so there only a hand-written query shows a component): both work.
+    in_pipeline = query.get("zpipelinename") or query.get("pipelinenamez", "")
+    name = query.get("zcomponentname") or query.get("componentnamez", "")
+    kind = query.get("zcomponentkind") or query.get("componentkindz", "")
     selected = None
     if in_pipeline and name and kind:
         # Upstream's heading names a processor within its pipeline.
