@@ -101,7 +101,7 @@ def html(page: Page) -> tuple[str, list[str]]:
     if isinstance(page, ServicePage):
         return f"Service {page.build_info['command']}".rstrip(), _service(page)
     if isinstance(page, PipelinesPage):
-        return "Pipelines", _pipelines(page)
+        return "builtPipelines", _pipelines(page)  # upstream's title
     if isinstance(page, ExtensionsPage):
         return "Extensions", _extensions(page)
     if isinstance(page, TracesPage):
@@ -147,7 +147,7 @@ def _pipeline_row(row: PipelineView) -> list[str]:
     return [
         escape(row.full_name),
         escape(row.input_type),
-        "yes" if row.mutates_data else "no",
+        "true" if row.mutates_data else "false",
         cell(row.receivers, "receiver"),
         processors or "-",
         cell(row.exporters, "exporter"),
