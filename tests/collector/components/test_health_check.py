@@ -276,6 +276,17 @@ def test_response_body_with_only_healthy_sends_an_empty_unhealthy_body(start: An
     assert hc.get()[0::2] == (200, b"ALL OK")
 
 
+def test_response_body_type_is_sniffed_as_go_does(start: Any) -> None:
+    # upstream writes the text without a Content-Type: Go's server sniffs it
+    hc = start(response_body=ResponseBody("<html><body>up</body></html>", '<?xml version="1.0"?>'))
+    status, headers, _ = hc.get()
+    assert (status, headers["content-type"]) == (503, "text/xml; charset=utf-8")
+    hc.report("collector", Status.OK)
+    status, headers, body = hc.get()
+    assert (status, headers["content-type"]) == (200, "text/html; charset=utf-8")
+    assert body == b"<html><body>up</body></html>"
+
+
 def test_check_collector_pipeline_enabled_is_ignored_as_upstream(
     start: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

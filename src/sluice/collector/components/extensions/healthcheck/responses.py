@@ -11,7 +11,7 @@ from sluice.collector.gotext import (
     go_json,
     go_time,
 )
-from sluice.collector.servemux import TEXT_PLAIN
+from sluice.collector.sniff import detect_content_type
 from sluice.transport.http_message import Response
 
 
@@ -30,9 +30,9 @@ def server_status(available: bool, up_since_ns: int = 0, uptime_ns: int = 0) -> 
 
 
 def static_status(available: bool, texts: ResponseBody) -> Response:
-    """The configured text for the state, with 200 or 503 (Go sniffs a text
-    body as plain text and sends no type for an empty one)."""
-    text = texts.healthy if available else texts.unhealthy
+    """The configured text for the state, with 200 or 503, typed as Go's
+    server types a body its handler gave no type (none for an empty one)."""
+    body = (texts.healthy if available else texts.unhealthy).encode()
     return Response(
-        200 if available else 503, text.encode(), content_type=TEXT_PLAIN if text else None
+        200 if available else 503, body, content_type=detect_content_type(body) if body else None
     )
