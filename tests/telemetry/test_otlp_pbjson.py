@@ -289,6 +289,7 @@ def test_what_is_not_an_export_request(body: bytes, message: str) -> None:
         # be the id's size), then Go's hex.Decode, which takes no space.
         ({"traceId": "01 02030405060708090a0b0c0d0e0f "}, "invalid byte: U\\+0020 ' '$"),
         ({"spanId": "0102030405060708\n"}, "invalid byte: U\\+000A$"),
+        ({"spanId": "010203040506070g"}, "invalid byte: U\\+0067 'g'$"),
         ({"spanId": "010203040506070\u00e9"}, "invalid byte: U\\+00C3 '\u00c3'$"),
         ({"parentSpanId": "01020304050607080"}, "encoding/hex: odd length hex string$"),
         ({"traceId": "0102030405060708090a0b0c0d0e0f"}, "invalid length for ID$"),
