@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from sluice.telemetry.pdata_text import float_v
+from sluice.collector.confmap.decode import go_value
 
 _PLAIN = "tag:sluice.dev,2026:plain"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -90,17 +90,6 @@ def plain_scalar(text: str) -> Any:
     return text
 
 
-def _go_v(value: Any) -> str:
-    """Go's ``%v`` of a scalar yaml.v3 read (a map key that is not text)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return float_v(value)
-    return str(value)
-
-
 class Loader(yaml.SafeLoader):
     """PyYAML's safe loader with yaml.v3's scalar resolution and unique keys."""
 
@@ -141,7 +130,7 @@ class Loader(yaml.SafeLoader):
             if not isinstance(key, str):
                 # koanf makes each key of a map[interface{}]interface{} its
                 # %v text, so 1 and true stay two keys ("1", "true").
-                text = yaml.ScalarNode(_STR, _go_v(key), key_node.start_mark, key_node.end_mark)
+                text = yaml.ScalarNode(_STR, go_value(key), key_node.start_mark, key_node.end_mark)
                 node.value[at] = (text, value_node)
         return super().construct_mapping(node, deep)
 
