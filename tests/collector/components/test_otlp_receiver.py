@@ -64,6 +64,7 @@ from sluice.collector.component import (
     Component,
     ComponentID,
     Consumer,
+    ConsumerError,
     Host,
     Kind,
     Settings,
@@ -1244,6 +1245,30 @@ def test_retryable_refusal_is_503_with_retry_after(start: Start) -> None:
     assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
     assert raised.value.details() == "sending queue is full"
     assert receiver.count("refused", "spans", "grpc") == 3
+
+
+def test_a_throttled_refusal_is_429_with_retry_after(start: Start) -> None:
+    """COLLECTOR.md section 2: the receiver answers back-pressure with 503 or
+    429 and ``Retry-After``. A backend's 429 with ``Retry-After: 7`` reaches
+    the receiver through an exporter without a queue as RESOURCE_EXHAUSTED
+    with that delay (upstream's status passed on): 429, ``Retry-After: 7``."""
+    receiver = start()
+    receiver.consumers[Signal.TRACE].error = ConsumerError(
+        "Throttle (7s), error: rpc error: code = ResourceExhausted desc = too many requests",
+        retryable=True,
+        retry_after=7.0,
+        code=8,
+    )
+    status, headers, body = post(
+        f"{receiver.http}/v1/traces", json.dumps(TRACES_JSON).encode(), "application/json"
+    )
+    assert (status, headers.get("retry-after")) == (429, "7")
+    assert json.loads(body)["code"] == 8
+    with grpc.insecure_channel(receiver.grpc_target) as channel:
+        export = channel.unary_unary(TRACE_SERVICE)
+        with pytest.raises(grpc.RpcError) as raised:
+            export(traces_request().SerializeToString(), timeout=5)
+    assert raised.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
 def test_permanent_refusal_is_500_internal(start: Start) -> None:

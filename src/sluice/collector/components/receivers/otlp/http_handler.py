@@ -30,7 +30,6 @@ from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.components.receivers.otlp.status import (
     JSON,
     PROTOBUF,
-    Code,
     Refusal,
     code_for_http,
     status_body,
@@ -211,7 +210,10 @@ def _error(media: str | None, status: int, message: str) -> Response:
 
 def _refused(media: str, refusal: Refusal) -> Response:
     headers: Headers = []
-    if refusal.retry_after is not None and refusal.code is Code.UNAVAILABLE:
+    # COLLECTOR.md section 2: back-pressure is 503 or 429 with Retry-After
+    # (upstream sends none), whenever the delay is known: a refusal of our
+    # own, or a backend's answer an exporter without a queue passes on.
+    if refusal.retry_after is not None and refusal.http_status in (429, 503):
         seconds = max(1, math.ceil(refusal.retry_after))
         headers.append((b"Retry-After", str(seconds).encode()))
     return Response(
