@@ -489,3 +489,37 @@ def test_a_single_log_object_is_one_record(edge: EdgeProcess, accepting: Upstrea
     staging = b'{"message": "x", "ddtags": "team:x,env:staging"}'
     assert edge.post("/api/v2/logs", staging, "application/json").status == 202
     assert len(accepting.received()) == 2
+
+
+@pytest.mark.parametrize(
+    "path,body,content_type",
+    [
+        ("/api/v2/logs", b'[{"message": "GET /healthcheck 200"}]', "text/plain"),
+        ("/api/v2/logs", b'{"message": "GET /healthcheck 200"}', "application/logplex-1"),
+        ("/api/v2/logs", b'[{"message": "GET /healthcheck 200"}]', "application/x-protobuf"),
+        ("/api/v2/series", b'{"series": [{"metric": "dd.drop.x", "points": []}]}', "text/plain"),
+        ("/api/v1/series", b'{"series": [{"metric": "dd.drop.x", "points": []}]}', "text/csv"),
+    ],
+)
+def test_a_content_type_the_route_does_not_read_is_forwarded_unchanged(
+    edge: EdgeProcess, accepting: Upstream, path: str, body: bytes, content_type: str
+) -> None:
+    """EDGE.md section 2, bad input: an unknown content type on a filtered
+    route fails open (the intake reads text/plain or logplex lines as raw
+    messages, not as a JSON array), whatever the body looks like."""
+    answer = edge.post(path, body, content_type)
+    assert answer.status == 202
+    [got] = accepting.received()
+    assert (got.body, got.header("Content-Type")) == (body, content_type)
+    assert "unevaluated" in edge.stderr()
+
+
+def test_a_datadog_request_without_content_type_is_read_as_json(
+    edge: EdgeProcess, accepting: Upstream
+) -> None:
+    """The Agent always names its media type; a request naming none is read
+    as JSON (as the reference does), so its records are still filtered."""
+    dropped = json.dumps([{"message": "GET /healthcheck 200"}]).encode()
+    answer = edge.request("POST", "/api/v2/logs", dropped)
+    assert (answer.status, answer.json()) == (202, {})
+    assert accepting.received() == []

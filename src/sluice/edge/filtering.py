@@ -38,12 +38,18 @@ Decoder = Callable[[bytes], Decoded]
 """Decodes a decompressed body; raises ValueError when it is unreadable."""
 
 
+def unknown_media(raw: bytes) -> Decoded:
+    """The decoder of a body whose Content-Type its route does not read: it
+    is forwarded unchanged (EDGE.md section 2, fail open)."""
+    raise ValueError("unknown Content-Type")
+
+
 def otlp_decoder(signal: Signal, media: str | None) -> Decoder:
     """The decoder of an OTLP export request in `media` (None: unknown type)."""
+    if media is None:
+        return unknown_media
 
     def decode(raw: bytes) -> Decoded:
-        if media is None:
-            raise ValueError("unknown Content-Type")
         batch, view = otlp_codec.decode(signal, media, raw)
         return Decoded(batch, view, lambda: otlp_codec.encode(media, batch))
 

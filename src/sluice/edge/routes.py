@@ -22,6 +22,7 @@ from sluice.edge.filtering import (
     decode_agent_sketches,
     filter_body,
     otlp_decoder,
+    unknown_media,
 )
 from sluice.edge.group import WorkerGroup
 from sluice.edge.metrics import TELEMETRY_TYPES, EdgeMetrics
@@ -51,6 +52,15 @@ def _media(request: Request) -> str | None:
     if raw is None:
         return None
     return _MEDIA.get(raw.split(b";", 1)[0].strip().lower())
+
+
+def _datadog_media(request: Request, default: str) -> str | None:
+    """The media type of a Datadog intake request: `default` when it names
+    none (what the route's clients send), None when it names one Edge does
+    not read (text/plain and logplex log lines are raw messages to the intake)."""
+    if request.header(b"content-type") is None:
+        return default
+    return _media(request)
 
 
 def _encoding(request: Request) -> str:
@@ -290,7 +300,8 @@ class Edge:
         connectivity check and other methods are forwarded as they came."""
         if request.method != "POST" or request.body == AGENT_CONNECTIVITY_CHECK:
             return await self.forward_datadog(self.logs_upstream, request, exchange)
-        decode = datadog_decoder(Signal.LOG)
+        media = _datadog_media(request, otlp_codec.JSON)
+        decode = datadog_decoder(Signal.LOG) if media == otlp_codec.JSON else unknown_media
         return await self.datadog(request, Signal.LOG, self.logs_upstream, decode, exchange)
 
     async def datadog_metrics(self, request: Request, exchange: Exchange) -> Response:
@@ -301,9 +312,11 @@ class Edge:
             return await self.forward_datadog(self.metrics_upstream, request, exchange)
         decode: Decoder
         if path == intake.SKETCHES:
-            decode = decode_agent_sketches
+            media = _datadog_media(request, otlp_codec.PROTOBUF)
+            decode = decode_agent_sketches if media == otlp_codec.PROTOBUF else unknown_media
         else:
-            decode = datadog_decoder(Signal.METRIC, _media(request))
+            media = _datadog_media(request, otlp_codec.JSON)
+            decode = unknown_media if media is None else datadog_decoder(Signal.METRIC, media)
         return await self.datadog(request, Signal.METRIC, self.metrics_upstream, decode, exchange)
 
     async def datadog(
