@@ -530,6 +530,26 @@ def test_requests_carry_the_client_identity_and_hash(scripted: ScriptedServer) -
     assert json.loads(json_format.MessageToJson(first))["fullSync"] is True
 
 
+@pytest.mark.parametrize("encoding", ["json", "protobuf"])
+def test_the_last_sync_timestamp_is_the_servers(scripted: ScriptedServer, encoding: str) -> None:
+    """POLICY.md 11.1: like ``last_successful_hash``, the request's
+    ``last_sync_timestamp_unix_nano`` hands back what the last successful
+    response said (its ``sync_timestamp_unix_nano``), on the server's clock;
+    a failed sync leaves it as it was."""
+    reply = good(("drop-x", "x"), hash="h1")
+    reply.message.sync_timestamp_unix_nano = 1_700_000_000_123_456_789
+    scripted.script(reply)
+    provider = http_provider(scripted.url, encoding=encoding)
+    assert provider.sync(), provider.last_error
+    scripted.script(Reply(status=500))
+    assert provider.sync() is False
+    assert provider.sync() is False
+    first, second, third = scripted.requests
+    assert first.last_sync_timestamp_unix_nano == 0
+    assert second.last_sync_timestamp_unix_nano == 1_700_000_000_123_456_789
+    assert third.last_sync_timestamp_unix_nano == 1_700_000_000_123_456_789
+
+
 def _raw_answer(framing: bytes, body: bytes) -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + framing + b"\r\n" + body
 

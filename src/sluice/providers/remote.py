@@ -97,7 +97,9 @@ class RemoteProvider(Provider):
             log.exception("provider %s: unexpected sync failure", self.config.id)
             return self._record(False, f"unexpected sync failure: {problem!r}")
         self.registry.runtime.stats.commit(counts)
-        self.last_sync_nanos = time.time_ns()
+        # Handed back as the next request's last_sync_timestamp_unix_nano, as
+        # the hash is: the server's clock, not ours (ours when it gave none).
+        self.last_sync_nanos = result.timestamp_nanos or time.time_ns()
         self.recommended_interval = result.interval_secs
         if result.hash and result.hash == self.last_hash and self.loaded.is_set():
             return self._record(True)

@@ -129,11 +129,13 @@ def build_request(
 @dataclass(frozen=True)
 class SyncResult:
     """A successful sync: the policies (parsed, with their errors), the set's
-    hash and the server's suggested interval (None when not given)."""
+    hash, the server's suggested interval (None when not given) and its
+    ``sync_timestamp_unix_nano`` (0 when not given)."""
 
     report: LoadReport
     hash: str
     interval_secs: float | None
+    timestamp_nanos: int = 0
 
 
 def read_response(response: Any, cache: CompileCache | None = None) -> SyncResult:
@@ -166,7 +168,12 @@ def _read_message(
                     else:
                         del policy["metric"]["keep"]
         report = load_document({"policies": policies}, cache)
-    return SyncResult(report, response.hash, _interval(response.recommended_sync_interval_seconds))
+    return SyncResult(
+        report,
+        response.hash,
+        _interval(response.recommended_sync_interval_seconds),
+        response.sync_timestamp_unix_nano,
+    )
 
 
 def read_json_response(body: bytes | bytearray, cache: CompileCache | None = None) -> SyncResult:
@@ -220,7 +227,18 @@ def _read_tolerantly(doc: Mapping[str, Any], cache: CompileCache | None) -> Sync
     interval = doc.get("recommendedSyncIntervalSeconds") or doc.get(
         "recommended_sync_interval_seconds"
     )
-    return SyncResult(report, str(doc.get("hash", "")), _interval(interval))
+    timestamp = doc.get("syncTimestampUnixNano") or doc.get("sync_timestamp_unix_nano")
+    return SyncResult(report, str(doc.get("hash", "")), _interval(interval), _nanos(timestamp))
+
+
+def _nanos(value: object) -> int:
+    """A fixed64 timestamp as proto JSON writes it (a string or a number); 0
+    when it is none."""
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 1 << 64:
+        return 0
+    return value
 
 
 _UNREAD_FIELDS = {
