@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import urllib.request
@@ -132,6 +133,29 @@ def test_a_protobuf_request_gets_a_protobuf_answer(tmp_path: Path) -> None:
     assert [p.id for p in message.policies] == ["drop-x"]
     assert len(message.hash) == 64
     assert stats == {"policies": [{"policy_id": "drop-x", "hits": 2, "errors": ["e"]}]}
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE", "PURGE"])
+def test_the_sync_path_answers_any_other_method_405(tmp_path: Path, method: str) -> None:
+    """POLICY.md 11.2: ``POST`` syncs; other methods -> 405 (not 501 for the
+    methods the HTTP library has no handler for). A HEAD answer has no body,
+    so the connection stays usable."""
+    policies = tmp_path / "p.json"
+    write_policies(policies, drop("drop-x", "x"))
+    with policy_server(policies) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=10)
+        try:
+            connection.request(method, "/v1/policy/sync")
+            answer = connection.getresponse()
+            answer.read()
+            assert answer.status == 405
+            assert answer.getheader("Allow") == "POST"
+            connection.request("POST", "/v1/policy/sync", body=b"{}")
+            after = connection.getresponse()
+            assert after.status == 200
+            assert [p["id"] for p in json.loads(after.read())["policies"]] == ["drop-x"]
+        finally:
+            connection.close()
 
 
 def json_response(*policies: dict[str, Any], **fields: Any) -> bytes:

@@ -189,12 +189,17 @@ class PolicyServer:
             def log_message(self, format: str, *args: Any) -> None:
                 log.debug("http: " + format, *args)
 
-            def _send(self, status: int, body: bytes, content_type: str = JSON) -> None:
+            def _send(
+                self, status: int, body: bytes, content_type: str = JSON, *extra: tuple[str, str]
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
+                for name, value in extra:
+                    self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":
+                    self.wfile.write(body)
 
             def _error(self, status: int, message: str) -> None:
                 self._send(status, json.dumps({"error": message}).encode())
@@ -206,7 +211,7 @@ class PolicyServer:
                     self._send(200, b'{"status":"stopping"}')
                     server.stopped.set()
                 elif self.path == SYNC_PATH:
-                    self._error(405, "use POST")
+                    self._not_allowed()
                 else:
                     self._error(404, "not found")
 
@@ -241,10 +246,16 @@ class PolicyServer:
                     )
                     self._send(200, text.encode())
 
-            def do_PUT(self) -> None:
-                self._error(405, "use POST")
+            def _not_allowed(self) -> None:
+                body = json.dumps({"error": "use POST"}).encode()
+                self._send(405, body, JSON, ("Allow", "POST"))
 
-            do_DELETE = do_PATCH = do_PUT
+            def __getattr__(self, name: str) -> Any:
+                # Every other method (HEAD, OPTIONS, PUT, an unknown one...)
+                # is 405, where the base class would answer 501 (POLICY.md 11.2).
+                if name.startswith("do_"):
+                    return self._not_allowed
+                raise AttributeError(name)
 
         self._http = ThreadingHTTPServer((self.host, port), Handler)
         self._http.daemon_threads = True
