@@ -3,7 +3,9 @@ against a real gRPC server scripted to misbehave."""
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -150,6 +152,41 @@ def test_counts_survive_an_unreachable_server(
     provider.transport = live
     assert provider.sync(), provider.last_error
     assert served.hits() == {"drop-x": 3}
+
+
+def test_the_channel_reconnects_at_least_once_a_poll_interval(
+    closing: list[RemoteProvider],
+) -> None:
+    """EDGE.md section 4: backoff on failure is at most one poll interval.
+    gRPC's channel has a backoff of its own (1 s, growing to 120 s), and a
+    call made while it waits fails without trying the server, so the
+    channel's is capped at the interval too. A server that accepts and
+    closes every connection counts the channel's attempts: with gRPC's
+    backoff, 3 in 3 s (at 0, 1 and 2.6 s); capped at 0.3 s, about 10."""
+    attempts: list[float] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def accept_and_close() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            attempts.append(time.monotonic())
+            connection.close()
+
+    threading.Thread(target=accept_and_close, daemon=True).start()
+    try:
+        port = listener.getsockname()[1]
+        provider = grpc_provider(f"127.0.0.1:{port}", timeout=0.2, interval=0.3)
+        closing.append(provider)
+        until = time.monotonic() + 3.0
+        while time.monotonic() < until:
+            assert provider.sync() is False
+            time.sleep(0.1)
+    finally:
+        listener.close()
+    assert len(attempts) >= 6, attempts
 
 
 def test_stop_sends_a_last_sync(served: Served) -> None:

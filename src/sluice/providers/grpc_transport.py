@@ -28,7 +28,12 @@ class GrpcSyncTransport(SyncTransport):
         ca_file: str = "",
         timeout: float = 10.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        reconnect_within: float = 60.0,
     ) -> None:
+        """`reconnect_within`: the longest wait between the channel's attempts
+        to reconnect (the provider's poll interval). gRPC's own backoff grows
+        to 120 s, and every call fails at once while it waits, so a server
+        back after a long outage would otherwise go unsynced for minutes."""
         import grpc
 
         self._grpc = grpc
@@ -42,7 +47,12 @@ class GrpcSyncTransport(SyncTransport):
         self.metadata = tuple((name.lower(), value) for name, value in headers)
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
-        options = [("grpc.max_receive_message_length", max_response_bytes)]
+        longest = max(100, round(reconnect_within * 1000))
+        options = [
+            ("grpc.max_receive_message_length", max_response_bytes),
+            ("grpc.initial_reconnect_backoff_ms", min(1000, longest)),
+            ("grpc.max_reconnect_backoff_ms", longest),
+        ]
         if tls:
             roots = open(ca_file, "rb").read() if ca_file else None  # noqa: SIM115
             credentials = grpc.ssl_channel_credentials(roots)

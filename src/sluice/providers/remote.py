@@ -35,6 +35,7 @@ def make_transport(config: ProviderConfig) -> SyncTransport:
             config.ca_file,
             config.timeout_secs,
             config.max_response_bytes,
+            config.poll_interval_secs,
         )
     return HttpSyncTransport(
         config.url,
