@@ -16,6 +16,7 @@ from sluice.demo import run_demo, send_demo
 from sluice.evaluate import (
     InputError,
     evaluate_document,
+    lowercase_ids,
     read_json,
     read_json_file,
     stats_document,
@@ -30,6 +31,7 @@ from sluice.providers.file import PolicyFileError, log_report, read_policy_file
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
 from sluice.providers.server import PolicyServer
+from sluice.telemetry.otlp_json import detect_signal
 
 log = logging.getLogger("sluice")
 
@@ -111,7 +113,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         snapshot, remote = _synced_snapshot(args)
         providers = [remote]
     source = read_json_file(args.input)
-    evaluate_document(snapshot, source.document, SIGNALS[args.signal] if args.signal else None)
+    signal = SIGNALS[args.signal] if args.signal else detect_signal(source.document)
+    evaluate_document(snapshot, source.document, signal)
+    lowercase_ids(source.document, signal)
     write_json(args.output, source.document, plain=source.plain)
     for provider in providers:
         if isinstance(provider, RemoteProvider):

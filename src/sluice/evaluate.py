@@ -15,6 +15,12 @@ from sluice.policy.stats import PolicyStats
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_json import detect_signal, json_view
 
+_TOP_KEYS = {
+    Signal.LOG: "resourceLogs",
+    Signal.METRIC: "resourceMetrics",
+    Signal.TRACE: "resourceSpans",
+}
+
 
 class InputError(Exception):
     """The telemetry input cannot be read; the message names the file."""
@@ -63,6 +69,53 @@ def evaluate_document(
     if signal is None:
         return BatchOutcome()
     return snapshot.evaluate(signal, json_view(signal), doc)
+
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+_HEX_DIGITS = frozenset("0123456789abcdef")
+_METRIC_DATA = ("gauge", "sum", "histogram", "exponentialHistogram", "summary")
+
+
+def _objects(holder: Any, key: str) -> list[Any]:
+    """The objects in the list ``holder[key]`` (none when it is not a list)."""
+    items = holder.get(key) if isinstance(holder, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _lowercase_ids_of(holder: dict[str, Any]) -> None:
+    for key in _ID_KEYS:
+        value = holder.get(key)
+        if isinstance(value, str) and not value.islower():
+            lower = value.lower()
+            if lower != value and all(char in _HEX_DIGITS for char in lower):
+                holder[key] = lower
+
+
+def lowercase_ids(doc: Any, signal: Signal | None) -> None:
+    """Write the hex trace and span ids of an export request in lowercase, in
+    place (POLICY.md 10.3: the harness does not normalise their case, and
+    OTLP JSON writers write lowercase): log records', spans' and their links',
+    and metric exemplars'. A value that is not hex text is left as it is."""
+    if signal is None:
+        return
+    for resource in _objects(doc, _TOP_KEYS[signal]):
+        if signal is Signal.LOG:
+            for scope in _objects(resource, "scopeLogs"):
+                for record in _objects(scope, "logRecords"):
+                    _lowercase_ids_of(record)
+        elif signal is Signal.TRACE:
+            for scope in _objects(resource, "scopeSpans"):
+                for span in _objects(scope, "spans"):
+                    _lowercase_ids_of(span)
+                    for link in _objects(span, "links"):
+                        _lowercase_ids_of(link)
+        else:
+            for scope in _objects(resource, "scopeMetrics"):
+                for metric in _objects(scope, "metrics"):
+                    for data in _METRIC_DATA:
+                        for point in _objects(metric.get(data), "dataPoints"):
+                            for exemplar in _objects(point, "exemplars"):
+                                _lowercase_ids_of(exemplar)
 
 
 def stats_document(stats: PolicyStats) -> dict[str, Any]:
