@@ -47,13 +47,20 @@ def read_json_file(path: str | Path) -> JsonFile:
         document = jsonbody.parse(raw)
         if document is not jsonbody.UNPARSED:
             return JsonFile(document, True)
-        return JsonFile(jsonbody.check_depth(json.loads(raw.decode("utf-8"))), False)
+        # The bytes, as Edge's codec does: the standard library then detects
+        # UTF-16 and UTF-32, takes a UTF-8 byte order mark and reads a
+        # surrogate written as UTF-8 bytes.
+        return JsonFile(jsonbody.check_depth(json.loads(raw)), False)
     except (OSError, UnicodeDecodeError) as problem:
         raise InputError(f"{path}: cannot read: {problem}") from None
     except json.JSONDecodeError as problem:
         raise InputError(f"{path}: not valid JSON: {problem}") from None
     except jsonbody.TooDeep as problem:
         raise InputError(f"{path}: {problem}") from None
+    except ValueError:  # what int() refuses to read (sys.get_int_max_str_digits)
+        raise InputError(f"{path}: not valid JSON: an integer has too many digits") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
 
 
 def read_json(path: str | Path) -> Any:

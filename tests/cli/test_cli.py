@@ -244,3 +244,64 @@ def test_eval_writes_a_lone_surrogate_back_as_its_escape(tmp_path: Path) -> None
     assert b'"a\\ud800b"' in out.read_bytes()
     [record] = json.loads(out.read_bytes())["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
     assert record["attributes"] == [{"key": "x", "value": {"stringValue": "y"}}]
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: b"\xef\xbb\xbf" + text.encode(),  # UTF-8 with a byte order mark
+        lambda text: text.encode("utf-16"),
+        lambda text: text.encode("utf-32-le"),
+        # a surrogate written as UTF-8 bytes, which Edge reads as the lone surrogate
+        lambda text: text.replace("\\ud800", "\ud800").encode("utf-8", "surrogatepass"),
+    ],
+    ids=["utf8-bom", "utf16", "utf32", "utf8-surrogate"],
+)
+def test_eval_reads_every_input_edge_reads(tmp_path: Path, encode: Any) -> None:
+    """The input is read as Edge reads a JSON body (``jsonbody`` and then the
+    standard library on the bytes, which detects UTF-16 and UTF-32 and takes a
+    byte order mark), so what Edge filters ``sluice eval`` filters too."""
+    text = json.dumps(
+        {
+            "resourceLogs": [
+                {
+                    "scopeLogs": [
+                        {
+                            "logRecords": [
+                                {"severityText": "DEBUG", "body": {"stringValue": "a"}},
+                                {"severityText": "INFO", "body": {"stringValue": "\ud800"}},
+                            ]
+                        }
+                    ]
+                }
+            ]
+        }
+    )
+    source = tmp_path / "in.json"
+    source.write_bytes(encode(text))
+    policies = write(tmp_path / "p.json", {"policies": [GOOD]})
+    out = tmp_path / "out.json"
+    done = sluice("eval", "--policies", str(policies), "--input", str(source), "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    records = json.loads(out.read_bytes())["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert records == [{"severityText": "INFO", "body": {"stringValue": "\ud800"}}]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"resourceLogs":[{"x":' + "1" * 5000 + "}]}", "an integer has too many digits"),
+        ('{"resourceLogs":' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ],
+    ids=["long-integer", "deep"],
+)
+def test_eval_refuses_what_edge_refuses_naming_the_input(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    source = write(tmp_path / "in.json", text)
+    policies = write(tmp_path / "p.json", {"policies": [GOOD]})
+    out = tmp_path / "out.json"
+    done = sluice("eval", "--policies", str(policies), "--input", str(source), "--output", str(out))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"sluice: error: {source}: ") and problem in done.stderr
+    assert "Traceback" not in done.stderr
