@@ -15,6 +15,7 @@ from sluice import __version__
 from sluice.demo import run_demo, send_demo
 from sluice.evaluate import (
     InputError,
+    OutputError,
     evaluate_document,
     lowercase_ids,
     read_json,
@@ -277,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except UsageError as problem:
         parser.error(str(problem))
-    except (PolicyFileError, InputError, ConfigError) as problem:
+    except (PolicyFileError, InputError, OutputError, ConfigError) as problem:
         print(f"sluice: error: {problem}", file=sys.stderr)
         return 1
     return code

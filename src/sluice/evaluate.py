@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,10 @@ _TOP_KEYS = {
 
 class InputError(Exception):
     """The telemetry input cannot be read; the message names the file."""
+
+
+class OutputError(Exception):
+    """An output file cannot be written; the message names the file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +149,15 @@ def write_json(path: str | Path, value: Any, plain: bool = False) -> None:
     was read by orjson, see :attr:`JsonFile.plain`) orjson writes it, unless
     evaluation put in something orjson refuses (a policy's string with a lone
     surrogate); otherwise the standard library does, a lone surrogate going
-    out as its escape."""
+    out as its escape. Raises :class:`OutputError` when the file cannot be
+    written."""
+    text = None
     if plain:
-        try:
-            Path(path).write_bytes(orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE))
-            return
-        except orjson.JSONEncodeError:
-            pass
-    Path(path).write_bytes(jsonbody.encode(value) + b"\n")
+        with contextlib.suppress(orjson.JSONEncodeError):
+            text = orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+    if text is None:
+        text = jsonbody.encode(value) + b"\n"
+    try:
+        Path(path).write_bytes(text)
+    except OSError as problem:
+        raise OutputError(f"{path}: cannot write: {problem}") from None

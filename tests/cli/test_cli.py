@@ -305,3 +305,22 @@ def test_eval_refuses_what_edge_refuses_naming_the_input(
     assert done.returncode == 1
     assert done.stderr.startswith(f"sluice: error: {source}: ") and problem in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("which", ["--output", "--stats"])
+def test_eval_names_an_output_it_cannot_write(tmp_path: Path, which: str) -> None:
+    source = write(tmp_path / "in.json", {"resourceLogs": []})
+    policies = write(tmp_path / "p.json", {"policies": [GOOD]})
+    paths = {"--output": str(tmp_path / "out.json"), "--stats": str(tmp_path / "stats.json")}
+    paths[which] = str(tmp_path / "missing" / "file.json")
+    done = sluice(
+        "eval",
+        "--policies",
+        str(policies),
+        "--input",
+        str(source),
+        *(item for pair in paths.items() for item in pair),
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"sluice: error: {paths[which]}: cannot write: ")
+    assert "Traceback" not in done.stderr
