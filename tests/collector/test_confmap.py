@@ -4,6 +4,7 @@ decoder's key-path errors."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -375,6 +376,20 @@ def test_an_alias_inside_its_own_anchor_is_not_yaml(monkeypatch: pytest.MonkeyPa
     problems = Problems()
     assert expand.expand({"k": "${env:LOOP}"}, "", problems) == {"k": "&x [1, *x]"}
     assert not problems
+
+
+def test_excessive_aliasing_is_not_yaml() -> None:
+    """yaml.v3 refuses a document whose aliases expand it exponentially
+    ("billion laughs"): "document contains excessive aliasing", at once;
+    anchors used a few hundred times, as configs do, are fine."""
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 10)]
+    started = time.monotonic()
+    with pytest.raises(sources.SourceError, match="document contains excessive aliasing"):
+        sources.Loaded(["yaml:" + "\n".join(levels) + "\n"], [])
+    assert time.monotonic() - started < 5
+    shared = "base: &b {k: [1, 2, 3]}\n" + "".join(f"p{n}: *b\n" for n in range(300))
+    assert len(sources.Loaded(["yaml:" + shared], []).raw) == 301
 
 
 def test_null_list_and_map_items_are_zero_values() -> None:

@@ -90,6 +90,52 @@ def plain_scalar(text: str) -> Any:
     return text
 
 
+_ALIAS_RATIO_LOW = 400_000
+_ALIAS_RATIO_HIGH = 4_000_000
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    """yaml.v3's ceiling on the share of a document's decoded nodes that come
+    through aliases: 99% up to 400,000 nodes, falling to 10% at 4 million."""
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    share = (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+    return 0.99 - 0.89 * share
+
+
+def _check_aliasing(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand it too far ("billion laughs"),
+    as yaml.v3 does while decoding: the nodes are counted in document order
+    with every alias expanded (a node met again is an alias), and after 1,000
+    of them, more than 100 coming through aliases and over the allowed share
+    is "document contains excessive aliasing". PyYAML builds an alias once,
+    but walking the result would take as long as the expansion."""
+    seen: set[int] = set()
+    decoded = aliased = 0
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, through_alias = stack.pop()
+        if id(node) in seen and not through_alias:
+            decoded += 1  # the alias itself
+            through_alias = True
+        seen.add(id(node))
+        decoded += 1
+        aliased += through_alias
+        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+            raise yaml.composer.ComposerError(
+                None, None, "document contains excessive aliasing", node.start_mark
+            )
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            continue
+        stack.extend((child, through_alias) for child in reversed(children))
+
+
 class Loader(yaml.SafeLoader):
     """PyYAML's safe loader with yaml.v3's scalar resolution and unique keys."""
 
@@ -109,6 +155,10 @@ class Loader(yaml.SafeLoader):
             # aliases after it stand for the new node, as in yaml.v3.
             self.anchors.pop(event.anchor, None)
         return super().compose_node(parent, index)
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_aliasing(node)
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[tuple[type, str], yaml.Node] = {}
