@@ -16,12 +16,6 @@ from sluice.policy.stats import PolicyStats
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_json import detect_signal, json_view
 
-_TOP_KEYS = {
-    Signal.LOG: "resourceLogs",
-    Signal.METRIC: "resourceMetrics",
-    Signal.TRACE: "resourceSpans",
-}
-
 
 class InputError(Exception):
     """The telemetry input cannot be read; the message names the file."""
@@ -110,24 +104,22 @@ def lowercase_ids(doc: Any, signal: Signal | None) -> None:
     and metric exemplars'. A value that is not hex text is left as it is."""
     if signal is None:
         return
-    for resource in _objects(doc, _TOP_KEYS[signal]):
-        if signal is Signal.LOG:
-            for scope in _objects(resource, "scopeLogs"):
-                for record in _objects(scope, "logRecords"):
-                    _lowercase_ids_of(record)
-        elif signal is Signal.TRACE:
-            for scope in _objects(resource, "scopeSpans"):
-                for span in _objects(scope, "spans"):
-                    _lowercase_ids_of(span)
-                    for link in _objects(span, "links"):
-                        _lowercase_ids_of(link)
-        else:
-            for scope in _objects(resource, "scopeMetrics"):
-                for metric in _objects(scope, "metrics"):
+    view = json_view(signal)
+    for resource in view.resources(doc):
+        for scope in view.scopes(resource):
+            for item in view.records(scope):
+                if not isinstance(item, dict):
+                    continue
+                if signal is Signal.METRIC:
                     for data in _METRIC_DATA:
-                        for point in _objects(metric.get(data), "dataPoints"):
+                        for point in _objects(item.get(data), "dataPoints"):
                             for exemplar in _objects(point, "exemplars"):
                                 _lowercase_ids_of(exemplar)
+                    continue
+                _lowercase_ids_of(item)
+                if signal is Signal.TRACE:
+                    for link in _objects(item, "links"):
+                        _lowercase_ids_of(link)
 
 
 def stats_document(stats: PolicyStats) -> dict[str, Any]:
