@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sluice.telemetry.otlp_raw import varint
+from sluice.telemetry.otlp_raw import read_varint, varint
 
 DEEP = 600
 """Deepest nesting inserted: past what Edge reads (512), short of orjson's 1024."""
@@ -159,16 +159,10 @@ class WireField:
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(data) or shift > 63:
-            raise ValueError("bad varint")
-        byte = data[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, i
-        shift += 7
+    value, i = read_varint(data, i, len(data), bits=64)
+    if i < 0:
+        raise ValueError("bad varint")
+    return value, i
 
 
 def parse_wire(data: bytes, depth: int = 0) -> list[WireField]:

@@ -80,7 +80,7 @@ from sluice.collector.confmap.decode import Problems, decode
 from sluice.collector.internal.warning import exposes_every_interface
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
-from sluice.telemetry.otlp_raw import LeanLogsRequest
+from sluice.telemetry.otlp_raw import LeanLogsRequest, varint
 from tests.collector.background import go_redirect
 from tests.providers.test_tls import self_signed as providers_self_signed
 
@@ -601,12 +601,9 @@ def snappy_chunk(kind: int, content: bytes, block: bytes | None = None) -> bytes
 
 def snappy_literal_block(content: bytes) -> bytes:
     """A Snappy block holding `content` as one literal (up to 64 KiB)."""
-    length, varint = len(content), b""
-    while length >= 0x80:
-        varint += bytes([length & 0x7F | 0x80])
-        length >>= 7
-    varint += bytes([length])
-    return varint + bytes([61 << 2]) + (len(content) - 1).to_bytes(2, "little") + content
+    return (
+        varint(len(content)) + bytes([61 << 2]) + (len(content) - 1).to_bytes(2, "little") + content
+    )
 
 
 SNAPPY_STREAM = b"\xff\x06\x00\x00sNaPpY"
@@ -1336,15 +1333,6 @@ def test_empty_request_is_accepted_without_the_pipeline(start: Start) -> None:
 def field(number: int, payload: bytes) -> bytes:
     """A length-delimited protobuf field."""
     return varint(number << 3 | 2) + varint(len(payload)) + payload
-
-
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def deprecated_scopes_request(signal: Signal, with_current: bool = False) -> bytes:
