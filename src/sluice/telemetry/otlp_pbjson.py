@@ -33,7 +33,6 @@ request raises ValueError.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import math
 import re
@@ -48,6 +47,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from sluice.goencoding import std_base64
 from sluice.policy import Signal
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_raw import LeanLogsRequest
@@ -452,18 +452,12 @@ def _bytes_reader(where: str) -> Convert:
     def data(value: Any, _depth: int) -> bytes:
         if type(value) is not str:
             raise ValueError(f"{where}: expected a base64 string, got {_kind(value)}")
-        # As pdata (Go's base64.StdEncoding): the standard alphabet, padded,
-        # line breaks ignored; not the URL-safe or unpadded forms the
-        # protobuf JSON mapping also takes.
-        text = value.replace("\r", "").replace("\n", "")
-        # Go reads groups of four, padding only ending the last one; strict
-        # binascii also takes padding after a complete group ("AAAA=").
-        if len(text) % 4 == 0 and len(text) - len(text.rstrip("=")) <= 2:
-            try:
-                return binascii.a2b_base64(text, strict_mode=True)
-            except ValueError:
-                pass
-        raise ValueError(f"{where}: invalid base64 {_kind(value)}")
+        # As pdata (Go's base64.StdEncoding): not the URL-safe or unpadded
+        # forms the protobuf JSON mapping also takes.
+        try:
+            return std_base64(value)
+        except ValueError:
+            raise ValueError(f"{where}: invalid base64 {_kind(value)}") from None
 
     return data
 

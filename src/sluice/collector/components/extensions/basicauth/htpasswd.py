@@ -12,8 +12,6 @@ text, which holds a hash) and skipped, as upstream skips it.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 import re
@@ -29,6 +27,7 @@ from sluice.collector.components.extensions.basicauth.crypt import (
     md5_crypt,
     sha_crypt,
 )
+from sluice.goencoding import std_base64
 
 
 class Entry:
@@ -133,20 +132,6 @@ def parse_entry(encoded: str) -> Entry:
         if encoded.startswith(prefix):
             return _sha_crypt(prefix, encoded[len(prefix) :])
     return Plain(raw)
-
-
-def std_base64(text: str) -> bytes:
-    """`text` decoded as Go's ``base64.StdEncoding.DecodeString`` decodes it
-    (line breaks skipped, whole 4-character groups, padding only at the end
-    of the last one); raises ValueError where Go returns an error. Python's
-    decoder alone takes more: '=' after the last group, for one."""
-    text = text.replace("\r", "").replace("\n", "")
-    if len(text) % 4 or text.endswith("==="):
-        raise ValueError("illegal base64 data")
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("illegal base64 data") from None
 
 
 def _base64(text: str, what: str) -> bytes:

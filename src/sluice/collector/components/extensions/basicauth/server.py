@@ -25,12 +25,9 @@ from sluice.collector.components.extensions.basicauth.config import (
     INVALID_FORMAT,
     HtpasswdSettings,
 )
-from sluice.collector.components.extensions.basicauth.htpasswd import (
-    Entry,
-    parse_lines,
-    std_base64,
-)
+from sluice.collector.components.extensions.basicauth.htpasswd import Entry, parse_lines
 from sluice.collector.configauth import AuthenticationError
+from sluice.goencoding import std_base64
 
 REMEMBERED = 4096
 """Verified credentials kept (32-byte digests: ~0.5 MiB at most)."""
