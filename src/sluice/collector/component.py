@@ -168,6 +168,25 @@ class Status(enum.Enum):
     STOPPED = "StatusStopped"
 
 
+_ERRORS = frozenset({Status.RECOVERABLE_ERROR, Status.PERMANENT_ERROR, Status.FATAL_ERROR})
+TRANSITIONS: Mapping[Status | None, frozenset[Status]] = {
+    None: frozenset({Status.STARTING}),
+    Status.STARTING: _ERRORS | {Status.OK, Status.STOPPING},
+    Status.OK: _ERRORS | {Status.STOPPING},
+    Status.RECOVERABLE_ERROR: frozenset(
+        {Status.OK, Status.PERMANENT_ERROR, Status.FATAL_ERROR, Status.STOPPING}
+    ),
+    Status.PERMANENT_ERROR: frozenset(),
+    Status.FATAL_ERROR: frozenset(),
+    Status.STOPPING: _ERRORS | {Status.STOPPED},
+    Status.STOPPED: frozenset(),
+}
+"""The statuses a component may go to from each (None: nothing reported
+yet), as upstream's service allows; any other report is dropped. Permanent
+and fatal errors and Stopped are final, and a status never follows itself."""
+_COMPONENT_KINDS = frozenset(kind.singular for kind in Kind)
+
+
 @dataclass(frozen=True)
 class BuildInfo:
     """The distribution that runs (upstream's ``component.BuildInfo``)."""
@@ -209,10 +228,26 @@ class Host:
         """The built components, set once the pipelines are built."""
 
     def report_status(self, instance: str, status: Status, error: str = "") -> None:
-        """`instance` is ``kind:id`` (``receiver:otlp``, ``pipeline:logs``...)."""
+        """`instance` is ``kind:id`` (``receiver:otlp``, ``pipeline:logs``...).
+
+        A component's report that is not a valid transition from its last
+        (:data:`TRANSITIONS`) is dropped, unseen by listeners, as upstream's
+        service drops it; the service's own (``collector``, ``pipeline:``)
+        are taken as they come."""
+        if instance.partition(":")[0] in _COMPONENT_KINDS:
+            last = self.statuses.get(instance)
+            if status not in TRANSITIONS[last.status if last is not None else None]:
+                return
         self.statuses[instance] = StatusEvent(status, error, time.time_ns())
         for listener in self.status_listeners:
             listener(instance, status, error)
+
+    def report_ok_if_starting(self, instance: str) -> None:
+        """StatusOK once a component has started, unless it reported
+        something else while starting (upstream's ``ReportOKIfStarting``)."""
+        last = self.statuses.get(instance)
+        if last is not None and last.status is Status.STARTING:
+            self.report_status(instance, Status.OK)
 
 
 S = TypeVar("S")

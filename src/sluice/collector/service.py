@@ -87,7 +87,7 @@ class Service:
                 log.error("Failed to start component", extra={"fields": fields})
             raise
         self.started.append((instance, component))
-        self.host.report_status(instance, Status.OK)
+        self.host.report_ok_if_starting(instance)
 
     async def start(self) -> None:
         """Start everything (raises on a component that cannot start, after

@@ -235,6 +235,7 @@ class Running:
 
     def start_collector(self) -> None:
         """What the service reports while it starts everything."""
+        self.report("extension:healthcheckv2", Status.STARTING)
         self.report("extension:healthcheckv2", Status.OK)
         self.report_all(Status.STARTING)
         self.report_all(Status.OK)
@@ -284,6 +285,7 @@ def test_every_lifecycle_transition_and_its_code(start: Any) -> None:
     assert hc.status()[1]["status"] == "StatusStarting"
 
     hc.report_all(Status.OK)
+    hc.report("extension:healthcheckv2", Status.STARTING)
     hc.report("extension:healthcheckv2", Status.OK)
     assert hc.status()[0] == 503, "held until the collector is ready"
     assert hc.status()[1]["status"] == "StatusStarting"
@@ -299,25 +301,39 @@ def test_every_lifecycle_transition_and_its_code(start: Any) -> None:
         "rpc error: code = ResourceExhausted",
         True,
     )
-    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "bad config")
-    assert hc.status()[0] == 200
-    assert hc.status()[1]["status"] == "StatusPermanentError"
-    hc.report("exporter:otlp", Status.FATAL_ERROR, "port taken")
-    code, body = hc.status()
-    assert (code, body["status"], body["healthy"]) == (500, "StatusFatalError", True)
     hc.report("exporter:otlp", Status.OK)
     assert hc.status()[0] == 200
+    assert hc.status()[1]["status"] == "StatusOK"
 
     hc.report("collector", Status.STOPPING)
     assert hc.status()[0] == 200, "v2 follows the components' own reports"
     hc.report("receiver:otlp", Status.STOPPING)
     assert hc.status()[0] == 503
     assert hc.status()[1]["status"] == "StatusStopping"
+    hc.report_all(Status.STOPPING)
     hc.report_all(Status.STOPPED)
     assert hc.status()[0] == 503
     assert hc.status()[1]["status"] == "StatusStopping", "extensions still ok"
+    hc.report("extension:healthcheckv2", Status.STOPPING)
     hc.report("extension:healthcheckv2", Status.STOPPED)
     assert hc.status()[1]["status"] == "StatusStopped"
+
+
+def test_permanent_and_fatal_errors_are_final(start: Any) -> None:
+    # upstream's service drops any report after them (its status FSM)
+    hc = start(v2())
+    hc.start_collector()
+    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "bad config")
+    assert hc.status()[0] == 200
+    assert hc.status()[1]["status"] == "StatusPermanentError"
+    for later in (Status.OK, Status.FATAL_ERROR, Status.STOPPING):
+        hc.report("exporter:otlp", later)
+        assert hc.status()[1]["status"] == "StatusPermanentError"
+    hc.report("exporter:otlphttp/staging", Status.FATAL_ERROR, "port taken")
+    code, body = hc.status()
+    assert (code, body["status"], body["healthy"]) == (500, "StatusFatalError", True)
+    hc.report("exporter:otlphttp/staging", Status.OK)
+    assert hc.status()[0] == 500
 
 
 def test_concise_body_has_upstreams_fields_in_order(start: Any) -> None:
@@ -692,8 +708,8 @@ def test_grpc_check_serves_the_collector_and_each_pipeline(grpc_health: Any) -> 
     assert client.check() == NOT_SERVING
     hc.start_collector()
     assert (client.check(), client.check("traces")) == (SERVING, SERVING)
-    hc.report("exporter:otlp", Status.PERMANENT_ERROR, "x")
-    assert client.check("traces") == SERVING
+    hc.report("exporter:otlphttp/staging", Status.PERMANENT_ERROR, "x")
+    assert client.check("metrics/grpc") == SERVING
     hc.report("exporter:otlp", Status.FATAL_ERROR, "x")
     assert (client.check(), client.check("traces"), client.check("metrics/grpc")) == (
         NOT_SERVING,

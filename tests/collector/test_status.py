@@ -1,0 +1,125 @@
+"""Component status as upstream's service reports it (``service/internal/status``):
+only valid transitions reach the listeners, in the order the service makes them."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluice.collector.component import Host, Status
+
+S = Status
+
+
+def reported(statuses: list[Status], instance: str = "receiver:otlp") -> list[Status]:
+    """What a listener sees of `statuses` reported in turn for `instance`."""
+    host = Host()
+    seen: list[Status] = []
+    host.status_listeners.append(lambda _, status, __: seen.append(status))
+    for status in statuses:
+        host.report_status(instance, status)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        pytest.param(
+            [S.STARTING, S.OK, S.STOPPING, S.STOPPED],
+            [S.STARTING, S.OK, S.STOPPING, S.STOPPED],
+            id="successful startup and shutdown",
+        ),
+        pytest.param(
+            [S.STARTING, S.RECOVERABLE_ERROR, S.OK, S.STOPPING, S.STOPPED],
+            [S.STARTING, S.RECOVERABLE_ERROR, S.OK, S.STOPPING, S.STOPPED],
+            id="component recovered",
+        ),
+        pytest.param(
+            [S.STARTING, S.OK, *[S.RECOVERABLE_ERROR] * 3, S.OK, S.STOPPING, S.STOPPED],
+            [S.STARTING, S.OK, S.RECOVERABLE_ERROR, S.OK, S.STOPPING, S.STOPPED],
+            id="repeated events are dropped",
+        ),
+        pytest.param(
+            [S.STARTING, S.OK, S.PERMANENT_ERROR, S.OK],
+            [S.STARTING, S.OK, S.PERMANENT_ERROR],
+            id="PermanentError is terminal",
+        ),
+        pytest.param(
+            [S.STARTING, S.OK, S.FATAL_ERROR, S.OK],
+            [S.STARTING, S.OK, S.FATAL_ERROR],
+            id="FatalError is terminal",
+        ),
+        pytest.param(
+            [S.STARTING, S.OK, S.STOPPING, S.STOPPED, S.OK],
+            [S.STARTING, S.OK, S.STOPPING, S.STOPPED],
+            id="Stopped is terminal",
+        ),
+        pytest.param([S.OK, S.STOPPING], [], id="nothing before Starting"),
+        pytest.param(
+            [S.STARTING, S.PERMANENT_ERROR, S.STOPPING, S.STOPPED],
+            [S.STARTING, S.PERMANENT_ERROR],
+            id="a failed start is not stopped",
+        ),
+    ],
+)
+def test_only_valid_transitions_are_reported(
+    statuses: list[Status], expected: list[Status]
+) -> None:
+    assert reported(statuses) == expected
+
+
+@pytest.mark.parametrize(
+    "status", [S.STARTING, S.OK, S.RECOVERABLE_ERROR, S.PERMANENT_ERROR, S.FATAL_ERROR]
+)
+def test_stopped_only_follows_stopping(status: Status) -> None:
+    before = [status] if status is S.STARTING else [S.STARTING, status]
+    seen = reported([*before, S.STOPPED, S.STOPPING, S.STOPPED])
+    if status in (S.PERMANENT_ERROR, S.FATAL_ERROR):
+        assert seen == before
+    else:
+        assert seen == [*before, S.STOPPING, S.STOPPED]
+
+
+def test_a_dropped_report_leaves_the_last_status() -> None:
+    host = Host()
+    for status in (S.STARTING, S.OK, S.PERMANENT_ERROR):
+        host.report_status(
+            "exporter:otlp", status, "port taken" if status is S.PERMANENT_ERROR else ""
+        )
+    host.report_status("exporter:otlp", S.OK)
+    assert host.statuses["exporter:otlp"].status is S.PERMANENT_ERROR
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        ([S.STARTING], [S.STARTING, S.OK]),
+        ([S.STARTING, S.OK], [S.STARTING, S.OK]),
+        ([S.STARTING, S.RECOVERABLE_ERROR], [S.STARTING, S.RECOVERABLE_ERROR]),
+        ([S.STARTING, S.PERMANENT_ERROR], [S.STARTING, S.PERMANENT_ERROR]),
+    ],
+)
+def test_ok_if_starting(statuses: list[Status], expected: list[Status]) -> None:
+    host = Host()
+    seen: list[Status] = []
+    host.status_listeners.append(lambda _, status, __: seen.append(status))
+    for status in statuses:
+        host.report_status("processor:batch", status)
+    host.report_ok_if_starting("processor:batch")
+    assert seen == expected
+
+
+def test_components_report_independently() -> None:
+    host = Host()
+    seen: list[tuple[str, Status]] = []
+    host.status_listeners.append(lambda instance, status, _: seen.append((instance, status)))
+    for status in (S.STARTING, S.OK):
+        host.report_status("receiver:otlp", status)
+        host.report_status("exporter:otlp", status)
+    host.report_status("exporter:otlp", S.RECOVERABLE_ERROR)
+    assert seen == [
+        ("receiver:otlp", S.STARTING),
+        ("exporter:otlp", S.STARTING),
+        ("receiver:otlp", S.OK),
+        ("exporter:otlp", S.OK),
+        ("exporter:otlp", S.RECOVERABLE_ERROR),
+    ]
