@@ -3,9 +3,16 @@ only valid transitions reach the listeners, in the order the service makes them.
 
 from __future__ import annotations
 
+import asyncio
+import socket
+
 import pytest
 
+from sluice.collector import cli
 from sluice.collector.component import Host, Status
+from sluice.collector.factories import Factories
+from sluice.collector.service import Service, StartError
+from tests.collector.helpers import free_ports
 
 S = Status
 
@@ -122,4 +129,103 @@ def test_components_report_independently() -> None:
         ("receiver:otlp", S.OK),
         ("exporter:otlp", S.OK),
         ("exporter:otlp", S.RECOVERABLE_ERROR),
+    ]
+
+
+# -- what the service reports --------------------------------------------------
+
+
+def run_service(text: str) -> tuple[list[tuple[str, Status, str]], BaseException | None]:
+    """The component reports (not the service's own) of a service on the
+    config `text` that starts and shuts down, and why it could not start."""
+    config, problems = cli.load([f"yaml:{text}"], [], Factories.load())
+    assert config is not None, problems
+    service = Service(config)
+    seen: list[tuple[str, Status, str]] = []
+    service.host.status_listeners.append(
+        lambda instance, status, error: (
+            seen.append((instance, status, error))
+            if instance != "collector" and not instance.startswith("pipeline:")
+            else None
+        )
+    )
+
+    async def run() -> BaseException | None:
+        try:
+            await service.start()
+        except Exception as problem:
+            return problem
+        await service.shutdown()
+        return None
+
+    failed = asyncio.run(run())
+    return seen, failed
+
+
+SERVICE = """
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:{port}
+exporters:
+  debug:
+extensions:
+  bearertokenauth:
+    token: s3cret
+service:
+  telemetry:
+    metrics:
+      level: none
+  extensions: [bearertokenauth]
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [debug]
+"""
+
+
+def test_each_component_starts_and_stops_in_upstreams_order() -> None:
+    (port,) = free_ports(1)
+    seen, failed = run_service(SERVICE.format(port=port))
+    assert failed is None
+    assert [(instance, status) for instance, status, _ in seen] == [
+        ("extension:bearertokenauth", S.STARTING),
+        ("extension:bearertokenauth", S.OK),
+        ("exporter:debug", S.STARTING),
+        ("exporter:debug", S.OK),
+        ("receiver:otlp", S.STARTING),
+        ("receiver:otlp", S.OK),
+        ("receiver:otlp", S.STOPPING),
+        ("receiver:otlp", S.STOPPED),
+        ("exporter:debug", S.STOPPING),
+        ("exporter:debug", S.STOPPED),
+        ("extension:bearertokenauth", S.STOPPING),
+        ("extension:bearertokenauth", S.STOPPED),
+    ]
+
+
+def test_a_component_that_cannot_start_reports_a_permanent_error() -> None:
+    # upstream's graph reports the error of Start as a PermanentError; the
+    # shutdown that follows stops what started, and its Stopping for the
+    # failed component is dropped (PermanentError is final)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        seen, failed = run_service(SERVICE.format(port=port))
+    busy = f"listen tcp 127.0.0.1:{port}: bind: address already in use"
+    assert isinstance(failed, StartError)
+    assert str(failed) == f"cannot start pipelines: {busy}"
+    assert seen == [
+        ("extension:bearertokenauth", S.STARTING, ""),
+        ("extension:bearertokenauth", S.OK, ""),
+        ("exporter:debug", S.STARTING, ""),
+        ("exporter:debug", S.OK, ""),
+        ("receiver:otlp", S.STARTING, ""),
+        ("receiver:otlp", S.PERMANENT_ERROR, busy),
+        ("exporter:debug", S.STOPPING, ""),
+        ("exporter:debug", S.STOPPED, ""),
+        ("extension:bearertokenauth", S.STOPPING, ""),
+        ("extension:bearertokenauth", S.STOPPED, ""),
     ]

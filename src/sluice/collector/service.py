@@ -77,6 +77,7 @@ class Service:
         try:
             await component.start(self.host)
         except Exception as problem:
+            self.host.report_status(instance, Status.PERMANENT_ERROR, str(problem))
             kind, _, cid = instance.partition(":")
             if kind == "extension":
                 fields = {"kind": kind, "name": cid, "error": str(problem)}
