@@ -47,8 +47,9 @@ SHUTDOWN_SECS = 20.0
 
 
 class StartError(Exception):
-    """A component that cannot start, in upstream's service's words:
-    ``failed to start extensions: ...`` or ``cannot start pipelines: ...``."""
+    """A component that cannot be made or started, in upstream's service's
+    words: ``failed to build extensions: failed to create extension "id":
+    ...``, ``failed to start extensions: ...`` or ``cannot start pipelines: ...``."""
 
 
 class Service:
@@ -149,7 +150,13 @@ class Service:
             assert isinstance(factory, ExtensionFactory)
             settings = Settings(cid, Kind.EXTENSION, self.telemetry, "", self.shared)
             log_stability(settings.logger, factory.stability.get("extension"))
-            extension = factory.create(settings, configured.config)
+            try:
+                extension = factory.create(settings, configured.config)
+            except Exception as problem:
+                raise StartError(
+                    f"failed to build extensions: failed to create extension {quoted(str(cid))}: "
+                    f"{problem}"
+                ) from problem
             self.host.extensions[cid] = extension
             self.extensions.append((f"extension:{cid}", extension))
         self.graph = build(self.config, self.telemetry, self.shared)

@@ -29,7 +29,7 @@ from sluice.collector.configauth import AuthConfig, AuthenticationError, ClientA
 from sluice.collector.configauth import ServerAuthenticator as ServerAuth
 from sluice.collector.confmap.decode import Opaque
 from sluice.collector.telemetry import ServiceTelemetry
-from tests.collector.helpers import run_cli
+from tests.collector.helpers import CollectorProcess, free_ports, run_cli
 from tests.collector.testdata_configs import load_config
 
 TESTDATA = Path(__file__).parent / "testdata" / "basicauth"
@@ -75,7 +75,6 @@ def test_server_and_client_sections_decode() -> None:
     [
         ("config_both.yaml", ["only one of `htpasswd` or `client_auth` can be specified"]),
         ("config_none.yaml", ["no credential source provided"]),
-        ("config_htpasswd_empty.yaml", ["htpasswd: no credential source provided"]),
         (
             "config_aws.yaml",
             [
@@ -104,6 +103,42 @@ def test_server_and_client_sections_decode() -> None:
 )
 def test_config_errors_in_upstreams_words(name: str, expected: list[str]) -> None:
     assert load(name)[1] == expected
+
+
+def test_an_empty_htpasswd_is_valid_but_cannot_be_made() -> None:
+    # upstream's Validate takes any `htpasswd` section; the extension's
+    # constructor refuses one with neither `file` nor `inline`
+    config, problems = load("config_htpasswd_empty.yaml")
+    assert problems == []
+    assert config.htpasswd == HtpasswdSettings()
+    settings = Settings(ComponentID("basicauth"), Kind.EXTENSION, ServiceTelemetry())
+    with pytest.raises(ValueError, match=r"^no credential source provided$"):
+        FACTORY.create(settings, config)
+
+
+def test_an_empty_htpasswd_fails_only_a_collector_that_runs_it(tmp_path: Path) -> None:
+    unused = (
+        "extensions:\n  basicauth:\n    htpasswd: {}\n"
+        "receivers:\n  otlp:\n    protocols:\n      http:\n"
+        f"        endpoint: 127.0.0.1:{free_ports(1)[0]}\n"
+        "exporters:\n  debug:\n"
+        "service:\n  telemetry:\n    metrics:\n      level: none\n"
+        "  pipelines:\n    logs:\n      receivers: [otlp]\n      exporters: [debug]\n"
+    )
+    path = tmp_path / "config.yaml"
+    path.write_text(unused)
+    done = run_cli("validate", "--config", str(path))
+    assert (done.returncode, done.stdout) == (0, "config is valid\n"), done.stderr
+    collector = CollectorProcess(tmp_path, unused).wait_ready()
+    assert collector.terminate() == 0
+    path.write_text(unused.replace("service:\n", "service:\n  extensions: [basicauth]\n"))
+    failed = run_cli("--config", str(path))
+    assert failed.returncode == 1
+    # logged as a logfmt value: its quotes escaped
+    assert (
+        'failed to build extensions: failed to create extension \\"basicauth\\": '
+        "no credential source provided"
+    ) in failed.stderr
 
 
 def test_the_password_never_shows() -> None:

@@ -75,9 +75,7 @@ class BasicAuthConfig(ComponentConfig):
             yield "", "only one of `htpasswd` or `client_auth` can be specified"
         elif server is None and client is None:
             yield "", NO_CREDENTIAL_SOURCE
-        elif server is not None and not server.file and not server.inline:
-            # Upstream says so when the extension is created; here the
-            # config check already does.
-            yield "htpasswd", NO_CREDENTIAL_SOURCE
         else:
+            # An `htpasswd` with neither `file` nor `inline` is valid, as
+            # upstream's: only making the extension fails (the factory's).
             yield from section_problems("client_auth", client)

@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from sluice.collector.component import Component, ExtensionFactory, Settings
-from sluice.collector.components.extensions.basicauth.config import BasicAuthConfig
+from sluice.collector.components.extensions.basicauth.config import (
+    NO_CREDENTIAL_SOURCE,
+    BasicAuthConfig,
+)
 
 
 class BasicAuthFactory(ExtensionFactory[BasicAuthConfig]):
@@ -19,7 +22,12 @@ class BasicAuthFactory(ExtensionFactory[BasicAuthConfig]):
     config_type = BasicAuthConfig
 
     def create(self, settings: Settings, config: BasicAuthConfig) -> Component:
+        """Raises ValueError for an `htpasswd` with neither `file` nor
+        `inline`, as upstream refuses to make it (its config is valid, so
+        only a collector that runs the extension fails)."""
         if config.htpasswd is not None:
+            if not config.htpasswd.file and not config.htpasswd.inline:
+                raise ValueError(NO_CREDENTIAL_SOURCE)
             from sluice.collector.components.extensions.basicauth.server import BasicAuthServer
 
             return BasicAuthServer(config.htpasswd, settings.logger)
