@@ -10,7 +10,7 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from sluice.collector.confmap.decode import Duration
-from sluice.collector.exporterhelper import Attempt, ExportError, RetrySettings
+from sluice.collector.exporterhelper import Attempt, ExportError, QueueSettings, RetrySettings
 from sluice.collector.exporterhelper.queue import QueuedBatch, SendingQueue
 from sluice.collector.exporterhelper.retry import Backoff, RetryPolicy
 from sluice.collector.rpc_status import encode_status, parse_status
@@ -41,6 +41,45 @@ def test_backoff_stops_when_the_wait_would_pass_max_elapsed_time() -> None:
     # check: 250 + 7.5 fits in 300, so the wait is 60 s even past it.
     assert throttled.next_delay(now=250.0, at_least=60.0) == 60.0
     assert throttled.next_delay(now=295.0, at_least=60.0) is None  # 295 + 10 > 300
+
+
+@pytest.mark.parametrize(
+    ("settings", "problem"),
+    [
+        # configretry backoff_test TestInvalidInitialInterval etc.: Validate
+        # returns its first failing check, however many fail.
+        (
+            RetrySettings(initial_interval=Duration(-1.0), randomization_factor=2.0),
+            "'initial_interval' must be non-negative",
+        ),
+        (
+            RetrySettings(randomization_factor=-1.0, max_elapsed_time=Duration(10.0)),
+            "'randomization_factor' must be within [0, 1]",
+        ),
+        (
+            RetrySettings(multiplier=-1.0, max_interval=Duration(-1.0)),
+            "'multiplier' must be non-negative",
+        ),
+        (
+            RetrySettings(initial_interval=Duration(60.0), max_elapsed_time=Duration(10.0)),
+            "'max_elapsed_time' must not be less than 'initial_interval'",
+        ),
+    ],
+)
+def test_retry_settings_report_upstreams_first_problem_only(
+    settings: RetrySettings, problem: str
+) -> None:
+    assert list(settings.problems()) == [("retry_on_failure", problem)]
+
+
+def test_queue_settings_report_upstreams_first_problem_only() -> None:
+    # exporterhelper QueueConfig.Validate: queue_size is checked before num_consumers.
+    both = QueueSettings(queue_size=0, num_consumers=0)
+    assert list(both.problems()) == [("sending_queue", "queue size must be positive")]
+    consumers = QueueSettings(num_consumers=-1)
+    assert list(consumers.problems()) == [
+        ("sending_queue", "number of queue consumers must be positive")
+    ]
 
 
 def attempts(*outcomes: ExportError | None) -> tuple[list[float], Attempt]:

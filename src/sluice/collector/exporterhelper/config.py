@@ -38,11 +38,13 @@ class QueueSettings:
     """A storage extension for a persistent queue: not supported (reported)."""
 
     def problems(self) -> Iterator[Problem]:
+        """Upstream's QueueConfig.Validate reports its first failing check
+        only (then Sluice's own about `storage`)."""
         if not self.enabled:
             return
         if self.queue_size <= 0:
             yield "sending_queue", "queue size must be positive"
-        if self.num_consumers <= 0:
+        elif self.num_consumers <= 0:
             yield "sending_queue", "number of queue consumers must be positive"
         if self.storage is not None:
             yield (
@@ -77,24 +79,30 @@ class RetrySettings:
     max_elapsed_time: Duration = _MAX_ELAPSED_TIME
 
     def problems(self) -> Iterator[Problem]:
+        """Upstream's BackOffConfig.Validate: its first failing check only."""
         if not self.enabled:
             return
-        key = "retry_on_failure"
+        problem = self._first_problem()
+        if problem:
+            yield "retry_on_failure", problem
+
+    def _first_problem(self) -> str:
         if self.initial_interval < 0:
-            yield key, "'initial_interval' must be non-negative"
+            return "'initial_interval' must be non-negative"
         if not 0 <= self.randomization_factor <= 1:
-            yield key, "'randomization_factor' must be within [0, 1]"
+            return "'randomization_factor' must be within [0, 1]"
         if self.multiplier < 0:
-            yield key, "'multiplier' must be non-negative"
+            return "'multiplier' must be non-negative"
         if self.max_interval < 0:
-            yield key, "'max_interval' must be non-negative"
+            return "'max_interval' must be non-negative"
         if self.max_elapsed_time < 0:
-            yield key, "'max_elapsed_time' must be non-negative"
+            return "'max_elapsed_time' must be non-negative"
         if self.max_elapsed_time > 0:
             if self.max_elapsed_time < self.initial_interval:
-                yield key, "'max_elapsed_time' must not be less than 'initial_interval'"
+                return "'max_elapsed_time' must not be less than 'initial_interval'"
             if self.max_elapsed_time < self.max_interval:
-                yield key, "'max_elapsed_time' must not be less than 'max_interval'"
+                return "'max_elapsed_time' must not be less than 'max_interval'"
+        return ""
 
 
 def is_header_name(name: str) -> bool:
