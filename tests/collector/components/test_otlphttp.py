@@ -793,6 +793,24 @@ def test_a_header_value_is_sent_as_utf8(sink: Upstream) -> None:
     assert (request.header("X-Team") or "").encode("latin-1").decode("utf-8") == "équipe 日本"
 
 
+def test_a_negative_timeout_loads_and_means_no_timeout(sink: Upstream, tmp_path: Path) -> None:
+    """otlphttp's timeout is confighttp's http.Client.Timeout, which nothing
+    validates; Go's client sets a deadline only for a timeout above 0."""
+    path = tmp_path / "otlphttp.yaml"
+    path.write_text(f"exporters:\n  otlphttp:\n    endpoint: {sink.url}\n    timeout: -5s\n")
+    loaded, problems = load_config(OtlpHttpConfig, path, "otlphttp")
+    assert problems == []
+    assert loaded.timeout == -5.0
+    sink.respond = iter_replies(Reply(200, delay=0.3))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    used = run(replace(loaded, sending_queue=QueueSettings(enabled=False)), body)
+    assert len(sink.wait_for(1)) == 1
+    assert counter(used, LOG_ITEMS, exporter="otlphttp") == 1
+
+
 def test_a_timeout_reads_as_gos_client_timeout(sink: Upstream) -> None:
     error = str(refusal(sink, Reply(200, delay=0.5), timeout=Duration(0.1)))
     assert error == (

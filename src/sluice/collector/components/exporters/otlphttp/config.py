@@ -40,7 +40,8 @@ class OtlpHttpConfig(ComponentConfig):
     headers: dict[str, Opaque] = field(default_factory=dict)
     """Sent with every request; the values are secrets (configopaque.String)."""
     timeout: Duration = _TIMEOUT
-    """For one request, from connecting to the end of the answer."""
+    """For one request, from connecting to the end of the answer; 0 or
+    less: none (Go's http.Client.Timeout, which upstream does not validate)."""
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)
     auth: AuthConfig | None = None
     retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
@@ -82,8 +83,6 @@ class OtlpHttpConfig(ComponentConfig):
             yield "compression", f'unsupported compression type "{self.compression}"'
         if self.proxy_url:
             yield "proxy_url", "an HTTP proxy is not supported by Sluice's otlphttp exporter"
-        if self.timeout < 0:
-            yield "timeout", "must be non-negative"
         if self.cookies is not None and self.cookies.enabled:
             yield "cookies::enabled", "cookies are not supported by Sluice's otlphttp exporter"
         yield from section_problems("tls", self.tls)

@@ -176,7 +176,8 @@ class OtlpHttpSender(Sender):
             parts = urlsplit(url)
             pool = self.pools[origin] = UpstreamPool(
                 f"{parts.scheme}://{parts.netloc}",
-                self.config.timeout or 365 * 86400.0,
+                # Go's client has a deadline only for a timeout above 0.
+                self.config.timeout if self.config.timeout > 0 else 365 * 86400.0,
                 max_idle=self.config.max_idle_conns_per_host or 64,
                 tls=self.tls,
                 server_name=self.config.tls.server_name_override,
