@@ -683,6 +683,31 @@ def test_the_deadline_is_the_timeout(sink: GrpcSink) -> None:
     assert counter(used, SENT, exporter="otlp") == 1
 
 
+def test_a_call_past_its_deadline_reads_as_grpc_gos_context_error(sink: GrpcSink) -> None:
+    """grpc-go ends a call whose context deadline (the exporter's timeout)
+    passes with status.FromContextError: DeadlineExceeded, 'context
+    deadline exceeded'; a server's own DEADLINE_EXCEEDED keeps its text."""
+    sink.respond = Answer(delay=0.5)
+    errors: list[ConsumerError] = []
+
+    async def body(exporter: Exporter) -> None:
+        with pytest.raises(ConsumerError) as failed:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        errors.append(failed.value)
+
+    once = dict(
+        retry_on_failure=RetrySettings(enabled=False), sending_queue=QueueSettings(enabled=False)
+    )
+    run(config(sink, timeout=Duration(0.1), **once), body)
+    sink.respond = Answer(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+    run(config(sink, **once), body)
+    assert [str(error) for error in errors] == [
+        "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+        "rpc error: code = DeadlineExceeded desc = Deadline Exceeded",
+    ]
+    assert all(error.retryable for error in errors)
+
+
 def test_partial_success_is_logged(sink: GrpcSink, caplog: pytest.LogCaptureFixture) -> None:
     response = ExportLogsServiceResponse()
     response.partial_success.rejected_log_records = 1

@@ -15,6 +15,7 @@ grpc is imported when the exporter starts, not at module load (it costs
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,8 @@ RETRYABLE_CODES = frozenset(
     ("CANCELLED", "DEADLINE_EXCEEDED", "ABORTED", "OUT_OF_RANGE", "UNAVAILABLE", "DATA_LOSS")
 )
 _STATUS_DETAILS = "grpc-status-details-bin"
+_CONTEXT_DEADLINE = "context deadline exceeded"
+"""Go's text of a context whose deadline passed (grpcio says ``Deadline Exceeded``)."""
 _CODES = {
     name: number
     for number, name in enumerate(
@@ -222,6 +225,8 @@ class OtlpGrpcSender(Sender):
                 # grpc-go writes the per-RPC credentials' metadata before the call's.
                 signed = self.authenticator.request_headers().items()
                 metadata = tuple((name.lower(), value) for name, value in signed) + metadata
+            loop = asyncio.get_running_loop()
+            started = loop.time()
             try:
                 answer = await call(
                     payload,
@@ -230,9 +235,16 @@ class OtlpGrpcSender(Sender):
                     wait_for_ready=self.config.wait_for_ready,
                 )
             except self._grpc.aio.AioRpcError as failed:
-                raise classify(
-                    failed.code().name, failed.details() or "", failed.trailing_metadata()
-                ) from None
+                code, details = failed.code().name, failed.details() or ""
+                if (
+                    code == "DEADLINE_EXCEEDED"
+                    and self.timeout is not None
+                    and loop.time() - started >= self.timeout
+                ):
+                    # The call's own deadline passed: grpc-go's status of its
+                    # context error (status.FromContextError).
+                    details = _CONTEXT_DEADLINE
+                raise classify(code, details, failed.trailing_metadata()) from None
             message, rejected = partial_success.from_message(signal, answer)
             partial_success.warn(signal, message, rejected, self.logger)
 
