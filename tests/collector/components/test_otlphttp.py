@@ -420,6 +420,33 @@ def test_the_authenticators_header_replaces_a_configured_one(sink: Upstream) -> 
     assert request.header("X-Tenant") == "a"
 
 
+def test_credentials_in_the_url_are_sent_as_basic_auth(sink: Upstream) -> None:
+    """Go's client sends a URL's userinfo (unescaped) as Basic
+    authorization when the request has none; a configured Authorization
+    header, or the authenticator's, replaces it (their round trippers run
+    after), and the Host is the URL's without the userinfo."""
+    host = Host()
+    host.extensions[ComponentID("bearertokenauth")] = TokenAuth()
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.LOG).consume(logs(1))
+
+    with_userinfo = sink.url.replace("http://", "http://alice:s%40cret@")
+    run(config(sink, endpoint=with_userinfo), body)
+    run(config(sink, endpoint=sink.url.replace("http://", "http://bob@")), body)
+    configured = {"Authorization": "Basic c3RhdGlj"}
+    run(config(sink, endpoint=with_userinfo, headers=configured), body)
+    run(config(sink, endpoint=with_userinfo, auth=AuthConfig("bearertokenauth")), body, host=host)
+    requests = sink.wait_for(4)
+    assert [r.all("Authorization") for r in requests] == [
+        ["Basic YWxpY2U6c0BjcmV0"],  # alice:s@cret
+        ["Basic Ym9iOg=="],  # bob:
+        ["Basic c3RhdGlj"],
+        ["Bearer token-1"],
+    ]
+    assert {r.header("Host") for r in requests} == {sink.url.removeprefix("http://")}
+
+
 def test_a_missing_authenticator_fails_the_start(sink: Upstream) -> None:
     exporter = FACTORY.create(
         settings("otlphttp"), config(sink, auth=AuthConfig("oauth2client")), frozenset(Signal)

@@ -18,12 +18,13 @@ naming the ``Location``.
 
 from __future__ import annotations
 
+import base64
 import logging
 import ssl
 import string
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from sluice.collector.component import SIGNAL_NAMES, Host
 from sluice.collector.components.exporters.otlphttp import body, response
@@ -105,6 +106,18 @@ class _Route:
         self.path = parts.path or "/"
         # Go's URL keeps a ``?`` with nothing after it (ForceQuery); urlsplit does not.
         self.query = parts.query or ("" if "?" in url.partition("#")[0] else None)
+        self.basic_auth = _basic_auth(parts.netloc)
+
+
+def _basic_auth(netloc: str) -> bytes:
+    """The Authorization line Go's client adds for a URL's userinfo
+    (``user:password@``, unescaped) when the request has none; b"" without."""
+    userinfo, at, _ = netloc.rpartition("@")
+    if not at:
+        return b""
+    username, _, password = userinfo.partition(":")
+    credentials = f"{unquote(username)}:{unquote(password)}".encode()
+    return b"Authorization: Basic %s\r\n" % base64.b64encode(credentials)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -218,13 +231,19 @@ class OtlpHttpSender(Sender):
             self.logger.debug("Preparing to make HTTP request", extra={"fields": fields})
         if self.unsendable:
             raise _request_failed(route.url, self.unsendable)
-        headers = self.headers
+        headers, named = self.headers, self.header_names
         if self.authenticator is not None:
-            headers = self._signed(self.authenticator.request_headers())
+            signed = self.authenticator.request_headers()
+            headers = self._signed(signed)
+            named = named | {name.lower() for name in signed}
+        # Go's client writes a URL's credentials before the round trippers
+        # that set the configured and the authenticator's headers.
+        from_url = "authorization" not in named
         redirects = 0
         while True:
+            sent = headers + route.basic_auth if from_url else headers
             try:
-                answer = await route.pool.request("POST", route.path, route.query, headers, payload)
+                answer = await route.pool.request("POST", route.path, route.query, sent, payload)
             except UpstreamTimeout:
                 raise _request_failed(route.url, _CLIENT_TIMEOUT) from None
             except UpstreamError as problem:
