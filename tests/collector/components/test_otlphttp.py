@@ -447,6 +447,19 @@ def test_credentials_in_the_url_are_sent_as_basic_auth(sink: Upstream) -> None:
     assert {r.header("Host") for r in requests} == {sink.url.removeprefix("http://")}
 
 
+def test_a_failed_request_names_its_url_without_the_password(sink: Upstream) -> None:
+    """Go's client error (url.Error) names the URL with the password
+    redacted (stripPassword: ``user:xxxxx@``); a username alone stays."""
+    with_password = sink.url.replace("http://", "http://alice:s%40cret@")
+    error = str(refusal(sink, Reply(200, delay=0.5), endpoint=with_password, timeout=Duration(0.1)))
+    redacted = sink.url.replace("http://", "http://alice:xxxxx@")
+    assert error.startswith(f'failed to make an HTTP request: Post "{redacted}/v1/logs": ')
+    assert "cret" not in error
+    with_user = sink.url.replace("http://", "http://bob@")
+    error = str(refusal(sink, Reply(200, delay=0.5), endpoint=with_user, timeout=Duration(0.1)))
+    assert error.startswith(f'failed to make an HTTP request: Post "{with_user}/v1/logs": ')
+
+
 def test_a_missing_authenticator_fails_the_start(sink: Upstream) -> None:
     exporter = FACTORY.create(
         settings("otlphttp"), config(sink, auth=AuthConfig("oauth2client")), frozenset(Signal)

@@ -90,10 +90,24 @@ _CLIENT_TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awai
 
 def _request_failed(url: str, problem: str) -> ExportError:
     """A request that got no answer, as upstream words it (Go's client
-    errors read ``Post "<url>": <problem>``): retryable."""
+    errors read ``Post "<url>": <problem>``, the URL's password redacted):
+    retryable."""
     return ExportError(
-        f"failed to make an HTTP request: Post {quoted(url)}: {problem}", retryable=True
+        f"failed to make an HTTP request: Post {quoted(_redacted(url))}: {problem}",
+        retryable=True,
     )
+
+
+def _redacted(url: str) -> str:
+    """`url` with its userinfo's password as Go's client errors write it
+    (stripPassword: ``user:xxxxx@``); unchanged without a password."""
+    scheme, slashes, rest = url.partition("://")
+    authority_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    userinfo, at, host = rest[:authority_end].rpartition("@")
+    if not slashes or not at or ":" not in userinfo:
+        return url
+    username = userinfo.partition(":")[0]
+    return f"{scheme}://{username}:xxxxx@{host}{rest[authority_end:]}"
 
 
 class _Route:
