@@ -200,3 +200,14 @@ def test_status_reader_matches_googleapis_messages() -> None:
     assert (written.code, written.message) == (14, "busy")
     assert written.details[0].Unpack(info) and info.retry_delay.nanos == 250_000_000
     assert parse_status(b"\xff\x01") is None
+
+
+def test_the_first_retry_info_of_a_status_is_read() -> None:
+    """otlpexporter getRetryInfo returns the first RetryInfo among the details."""
+    status = status_pb2.Status(code=8, message="quota")
+    for seconds in (2, 30):
+        info = error_details_pb2.RetryInfo()
+        info.retry_delay.seconds = seconds
+        status.details.add().Pack(info)
+    parsed = parse_status(status.SerializeToString())
+    assert parsed is not None and parsed.retry_delay == 2.0

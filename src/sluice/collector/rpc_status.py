@@ -119,7 +119,8 @@ def parse_status(wire: bytes) -> RpcStatus | None:
         return None
     delay = None
     for detail in status.details:
-        if detail.type_url == RETRY_INFO_TYPE:
+        # The first RetryInfo counts, as upstream's getRetryInfo takes it.
+        if detail.type_url == RETRY_INFO_TYPE and delay is None:
             info = RetryInfoMessage()
             try:
                 info.ParseFromString(detail.value)
