@@ -359,6 +359,17 @@ def test_other_tags_read_as_yaml_v3_reads_them_untyped() -> None:
         sources.Loaded(["yaml:b: !!binary '#'"], [])
 
 
+@pytest.mark.parametrize("text", ["AAAA=", "AAAA==", "aGVsbG8==", "aGVsbG8"])
+def test_binary_is_read_as_go_base64_std_encoding_reads_it(text: str) -> None:
+    """yaml.v3 decodes !!binary with Go's ``base64.StdEncoding``, which
+    refuses padding after the last whole group and a group cut short;
+    Python's reader takes the first two."""
+    with pytest.raises(sources.SourceError, match="!!binary value contains invalid base64 data"):
+        sources.Loaded([f"yaml:b: !!binary {text}"], [])
+    folded = sources.Loaded(["yaml:b: !!binary |\n  aGVs\n  bG8=\n"], [])
+    assert folded.raw == {"b": "hello"}
+
+
 def test_an_anchor_may_be_defined_again_and_an_alias_names_the_latest() -> None:
     """yaml.v3 (as the YAML spec) lets a later node take an anchor's name;
     an alias then stands for the latest definition before it."""

@@ -15,7 +15,6 @@ file), not a silent last-one-wins.
 
 from __future__ import annotations
 
-import base64
 import io
 import math
 import re
@@ -24,6 +23,7 @@ from typing import Any
 import yaml
 
 from sluice.collector.confmap.decode import go_value
+from sluice.goencoding import std_base64
 
 _PLAIN = "tag:sluice.dev,2026:plain"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -224,9 +224,10 @@ def _timestamp(_: Loader, node: yaml.ScalarNode) -> str:
 
 
 def _binary(_: Loader, node: yaml.ScalarNode) -> str:
-    """The decoded bytes as text (Go's ``string(data)``)."""
+    """The decoded bytes as text (Go's ``string(data)``), read as yaml.v3
+    reads them, with ``base64.StdEncoding``."""
     try:
-        data = base64.b64decode(node.value.replace("\r", "").replace("\n", ""), validate=True)
+        data = std_base64(node.value)
     except ValueError:
         raise yaml.constructor.ConstructorError(
             None, None, "!!binary value contains invalid base64 data", node.start_mark
