@@ -45,13 +45,15 @@ def new(signal: Signal) -> Any:
 
 
 def parse(signal: Signal, wire: bytes) -> Any:
-    """A protobuf export request (raises ``google.protobuf.message.DecodeError``,
-    or :class:`PdataError` for what only pdata refuses: an id of a wrong length)."""
-    message = MESSAGE_TYPES[signal]()
-    message.ParseFromString(wire)
+    """A protobuf export request; raises :class:`PdataError` with gogo's
+    error where pdata's decoder stops (:mod:`~sluice.telemetry.otlp_ids`),
+    and ``google.protobuf.message.DecodeError`` for what only Python's
+    protobuf refuses."""
     problem, deprecated = otlp_ids.scan(signal, wire)
     if problem is not None:
         raise PdataError(problem)
+    message = MESSAGE_TYPES[signal]()
+    message.ParseFromString(wire)
     if deprecated:
         _migrate(signal, message)
     return message

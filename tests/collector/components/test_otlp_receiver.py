@@ -1456,6 +1456,87 @@ def test_an_id_of_the_wrong_length_is_refused_as_pdata_refuses_it(
     assert receiver.received(signal) == []
 
 
+@pytest.mark.parametrize(
+    ("signal", "wire", "message"),
+    [
+        # A known field of another wire type: Python's protobuf kept it as unknown.
+        (Signal.TRACE, in_a_request(b"\x28\x01"), "proto: wrong wireType = 0 for field Name"),
+        (Signal.TRACE, field(1, b"\x18\x00"), "proto: wrong wireType = 0 for field SchemaUrl"),
+        (
+            Signal.METRIC,
+            in_a_request(field(7, b"\x09" + bytes(8))),
+            "proto: wrong wireType = 1 for field DataPoints",
+        ),
+        # Inside a log record (kept as bytes, which nothing read).
+        (Signal.LOG, in_a_request(field(5, b"\x0a\x05ab")), "unexpected EOF"),
+        (
+            Signal.LOG,
+            in_a_request(field(6, field(2, b"\x19\x01"))),
+            "proto: wrong wireType = 1 for field IntValue",
+        ),
+        # Cut short, overlong and impossible: gogo's own words.
+        (Signal.TRACE, b"\x0a\x05\x01", "unexpected EOF"),
+        (Signal.TRACE, b"\x0a" + b"\x80" * 10 + b"\x01", "proto: integer overflow"),
+        (
+            Signal.TRACE,
+            b"\x0a" + b"\xff" * 9 + b"\x01",
+            "proto: negative length found during unmarshaling",
+        ),
+        (Signal.LOG, b"\x00", "proto: ExportLogsServiceRequest: illegal tag 0 (wire type 0)"),
+        (
+            Signal.TRACE,
+            b"\x0c",
+            "proto: ExportTraceServiceRequest: wiretype end group for non-group",
+        ),
+        (Signal.METRIC, b"\x17", "proto: illegal wireType 7"),
+    ],
+    ids=[
+        "span-name",
+        "schema-url",
+        "data-points",
+        "log-record-cut",
+        "log-attribute",
+        "cut",
+        "overflow",
+        "negative-length",
+        "tag-zero",
+        "end-group",
+        "wire-type-7",
+    ],
+)
+def test_a_request_pdata_does_not_read_is_refused_in_its_words(
+    start: Start, signal: Signal, wire: bytes, message: str
+) -> None:
+    # pdata's gogoproto Unmarshal methods (pdata/internal/data/protogen).
+    receiver = start()
+    status, _, body = post(receiver.http + PATHS[signal], wire)
+    assert (status, status_of(body, "application/x-protobuf")) == (
+        400,
+        {"code": 3, "message": message},
+    )
+    with (
+        grpc.insecure_channel(receiver.grpc_target) as channel,
+        pytest.raises(grpc.RpcError) as raised,
+    ):
+        channel.unary_unary(pdata_service(signal))(wire, timeout=5)
+    assert (raised.value.code(), raised.value.details()) == (
+        grpc.StatusCode.INTERNAL,
+        f"grpc: error unmarshalling request: {message}",
+    )
+    assert receiver.received(signal) == []
+
+
+def test_unknown_fields_are_stepped_over(start: Start) -> None:
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    unknown = b"\xa8\x06\x01" + field(101, b"x") + b"\xab\x06\xac\x06"  # 101: varint, bytes, group
+    span = field(5, b"GET /") + unknown
+    assert (
+        post(f"{receiver.http}/v1/traces", field(1, unknown + field(2, field(2, span))))[0] == 200
+    )
+    [request] = receiver.received(Signal.TRACE)
+    assert span_names([request]) == ["GET /"]
+
+
 def test_empty_and_full_length_ids_are_taken(start: Start) -> None:
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
     span = field(1, b"") + field(2, bytes(8)) + field(4, b"") + field(13, field(1, bytes(16)))
