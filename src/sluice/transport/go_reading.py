@@ -63,6 +63,40 @@ def parse_error_answer(problem: httptools.HttpParserError) -> bytes:
     return go_unreadable(400)
 
 
+CHUNK_SIZE_ERRORS: Final = {
+    "Chunk size overflow": "http chunk length too large",
+    "Invalid character in chunk size": "invalid byte in chunk length",
+    "Missing expected CR after chunk size": "invalid byte in chunk length",
+    "Expected LF after chunk size": "invalid byte in chunk length",
+}
+"""The parser's words for a bad chunk-size line, and Go's chunked reader's."""
+
+
+def chunked_body_error(problem: httptools.HttpParserError) -> str:
+    """The error a Go handler's read of a chunked body meets where the
+    parser refused it with `problem`: Go's words for a bad chunk size, else
+    its ``malformed chunked encoding`` (data not ended by CRLF, and the rest)."""
+    return CHUNK_SIZE_ERRORS.get(str(problem), "malformed chunked encoding")
+
+
+def read_timeout_error(local: object, peer: object) -> str:
+    """The error a Go handler's body read meets when the server's
+    ``ReadTimeout`` expires (a *net.OpError): ``read tcp <local>-><peer>: i/o
+    timeout``, from the socket's addresses as Python gives them."""
+    return f"read tcp {_go_address(local)}->{_go_address(peer)}: i/o timeout"
+
+
+def _go_address(address: object) -> str:
+    """A TCP address as Go's TCPAddr.String writes it: IPv6 in brackets,
+    an IPv4-mapped one as IPv4."""
+    if not isinstance(address, tuple) or len(address) < 2:
+        return "<nil>"
+    host, port = str(address[0]), address[1]
+    if host.startswith("::ffff:") and host.count(".") == 3:
+        host = host[len("::ffff:") :]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def new_parser(protocol: object) -> httptools.HttpRequestParser:
     """A parser for `protocol` (its callbacks) that reads what Go's server
     reads: a chunked body whatever Content-Length says (the server then drops

@@ -94,6 +94,12 @@ class Request:
     """The client's IP address (empty for a Unix socket)."""
     http_10: bool = False
     """Sent as HTTP/1.0."""
+    body_error: str = ""
+    """Why the body could not be read to its end, in the words of the error
+    a Go handler's read meets (``unexpected EOF``, a read timeout, a
+    malformed chunk): `body` then holds what arrived before it. Only the
+    collector's servers hand such a request on (as Go's server does, the
+    handler deciding the answer); the connection closes after it."""
 
     def header(self, lowered_name: bytes) -> bytes | None:
         return self.headers.get(lowered_name)

@@ -109,7 +109,10 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         a version other than 1.x its refusal); an unknown ``Expect`` is
         417 and ``100 Continue`` is sent only for a body; ``OPTIONS *`` is
         answered without the handler; a method the parser does not know is
-        served (when its request is the first the read begins with)."""
+        served (when its request is the first the read begins with); a body
+        that cannot be read to its end (cut short, timed out, badly chunked)
+        goes to the handler with the error Go's read meets
+        (:attr:`Request.body_error`), for it to answer."""
         self._handler = handler
         self._go_net_http = go_net_http
         self._loggable_path = loggable_path
@@ -206,6 +209,9 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             # Go reads the head to its end and finds it cut short: its bare 400.
             self._fail(400, "", go=go_unreadable(400))
             return True
+        if self._phase == BODY and self._go_net_http and not self._closing:
+            self._body_failed("unexpected EOF")
+            return True
         return None  # close
 
     @property
@@ -260,7 +266,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         except httptools.HttpParserUpgrade:
             self._fail(400, "protocol upgrades are not supported", go=go_unreadable(400))
         except httptools.HttpParserError as problem:
-            if not self._closing:  # a limit already answered is not a parse error
+            if self._closing:
+                pass  # a limit already answered is not a parse error
+            elif self._phase == BODY and self._go_net_http:
+                self._body_failed(go_reading.chunked_body_error(problem))
+            else:
                 self._fail(
                     400,
                     f"malformed HTTP request: {problem}",
@@ -395,6 +405,12 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self._between = True
         if self._closing or self._parser is None or self._ignoring_upgrade:
             return
+        self._hand_on()
+
+    def _hand_on(self, body_error: str = "") -> None:
+        """Queue the request being received for the handler: whole, or with
+        the error its body met (then it is the connection's last)."""
+        assert self._parser is not None
         url = self._url.decode("latin-1")
         path, mark, query = url.partition("?")
         request = Request(
@@ -404,12 +420,13 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._lowered,
             self._relayed,
             self._body[0] if len(self._body) == 1 else b"".join(self._body),
-            self._parser.should_keep_alive(),
+            self._parser.should_keep_alive() and not body_error,
             self._held,
             self._headers,
             self._peer,
             # Only Go's answers depend on it (Edge answers every request in 1.1).
             self._go_net_http and self._parser.get_http_version() == "1.0",
+            body_error,
         )
         self._body = []
         self._held = 0
@@ -419,6 +436,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         self.waiting_memory = False  # it arrived whole while waiting: nothing to wait for
         self._tracker.received(self)
         self._enqueue(request)
+
+    def _body_failed(self, problem: str) -> None:
+        """The body being received cannot be read to its end (`problem`, in
+        the words of the error Go's reader meets). Go's server runs the
+        handler before the body is read, so the handler answers (the otlp
+        receiver: its 400 with a Status) with what arrived; what follows on
+        the wire is not read as a request, and the connection closes after
+        the answer."""
+        self._closing = True
+        self._hand_on(problem)
 
     def _go_refuses(self) -> bool:
         """Answer as Go's server does a request it reads but will not serve;
@@ -515,6 +542,14 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             self._fail(
                 408, f"request headers not received within {self._limits.header_timeout:g} s"
             )
+        elif self._phase == BODY and self._go_net_http:
+            transport = self._transport
+            self._body_failed(
+                go_reading.read_timeout_error(
+                    transport and transport.get_extra_info("sockname"),
+                    transport and transport.get_extra_info("peername"),
+                )
+            )
         elif self._phase == BODY:
             self._fail(408, f"request body not received within {self._limits.body_timeout:g} s")
         else:  # idle keep-alive, or lingering after an error answer
@@ -586,13 +621,16 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                 ) or bool(self._queue)
                 head = item.method == "HEAD"
                 http_10 = item.http_10
+                unread = bool(item.body_error)
                 # The task outlives the request: drop it (and its body) before
                 # waiting for the next one, or every idle connection holds its last.
                 del item
-                self._transport.write(
-                    encode_response(response, keep_alive, head, self._go_net_http, http_10)
-                )
+                wire = encode_response(response, keep_alive, head, self._go_net_http, http_10)
                 del response
+                if unread:  # the client may still be sending what cannot be read
+                    self._answer_and_linger(wire)
+                    return
+                self._transport.write(wire)
                 if not keep_alive:
                     self._close()
                     return

@@ -1094,6 +1094,80 @@ def test_body_past_the_limit_is_400(start: Start) -> None:
     assert receiver.received(Signal.TRACE) == []
 
 
+def raw_exchange(
+    receiver: Running, raw: bytes, half_close: bool = False
+) -> tuple[str, dict[str, str], bytes, tuple[str, int]]:
+    """Send `raw` on a fresh connection (then half-close it, if asked) and
+    read until the receiver closes: (status line, headers lowercased, body,
+    the client's address)."""
+    with socket.create_connection(("127.0.0.1", receiver.receiver.http_port), timeout=5) as sock:
+        sock.sendall(raw)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+        client = sock.getsockname()
+    head, _, body = received.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.lower()] = value.strip()
+    return status, headers, body, client
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/x-protobuf"])
+@pytest.mark.parametrize(
+    ("framing", "sent", "message"),
+    [
+        ("Content-Length: 100", b"0123456789", "unexpected EOF"),
+        ("Transfer-Encoding: chunked", b"a\r\n0123456789\r\n", "unexpected EOF"),
+        ("Transfer-Encoding: chunked", b"3\r\nabcXY\r\n0\r\n\r\n", "malformed chunked encoding"),
+        ("Transfer-Encoding: chunked", b"zz\r\nabc\r\n0\r\n\r\n", "invalid byte in chunk length"),
+        (
+            "Transfer-Encoding: chunked",
+            b"1ffffffffffffffff\r\nabc\r\n",
+            "http chunk length too large",
+        ),
+    ],
+)
+def test_a_body_that_cannot_be_read_is_400_with_the_read_error(
+    start: Start, content_type: str, framing: str, sent: bytes, message: str
+) -> None:
+    """Upstream's handler reads the body itself (readAndCloseBody): when Go's
+    read fails (the client stops short, a chunk is malformed) it answers 400
+    with a Status holding the read's error, and the connection is not reused."""
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    head = (
+        f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n{framing}\r\n\r\n"
+    )
+    status, headers, body, _ = raw_exchange(receiver, head.encode() + sent, half_close=True)
+    assert (status, headers["content-type"]) == ("HTTP/1.1 400 Bad Request", content_type)
+    assert status_of(body, content_type) == {"code": 3, "message": message}
+    assert headers["connection"] == "close"
+    # The checks made before the body is read still come first.
+    head = head.replace(content_type, "text/plain")
+    status, _, body, _ = raw_exchange(receiver, head.encode() + sent, half_close=True)
+    assert status == "HTTP/1.1 415 Unsupported Media Type"
+    assert receiver.received(Signal.TRACE) == []
+
+
+def test_read_timeout_mid_body_is_400_with_go_s_timeout_error(start: Start) -> None:
+    """A body still arriving when ``read_timeout`` expires: Go's read fails
+    with the connection's *net.OpError, which upstream answers with 400."""
+    receiver = start({"http": {"endpoint": "127.0.0.1:0", "read_timeout": "300ms"}})
+    head = (
+        b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100\r\n\r\n{"
+    )
+    status, headers, body, client = raw_exchange(receiver, head)
+    port = receiver.receiver.http_port
+    expected = f"read tcp 127.0.0.1:{port}->127.0.0.1:{client[1]}: i/o timeout"
+    assert (status, headers["content-type"]) == ("HTTP/1.1 400 Bad Request", "application/json")
+    assert json.loads(body) == {"code": 3, "message": expected}
+
+
 def test_custom_url_paths(start: Start) -> None:
     receiver = start(yaml.safe_load((TESTDATA / "config_url_paths.yaml").read_text())["protocols"])
     body = traces_request().SerializeToString()

@@ -40,6 +40,8 @@ _GZIP_HEADER: Final = "gzip: invalid header"
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 _ZSTD_SKIPPABLE: Final = b"\x2a\x4d\x18"
 """The last three bytes of a skippable frame's magic (the first is 0x5?)."""
+SHORT: Final = frozenset({_EOF, _UNEXPECTED_EOF})
+"""What :func:`opening_problem` says of a body too short for the header."""
 _MAGIC_MISMATCH: Final = "invalid input: magic number mismatch"
 _GO_TEXTS: Final = {
     "gzip": (

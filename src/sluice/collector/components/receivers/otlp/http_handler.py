@@ -9,7 +9,8 @@ to the clean one, as Go's ``ServeMux``, when it has empty, ``.`` or ``..``
 segments; 404: only the signals some pipeline uses have one), the method
 (405), the media type (415), then the body is decompressed (within
 ``max_request_body_size``: 400 past it, as sent or decompressed; 400 with
-Go's error when it is corrupt), decoded once into the pipeline's message
+Go's error when it is corrupt, or when the body could not be read whole:
+cut short, timed out, badly chunked), decoded once into the pipeline's message
 (400 with a ``google.rpc.Status`` when it is not an export request) and
 exported. The answer is an export response, or a Status, in the request's
 format.
@@ -62,11 +63,18 @@ class OtlpHttpHandler:
 
     async def __call__(self, request: Request) -> Response:
         checked = self._check_head(
-            request.method, request.path, request.headers, request.body, request.query
+            request.method,
+            request.path,
+            request.headers,
+            request.body,
+            request.query,
+            request.body_error,
         )
         if isinstance(checked, Response):
             return checked
         ingest, media, encoding = checked
+        if request.body_error:  # upstream's read of the body fails: its 400
+            return _error(media, 400, request.body_error)
         try:
             body = content_encoding.decompress(encoding, request.body, self._limit)
         except compression.BodyTooLarge:
@@ -98,15 +106,19 @@ class OtlpHttpHandler:
         headers: Mapping[bytes, bytes],
         body: bytes | None = None,
         query: str | None = None,
+        body_error: str = "",
     ) -> Response | tuple[Ingest, str, str]:
         """The checks made before the body is decoded, in upstream's order
-        (those of its decompressor first, on the `body` when given): an error
-        answer, or the signal's ingest, the media type and the encoding."""
+        (those of its decompressor first, on the `body` when given, which
+        `body_error` may have cut short): an error answer, or the signal's
+        ingest, the media type and the encoding."""
         # Matched as written, as upstream does: `GZIP` and `identity` are not accepted.
         encoding = (headers.get(b"content-encoding") or b"").decode("latin-1").strip()
         if encoding not in self._encodings or encoding not in content_encoding.CODECS:
             return error_answer(headers, 400, f"unsupported Content-Encoding: {encoding}")
         opening = None if body is None else content_encoding.opening_problem(encoding, body)
+        if opening in content_encoding.SHORT and body_error:
+            opening = body_error  # the header's read met the body's error
         if opening is not None:
             return error_answer(headers, 400, opening)
         redirected = redirect_answer(method, path, query, self._routes)
