@@ -314,6 +314,34 @@ def test_a_token_method_with_repeated_content_length_keeps_its_method(port: int)
         assert head_of(sock.recv(1000))[::2] == ("HTTP/1.1 200 OK", b"BREW /m 2")
 
 
+@pytest.mark.parametrize(
+    "second",
+    [
+        b"BREW /m HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab",
+        b"POST /m HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+    ],
+)
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+        b"POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        b"PURGE /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+        b"CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\n\r\n",
+    ],
+)
+def test_a_pipelined_request_is_read_as_a_first_one(port: int, first: bytes, second: bytes) -> None:
+    """Go reads each request of a connection alike: a method it takes, or
+    Content-Length lines that agree, behind other requests in the same read."""
+    third = b"GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answers = exchange(port, first + second + third).split(b"HTTP/1.1 ")[1:]
+    method = second.split(b" ")[0]
+    assert [head_of(b"HTTP/1.1 " + answer)[0] for answer in answers] == ["HTTP/1.1 200 OK"] * 3
+    assert head_of(b"HTTP/1.1 " + answers[1])[2] == method + b" /m 2"
+    assert head_of(b"HTTP/1.1 " + answers[2])[2] == b"GET /c 0"
+
+
 @pytest.mark.parametrize("method", ["F@O", "F(O)", '"GET"'])
 def test_a_method_that_is_no_token_is_a_bare_400(port: int, method: str) -> None:
     request_head = f"{method} / HTTP/1.1\r\nHost: x\r\n\r\n"

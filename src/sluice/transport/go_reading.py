@@ -12,6 +12,7 @@ here; :mod:`sluice.transport.http_server` applies them.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Final, NamedTuple
 
 import httptools
@@ -109,6 +110,41 @@ def new_parser(protocol: object) -> httptools.HttpRequestParser:
         lenient_spaces_after_chunk_size=True,
     )
     return parser
+
+
+class _Completions:
+    """Parser callbacks that count the requests read to their end."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def on_message_complete(self) -> None:
+        self.count += 1
+
+
+def _completed(data: bytes | memoryview) -> int:
+    counter = _Completions()
+    with contextlib.suppress(httptools.HttpParserError):  # what follows the requests counted
+        new_parser(counter).feed_data(data)
+    return counter.count
+
+
+def message_end(data: bytes | memoryview, count: int) -> int:
+    """Where the `count`-th request of `data`, which begins with a request,
+    ends: for a pipelined request the parser refused, so that it is read
+    again from its first byte as the first of a read is. (The parser tells
+    no positions: the shortest prefix that holds `count` requests is
+    searched for, on this rare path only.)"""
+    low, high = 0, len(data)
+    while low < high:
+        middle = (low + high) // 2
+        if _completed(data[:middle]) >= count:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 class Reread(NamedTuple):

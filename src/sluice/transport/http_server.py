@@ -109,10 +109,11 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
         a version other than 1.x its refusal); an unknown ``Expect`` is
         417 and ``100 Continue`` is sent only for a body; ``OPTIONS *`` is
         answered without the handler; a method the parser does not know is
-        served (when its request is the first the read begins with); a body
-        that cannot be read to its end (cut short, timed out, badly chunked)
-        goes to the handler with the error Go's read meets
-        (:attr:`Request.body_error`), for it to answer."""
+        served, and Content-Length lines that agree are read as one (for a
+        request pipelined behind others too); a body that cannot be read to
+        its end (cut short, timed out, badly chunked) goes to the handler
+        with the error Go's read meets (:attr:`Request.body_error`), for it
+        to answer."""
         self._handler = handler
         self._go_net_http = go_net_http
         self._loggable_path = loggable_path
@@ -235,7 +236,8 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
             return  # lingering: the input is drained and dropped
         if self._phase != BODY:
             self._head_bytes += len(data)
-        # Whether a request the parser refuses and Go reads began at data[0].
+        # Whether `data` begins with a request, which a request the parser
+        # refuses and Go reads can be read again from.
         at_start = self._between
         begun = self._begun
         try:
@@ -251,12 +253,15 @@ class HttpServerProtocol(asyncio.BufferedProtocol):
                         data = rest  # to Go, the next request (no tunnel without a hijack)
                     else:
                         raise
+                    at_start, begun = True, self._begun
                     parser = self._parser = self._new_parser()
                 except httptools.HttpParserError as problem:
                     if self._closing or not (
-                        self._go_net_http and at_start and self._begun == begun + 1
+                        self._go_net_http and at_start and self._begun > begun
                     ):
                         raise
+                    if self._begun > begun + 1:  # pipelined behind requests read whole
+                        data = data[go_reading.message_end(data, self._begun - begun - 1) :]
                     reread = go_reading.reread(data, problem)
                     data = reread.data
                     if reread.method:  # read as POST from now on
