@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -238,6 +239,40 @@ def test_the_service_logs_its_start_and_shutdown_as_upstream(tmp_path: Path) -> 
         '"Shutdown complete."',
     ]
     assert lines[8].startswith('"cannot start the collector: cannot start pipelines: ')
+
+
+def test_a_component_whose_shutdown_fails_makes_the_collector_exit_1(tmp_path: Path) -> None:
+    """Upstream's service.Shutdown returns the components' shutdown errors
+    ("failed to shutdown pipelines: ..."), after stopping everything and
+    logging "Shutdown complete."; the collector's Run returns them and its
+    main exits 1 with them."""
+    repo = Path(__file__).resolve().parents[2]
+    program = tmp_path / "failing-collector"
+    program.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(repo)!r})\n"
+        "from sluice.collector.cli import main\n"
+        "from sluice.collector.distribution import BUILTIN, Distribution\n"
+        "from tests.collector.failing_shutdown import PACKAGES\n"
+        "mine = Distribution('failing-collector', '', '0', (*BUILTIN, *PACKAGES))\n"
+        "sys.exit(main(distribution=mine))\n"
+    )
+    program.chmod(0o755)
+    text = _config(processors="[failingproc]").replace(
+        "processors:\n  batch:\n    timeout: 1s\n",
+        "processors:\n  failingproc:\n    shutdown_error: flush failed\n",
+    )
+    collector = CollectorProcess(tmp_path, text, program=program).wait_ready()
+    assert collector.terminate() == 1
+    lines = _service_log(collector.stderr())
+    assert lines[-4:] == [
+        '"Starting shutdown..."',
+        '"Stopping extensions..."',
+        '"Shutdown complete."',
+        '"collector server run finished with error: failed to shutdown service after error: '
+        'failed to shutdown pipelines: flush failed"',
+    ]
 
 
 def test_each_component_made_logs_its_stability_before_the_service_starts(

@@ -10,8 +10,9 @@ import pytest
 
 from sluice.collector import cli
 from sluice.collector.component import Host, Status
-from sluice.collector.factories import Factories
-from sluice.collector.service import Service, StartError
+from sluice.collector.factories import BUILTIN, Factories
+from sluice.collector.service import SHUTDOWN_SECS, Service, ShutdownError, StartError
+from tests.collector import failing_shutdown
 from tests.collector.helpers import free_ports
 
 S = Status
@@ -135,10 +136,13 @@ def test_components_report_independently() -> None:
 # -- what the service reports --------------------------------------------------
 
 
-def run_service(text: str) -> tuple[list[tuple[str, Status, str]], BaseException | None]:
+def run_service(
+    text: str, packages: tuple[str, ...] = BUILTIN, shutdown_secs: float = SHUTDOWN_SECS
+) -> tuple[list[tuple[str, Status, str]], BaseException | None]:
     """The component reports (not the service's own) of a service on the
-    config `text` that starts and shuts down, and why it could not start."""
-    config, problems = cli.load([f"yaml:{text}"], [], Factories.load())
+    config `text` that starts and shuts down, and why it could not start or
+    stop."""
+    config, problems = cli.load([f"yaml:{text}"], [], Factories.load(packages))
     assert config is not None, problems
     service = Service(config)
     seen: list[tuple[str, Status, str]] = []
@@ -153,9 +157,9 @@ def run_service(text: str) -> tuple[list[tuple[str, Status, str]], BaseException
     async def run() -> BaseException | None:
         try:
             await service.start()
+            await service.shutdown(shutdown_secs)
         except Exception as problem:
             return problem
-        await service.shutdown()
         return None
 
     failed = asyncio.run(run())
@@ -229,3 +233,78 @@ def test_a_component_that_cannot_start_reports_a_permanent_error() -> None:
         ("extension:bearertokenauth", S.STOPPING, ""),
         ("extension:bearertokenauth", S.STOPPED, ""),
     ]
+
+
+FAILING = """
+processors:
+  failingproc:
+    shutdown_error: {processor}
+    shutdown_hangs: {hangs}
+exporters:
+  debug:
+extensions:
+  failingext:
+    shutdown_error: {extension}
+  bearertokenauth:
+    token: s3cret
+service:
+  telemetry:
+    metrics:
+      level: none
+  extensions: [failingext, bearertokenauth]
+  pipelines:
+    logs:
+      receivers: [otlp]
+      processors: [failingproc]
+      exporters: [debug]
+"""
+
+
+def _failing(processor: str = "", extension: str = "", hangs: bool = False) -> str:
+    (port,) = free_ports(1)
+    receiver = SERVICE[: SERVICE.index("exporters:")].format(port=port)
+    return receiver + FAILING.format(
+        processor=processor or '""', extension=extension or '""', hangs=str(hangs).lower()
+    )
+
+
+def test_a_component_whose_shutdown_fails_reports_a_permanent_error() -> None:
+    # upstream's Graph.ShutdownAll and Extensions.Shutdown: Stopping, then
+    # the error of Shutdown as a PermanentError instead of Stopped; the
+    # others still stop, and the service's Shutdown returns every error
+    seen, failed = run_service(
+        _failing(processor="flush failed", extension="close failed"),
+        (*BUILTIN, *failing_shutdown.PACKAGES),
+    )
+    assert isinstance(failed, ShutdownError)
+    assert str(failed) == (
+        "failed to shutdown pipelines: flush failed; failed to shutdown extensions: close failed"
+    )
+    stops = [report for report in seen if report[1] not in (S.STARTING, S.OK)]
+    by_instance: dict[str, list[tuple[Status, str]]] = {}
+    for instance, status, error in stops:
+        by_instance.setdefault(instance, []).append((status, error))
+    assert by_instance == {
+        "receiver:otlp": [(S.STOPPING, ""), (S.STOPPED, "")],
+        "processor:failingproc": [(S.STOPPING, ""), (S.PERMANENT_ERROR, "flush failed")],
+        "exporter:debug": [(S.STOPPING, ""), (S.STOPPED, "")],
+        "extension:bearertokenauth": [(S.STOPPING, ""), (S.STOPPED, "")],
+        "extension:failingext": [(S.STOPPING, ""), (S.PERMANENT_ERROR, "close failed")],
+    }
+    # pipelines first (the exporter after the processor), then extensions in reverse
+    assert [instance for instance, *_ in stops][-6:] == [
+        "exporter:debug",
+        "exporter:debug",
+        "extension:bearertokenauth",
+        "extension:bearertokenauth",
+        "extension:failingext",
+        "extension:failingext",
+    ]
+
+
+def test_a_component_that_does_not_stop_in_time_reports_a_permanent_error() -> None:
+    seen, failed = run_service(_failing(hangs=True), (*BUILTIN, *failing_shutdown.PACKAGES), 0.5)
+    assert isinstance(failed, ShutdownError)
+    assert str(failed) == "failed to shutdown pipelines: context deadline exceeded"
+    assert ("processor:failingproc", S.PERMANENT_ERROR, "context deadline exceeded") in seen
+    assert ("exporter:debug", S.STOPPED, "") in seen

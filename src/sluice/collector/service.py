@@ -52,6 +52,18 @@ class StartError(Exception):
     ...``, ``failed to start extensions: ...`` or ``cannot start pipelines: ...``."""
 
 
+class ShutdownError(Exception):
+    """Components whose shutdown failed, in upstream's service's words:
+    ``failed to shutdown pipelines: ...`` and ``failed to shutdown
+    extensions: ...``, each with its components' errors in the order they
+    stopped, joined by ``; `` as Go's multierr joins them."""
+
+
+DEADLINE_EXCEEDED = "context deadline exceeded"
+"""The error of a component that did not stop within the shutdown timeout
+(Go's ``context.DeadlineExceeded``)."""
+
+
 class Service:
     """One collector: build with :meth:`start`, stop with :meth:`shutdown`."""
 
@@ -97,8 +109,11 @@ class Service:
         self.host.report_status("collector", Status.STARTING)
         try:
             await self._start_all()
-        except BaseException:
-            await self.shutdown()
+        except BaseException as problem:
+            try:
+                await self.shutdown()
+            except ShutdownError as failed:  # both, as upstream's multierr.Combine
+                raise StartError(f"{problem}; {failed}") from problem
             raise
         self.host.report_status("collector", Status.OK)
 
@@ -201,21 +216,31 @@ class Service:
                     effective = effective_config(self.config)
                 notify(effective)
 
-    async def _stop(self, component: Component, deadline: float) -> None:
+    async def _stop(self, component: Component, deadline: float) -> str | None:
+        """Stop `component`; its error, if its shutdown failed or did not end
+        within the shutdown timeout. As upstream's ShutdownAll and
+        extensions' Shutdown, a failure is reported as a PermanentError with
+        that error (not logged here: it ends the collector's run)."""
         name = self._names.get(id(component))
         if name is None:
-            return  # never started
+            return None  # never started
         self.host.report_status(name, Status.STOPPING)
         try:
             await asyncio.wait_for(component.shutdown(), max(deadline - time.monotonic(), 0.1))
         except TimeoutError:
-            log.error("%s did not stop within the shutdown timeout", name)
-        except Exception:
-            log.exception("%s failed while stopping", name)
-        self.host.report_status(name, Status.STOPPED)
+            error = DEADLINE_EXCEEDED
+        except Exception as problem:
+            error = str(problem) or type(problem).__name__
+        else:
+            self.host.report_status(name, Status.STOPPED)
+            return None
+        self.host.report_status(name, Status.PERMANENT_ERROR, error)
+        return error
 
     async def shutdown(self, timeout: float = SHUTDOWN_SECS) -> None:
-        """Stop in order within `timeout` in all.
+        """Stop in order within `timeout` in all; then raise
+        :class:`ShutdownError` if a component's shutdown failed or timed out
+        (every other component is still stopped, as upstream).
 
         Receivers stop taking requests at once, but the requests they still
         answer may wait on a batch, so processors flush (in pipeline order,
@@ -232,21 +257,26 @@ class Service:
         # arriving meanwhile is still handled: processors pass data on after
         # they stopped).
         await asyncio.sleep(0.01)
-        for _, component in reversed(self.graph.flow):
-            await self._stop(component, deadline)
-        await asyncio.gather(*receivers)
+        flow = [await self._stop(component, deadline) for _, component in reversed(self.graph.flow)]
+        pipelines = [*await asyncio.gather(*receivers), *flow]
         for exporter in self.graph.exporters.values():
-            await self._stop(exporter, deadline)
+            pipelines.append(await self._stop(exporter, deadline))
         for pid in self.graph.pipelines:
             self.host.report_status(f"pipeline:{pid}", Status.STOPPED)
         log.info("Stopping extensions...")
-        for _, extension in reversed(self.extensions):
-            await self._stop(extension, deadline)
+        extensions = [await self._stop(e, deadline) for _, e in reversed(self.extensions)]
         self.started.clear()
         log.info("Shutdown complete.")
         if self.metrics_server is not None:
             await self.metrics_server.stop()
             self.metrics_server = None
+        failures = [
+            f"failed to shutdown {part}: {'; '.join(e for e in errors if e is not None)}"
+            for part, errors in (("pipelines", pipelines), ("extensions", extensions))
+            if any(e is not None for e in errors)
+        ]
+        if failures:
+            raise ShutdownError("; ".join(failures))
 
 
 def _num_cpu() -> int:
@@ -302,7 +332,9 @@ async def run(
     build_info: BuildInfo | None = None,
     reload: Reload | None = None,
 ) -> int:
-    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when start failed.
+    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when start or
+    shutdown failed (upstream's Run returns the shutdown's error, and after
+    a reload exits with it instead of starting the new config).
 
     SIGHUP reloads the config (as upstream's collector does): it is read
     again with `reload` and, when it loads, the running service shuts down
@@ -321,7 +353,15 @@ async def run(
             ready(service)
         loaded = await _next_config(signals, reload)
         trimmer.cancel()
-        await service.shutdown()
+        try:
+            await service.shutdown()
+        except ShutdownError as failed:
+            # upstream's Run returns the error, and its main exits 1 with it
+            why = "failed to shutdown " + (
+                "service after error" if loaded is None else "the retiring config"
+            )
+            log.error("collector server run finished with error: %s: %s", why, failed)
+            return 1
         if loaded is None:
             return 0
         try:
