@@ -105,6 +105,20 @@ def test_config_errors_in_upstreams_words(name: str, expected: list[str]) -> Non
     assert load(name)[1] == expected
 
 
+def test_a_null_section_is_no_section() -> None:
+    # upstream's sections are nil pointers by default and mapstructure leaves
+    # a field as it is for a null: `htpasswd:` alone is no credential source
+    # (an empty `htpasswd: {}` is one)
+    config, problems = load("config_htpasswd_null.yaml")
+    assert (config.htpasswd, problems) == (None, ["no credential source provided"])
+    config, problems = load("config_client_htpasswd_null.yaml")
+    assert problems == []
+    assert config.htpasswd is None
+    assert config.client_auth == ClientAuthSettings(
+        username="username", password=Opaque("password")
+    )
+
+
 def test_an_empty_htpasswd_is_valid_but_cannot_be_made() -> None:
     # upstream's Validate takes any `htpasswd` section; the extension's
     # constructor refuses one with neither `file` nor `inline`

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Annotated
 
 from sluice.collector.component import ComponentConfig, Problem, section_problems
-from sluice.collector.confmap.decode import Duration, Opaque
+from sluice.collector.confmap.decode import NIL_POINTER, Duration, Opaque
 
 NO_TIME = Duration(0)
 NO_SECRET = Opaque("")
@@ -44,7 +45,7 @@ class ClientAuthSettings:
     password: Opaque = NO_SECRET
     password_file: str = ""
     """Read at start and re-read when it changes; wins over `password`."""
-    aws_secrets_manager: AwsSecretsManagerSettings | None = None
+    aws_secrets_manager: Annotated[AwsSecretsManagerSettings | None, NIL_POINTER] = None
 
     def validate(self) -> Iterator[Problem]:
         secrets = self.aws_secrets_manager
@@ -66,8 +67,9 @@ class ClientAuthSettings:
 
 @dataclass
 class BasicAuthConfig(ComponentConfig):
-    htpasswd: HtpasswdSettings | None = None
-    client_auth: ClientAuthSettings | None = None
+    htpasswd: Annotated[HtpasswdSettings | None, NIL_POINTER] = None
+    """Upstream's pointers, nil by default: a null leaves them unset."""
+    client_auth: Annotated[ClientAuthSettings | None, NIL_POINTER] = None
 
     def validate(self) -> Iterator[Problem]:
         server, client = self.htpasswd, self.client_auth
