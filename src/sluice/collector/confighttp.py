@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Annotated
 from urllib.parse import parse_qs
 
 from sluice.collector.client import NO_METADATA, Info, Metadata, metadata_of, serving
@@ -23,7 +24,7 @@ from sluice.collector.configauth import (
     server_authenticator,
 )
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration, Int64, Opaque
+from sluice.collector.confmap.decode import NIL_POINTER, Duration, Int64, Opaque
 from sluice.collector.cors import CorsConfig, CorsPolicy
 from sluice.collector.internal.warning import warn_on_unspecified_host
 from sluice.collector.servemux import go_error
@@ -61,9 +62,10 @@ class HttpServerConfig:
     ``endpoint`` and adds its keys in a subclass)."""
 
     endpoint: str = ""
-    tls: TLSServerConfig | None = None
-    cors: CorsConfig | None = None
-    auth: HttpAuthConfig | None = None
+    tls: Annotated[TLSServerConfig | None, NIL_POINTER] = None
+    """Upstream's pointers, nil by default: a null leaves them unset."""
+    cors: Annotated[CorsConfig | None, NIL_POINTER] = None
+    auth: Annotated[HttpAuthConfig | None, NIL_POINTER] = None
     max_request_body_size: Int64 = 0
     """Largest body in bytes, before and after decompression; 0: 20 MiB."""
     include_metadata: bool = False

@@ -67,6 +67,15 @@ def test_custom_config_decodes_every_key() -> None:
     )
 
 
+def test_null_sections_stay_unset() -> None:
+    # upstream's response_body and its squashed ServerConfig's tls, cors and
+    # auth are pointers that default to nil; mapstructure leaves a field as
+    # it is for a null, so the JSON body is kept and no TLS is needed
+    config, problems = load("config_null_sections.yaml")
+    assert problems == []
+    assert (config.response_body, config.tls, config.cors, config.auth) == (None,) * 4
+
+
 def test_upstreams_http_server_keys_are_accepted() -> None:
     # upstream squashes confighttp.ServerConfig into the config: its keys load
     config, problems = load("config_server_keys.yaml")

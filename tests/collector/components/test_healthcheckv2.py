@@ -72,6 +72,15 @@ def load(name: str) -> tuple[HealthCheckV2Config, list[str]]:
     return load_config(HealthCheckV2Config, TESTDATA / name)
 
 
+def test_null_sections_stay_unset() -> None:
+    # upstream's response_body, check_collector_pipeline, component_health
+    # and the squashed ServerConfig's tls and auth are nil-default pointers;
+    # mapstructure leaves them nil for a null
+    config, problems = load("config_null_sections.yaml")
+    assert problems == []
+    assert config == FACTORY.default_config()
+
+
 def test_default_config_is_the_v1_mode() -> None:
     config, problems = load("config_legacy.yaml")
     assert problems == []

@@ -72,7 +72,11 @@ from sluice.collector.component import (
     refused,
 )
 from sluice.collector.components.receivers.otlp import FACTORY
-from sluice.collector.components.receivers.otlp.config import OtlpReceiverConfig, url_path
+from sluice.collector.components.receivers.otlp.config import (
+    KeepaliveConfig,
+    OtlpReceiverConfig,
+    url_path,
+)
 from sluice.collector.components.receivers.otlp.receiver import OtlpReceiver
 from sluice.collector.configauth import AuthenticationError
 from sluice.collector.configtls import TLSClientConfig, TLSServerConfig
@@ -130,6 +134,22 @@ def test_null_protocols_listen_with_upstream_defaults() -> None:
     )
     assert http_config.logs_url_path == "/v1/logs"
     assert list(config.validate()) == []
+
+
+def test_null_server_sections_stay_unset() -> None:
+    # configgrpc's and confighttp's ServerConfig hold tls, cors, auth and
+    # keepalive (and keepalive's parts) as pointers that default to nil, and
+    # mapstructure leaves a field as it is for a null: plain text, no
+    # authenticator (where a present section needs a certificate or an id)
+    config = load("config_null_sections.yaml")
+    grpc_config, http_config = config.protocols.grpc, config.protocols.http
+    assert grpc_config is not None and http_config is not None
+    assert (grpc_config.tls, grpc_config.auth, grpc_config.keepalive) == (None, None, None)
+    assert (http_config.tls, http_config.cors, http_config.auth) == (None, None, None)
+    assert list(config.validate()) == []
+    grpc_config = load("config_null_keepalive_parts.yaml").protocols.grpc
+    assert grpc_config is not None
+    assert grpc_config.keepalive == KeepaliveConfig(None, None)
 
 
 def test_no_protocol_is_an_error() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.confighttp import HttpAuthConfig, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration, Int64, Opaque, parse_duration
+from sluice.collector.confmap.decode import NIL_POINTER, Duration, Int64, Opaque, parse_duration
 from sluice.collector.cors import CorsConfig
 from sluice.transport.listener import parse_endpoint
 
@@ -38,17 +39,19 @@ class CheckCollectorPipeline:
 class HealthCheckConfig(ComponentConfig):
     endpoint: str = DEFAULT_ENDPOINT
     path: str = "/"
-    response_body: ResponseBody | None = None
+    response_body: Annotated[ResponseBody | None, NIL_POINTER] = None
+    """Upstream's pointers (response_body, tls, cors, auth), nil by default:
+    a null leaves them unset."""
     check_collector_pipeline: CheckCollectorPipeline = field(default_factory=CheckCollectorPipeline)
-    tls: TLSServerConfig | None = None
+    tls: Annotated[TLSServerConfig | None, NIL_POINTER] = None
     """Serve HTTPS (a ``client_ca_file`` requires client certificates)."""
     # The rest of upstream's squashed ``confighttp.ServerConfig``. Upstream
     # swaps the server's handler for its own after building it, so the
     # middleware keys (cors, auth, response headers, metadata, compression,
     # body size) have no effect there; only a missing authenticator fails
     # start. The timeouts apply.
-    cors: CorsConfig | None = None
-    auth: HttpAuthConfig | None = None
+    cors: Annotated[CorsConfig | None, NIL_POINTER] = None
+    auth: Annotated[HttpAuthConfig | None, NIL_POINTER] = None
     max_request_body_size: Int64 = 0
     include_metadata: bool = False
     response_headers: dict[str, Opaque] = field(default_factory=dict)

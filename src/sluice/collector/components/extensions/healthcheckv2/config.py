@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.components.extensions.healthcheck.config import (
@@ -16,7 +17,7 @@ from sluice.collector.components.extensions.healthcheck.config import (
 )
 from sluice.collector.components.receivers.otlp.config import TCP_TRANSPORTS, GrpcConfig
 from sluice.collector.confighttp import HttpServerConfig
-from sluice.collector.confmap.decode import Duration
+from sluice.collector.confmap.decode import NIL_POINTER, Duration
 
 
 @dataclass(frozen=True)
@@ -70,13 +71,17 @@ class HealthCheckV2Config(HttpServerConfig, ComponentConfig):
 
     endpoint: str = "localhost:13133"
     path: str = "/"
-    response_body: ResponseBody | None = None
-    check_collector_pipeline: CheckCollectorPipeline | None = None
+    response_body: Annotated[ResponseBody | None, NIL_POINTER] = None
+    """Upstream's pointers (response_body, check_collector_pipeline,
+    component_health), nil by default: a null leaves them unset; ``http``
+    and ``grpc`` default to set upstream, so a null one is there with its
+    defaults."""
+    check_collector_pipeline: Annotated[CheckCollectorPipeline | None, NIL_POINTER] = None
     """Deprecated and ignored, as upstream."""
     use_v2: bool = False
     http: HttpSettings | None = None
     grpc: GrpcSettings | None = None
-    component_health: ComponentHealthSettings | None = None
+    component_health: Annotated[ComponentHealthSettings | None, NIL_POINTER] = None
 
     def validate(self) -> Iterator[Problem]:
         if not self.use_v2:

@@ -11,13 +11,14 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 from urllib.parse import unquote
 
 from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.confighttp import MIB, NO_TIME, HttpServerConfig
 from sluice.collector.configtls import TLSServerConfig
-from sluice.collector.confmap.decode import Duration, Uint32
+from sluice.collector.confmap.decode import NIL_POINTER, Duration, Uint32
 from sluice.gostrconv import quoted
 from sluice.transport.listener import parse_endpoint
 
@@ -49,8 +50,8 @@ class KeepaliveEnforcementPolicy:
 
 @dataclass
 class KeepaliveConfig:
-    server_parameters: KeepaliveServerParameters | None = None
-    enforcement_policy: KeepaliveEnforcementPolicy | None = None
+    server_parameters: Annotated[KeepaliveServerParameters | None, NIL_POINTER] = None
+    enforcement_policy: Annotated[KeepaliveEnforcementPolicy | None, NIL_POINTER] = None
 
 
 @dataclass
@@ -66,14 +67,16 @@ class GrpcConfig:
     transport: str = "tcp"
     """``tcp``, ``tcp4``, ``tcp6`` or ``unix`` (`endpoint` is then a socket path)."""
     dialer: DialerConfig = field(default_factory=DialerConfig)
-    tls: TLSServerConfig | None = None
+    tls: Annotated[TLSServerConfig | None, NIL_POINTER] = None
+    """Upstream's pointers (tls, keepalive, auth), nil by default: a null
+    leaves them unset."""
     max_recv_msg_size_mib: int = 0
     """Largest request message in MiB; 0: gRPC's default, 4."""
     max_concurrent_streams: Uint32 = 0
     read_buffer_size: int = 512 * 1024
     write_buffer_size: int = 0
-    keepalive: KeepaliveConfig | None = None
-    auth: AuthConfig | None = None
+    keepalive: Annotated[KeepaliveConfig | None, NIL_POINTER] = None
+    auth: Annotated[AuthConfig | None, NIL_POINTER] = None
     include_metadata: bool = False
 
     def validate(self) -> Iterator[Problem]:
