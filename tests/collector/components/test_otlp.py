@@ -114,16 +114,26 @@ def test_minimal_config_takes_upstreams_defaults() -> None:
     assert config.retry_on_failure == RetrySettings()
 
 
-@pytest.mark.parametrize("written", ["keepalive:", "keepalive: {}"])
-def test_a_keepalive_section_even_empty_pings_with_the_defaults(
-    tmp_path: Path, written: str
-) -> None:
+def test_an_empty_keepalive_section_pings_with_the_defaults(tmp_path: Path) -> None:
     path = tmp_path / "otlp.yaml"
-    path.write_text(f"exporters:\n  otlp:\n    endpoint: localhost:4317\n    {written}\n")
+    path.write_text("exporters:\n  otlp:\n    endpoint: localhost:4317\n    keepalive: {}\n")
     config, problems = load_config(OtlpGrpcConfig, path, "otlp")
     assert problems == []
     assert config.keepalive is not None
     assert (config.keepalive.time, config.keepalive.timeout) == (10.0, 10.0)
+
+
+def test_null_keepalive_and_auth_sections_stay_unset(tmp_path: Path) -> None:
+    # configgrpc's ClientConfig holds keepalive and auth as pointers, nil in
+    # v0.115's exporter defaults; mapstructure leaves a field as it is for a
+    # null: no pings, no authenticator (a present auth needs an id)
+    path = tmp_path / "otlp.yaml"
+    path.write_text(
+        "exporters:\n  otlp:\n    endpoint: localhost:4317\n    keepalive:\n    auth:\n"
+    )
+    config, problems = load_config(OtlpGrpcConfig, path, "otlp")
+    assert problems == []
+    assert (config.keepalive, config.auth) == (None, None)
 
 
 def test_a_negative_timeout_is_invalid(tmp_path: Path) -> None:

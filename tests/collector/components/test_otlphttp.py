@@ -139,6 +139,17 @@ def test_full_config_decodes_every_key() -> None:
     assert config.sending_queue.sizer == "items"
 
 
+def test_null_auth_and_cookies_sections_stay_unset() -> None:
+    # confighttp's ClientConfig holds auth and cookies as pointers that
+    # default to nil; mapstructure leaves a field as it is for a null
+    problems = Problems()
+    raw = {"endpoint": "https://otel.example.com:4318", "auth": None, "cookies": None}
+    config = decode(OtlpHttpConfig, raw, "otlphttp", problems)
+    assert problems.lines == []
+    assert (config.auth, config.cookies) == (None, None)
+    assert list(config.validate()) == []
+
+
 def test_an_endpoint_is_required() -> None:
     _, problems = load_config(
         OtlpHttpConfig, TESTDATA / "otlphttp/config_no_endpoint.yaml", "otlphttp"

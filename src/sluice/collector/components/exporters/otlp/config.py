@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from sluice.collector.component import ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Compression, Duration, Opaque
+from sluice.collector.confmap.decode import NIL_POINTER, Compression, Duration, Opaque
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.gostrconv import atoi
 from sluice.transport.listener import split_host_port
@@ -86,16 +87,17 @@ class OtlpGrpcConfig(ComponentConfig):
     """Metadata sent with every call; the values are secrets (configopaque.String)."""
     timeout: Duration = _TIMEOUT
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)
-    keepalive: KeepaliveSettings | None = None
-    """None: no pings, as v0.115's exporter (``keepalive:`` present, even
-    empty, pings with the defaults)."""
+    keepalive: Annotated[KeepaliveSettings | None, NIL_POINTER] = None
+    """None: no pings, as v0.115's exporter (a null leaves it so; ``keepalive:
+    {}`` pings with the defaults)."""
     balancer_name: str = ""
     """"": gRPC's own default, ``pick_first``, as v0.115's exporter."""
     authority: str = ""
     wait_for_ready: bool = False
     read_buffer_size: int = 0
     write_buffer_size: int = 524288
-    auth: AuthConfig | None = None
+    auth: Annotated[AuthConfig | None, NIL_POINTER] = None
+    """Upstream's pointer, nil by default: a null leaves it unset."""
     retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
     sending_queue: QueueSettings = field(default_factory=QueueSettings)
     batcher: BatcherSettings = field(default_factory=BatcherSettings)

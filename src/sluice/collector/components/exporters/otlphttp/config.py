@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from sluice.collector.component import SIGNAL_NAMES, ComponentConfig, Problem, section_problems
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
-from sluice.collector.confmap.decode import Compression, Duration, Opaque
+from sluice.collector.confmap.decode import NIL_POINTER, Compression, Duration, Opaque
 from sluice.collector.exporterhelper import QueueSettings, RetrySettings
 from sluice.policy import Signal
 
@@ -43,7 +44,8 @@ class OtlpHttpConfig(ComponentConfig):
     """For one request, from connecting to the end of the answer; 0 or
     less: none (Go's http.Client.Timeout, which upstream does not validate)."""
     tls: TLSClientConfig = field(default_factory=TLSClientConfig)
-    auth: AuthConfig | None = None
+    auth: Annotated[AuthConfig | None, NIL_POINTER] = None
+    """Upstream's pointers (auth, cookies), nil by default: a null leaves them unset."""
     retry_on_failure: RetrySettings = field(default_factory=RetrySettings)
     sending_queue: QueueSettings = field(default_factory=QueueSettings)
     proxy_url: str = ""
@@ -56,7 +58,7 @@ class OtlpHttpConfig(ComponentConfig):
     disable_keep_alives: bool = False
     http2_read_idle_timeout: Duration = _NO_DURATION
     http2_ping_timeout: Duration = _NO_DURATION
-    cookies: CookiesSettings | None = None
+    cookies: Annotated[CookiesSettings | None, NIL_POINTER] = None
 
     def signal_url(self, signal: Signal) -> str:
         """Where `signal` goes: its own endpoint, else the base one's
