@@ -148,7 +148,7 @@ def write_json(path: str | Path, value: Any, plain: bool = False) -> None:
         with contextlib.suppress(orjson.JSONEncodeError):
             text = orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
     if text is None:
-        text = jsonbody.encode(value) + b"\n"
+        text = jsonbody.encode(value, allow_nan=True) + b"\n"
     try:
         Path(path).write_bytes(text)
     except OSError as problem:

@@ -492,6 +492,28 @@ def test_a_single_log_object_is_one_record(edge: EdgeProcess, accepting: Upstrea
 
 
 @pytest.mark.parametrize(
+    "body",
+    [
+        b'[{"message": "card used", "card": "4111-1111-1111-1111", "n": 1e400}]',
+        b'{"message": "card used", "card": "4111-1111-1111-1111", "n": -1e400}',
+        b'[{"message": "card used", "card": "4111", "n": NaN}, {"message": "x", "status": "debug"}]',
+    ],
+)
+def test_an_edited_log_with_a_number_json_cannot_carry_is_forwarded_unchanged(
+    edge: EdgeProcess, accepting: Upstream, body: bytes
+) -> None:
+    """A transform edits the log, so it must be written back, and its number
+    (read as infinity or NaN) would go out as ``Infinity``/``NaN``, which the
+    intake cannot read: the batch is forwarded unchanged (fail open) rather
+    than refused whole upstream."""
+    answer = edge.post("/api/v2/logs", body, "application/json")
+    assert answer.status == 202
+    [got] = accepting.received()
+    assert got.body == body
+    assert "unevaluated" in edge.stderr()
+
+
+@pytest.mark.parametrize(
     "path,body,content_type",
     [
         ("/api/v2/logs", b'[{"message": "GET /healthcheck 200"}]', "text/plain"),

@@ -353,6 +353,62 @@ def test_json_nested_too_deep_fails_open_unchanged(
     assert "Traceback" not in edge.stderr()
 
 
+def _otlp_log_with(value: str) -> bytes:
+    """An OTLP JSON log request: a dropped record, then a kept one with an
+    attribute ``n`` whose doubleValue is the JSON text `value`."""
+    kept = (
+        '{"body": {"stringValue": "kept"}, "attributes": '
+        f'[{{"key": "n", "value": {{"doubleValue": {value}}}}}]}}'
+    )
+    records = f'[{{"body": {{"stringValue": "drop-me"}}}}, {kept}]'
+    return f'{{"resourceLogs": [{{"scopeLogs": [{{"logRecords": {records}}}]}}]}}'.encode()
+
+
+@pytest.mark.parametrize(
+    "path,body",
+    [
+        ("/v1/logs", _otlp_log_with("1e400")),
+        ("/v1/logs", _otlp_log_with("-1e400")),
+        ("/v1/logs", _otlp_log_with("NaN")),
+        (
+            "/api/v2/series",
+            b'{"series": [{"metric": "drop.x"}, '
+            b'{"metric": "kept", "points": [{"timestamp": 1, "value": 1e400}]}]}',
+        ),
+        ("/api/v1/series", b'{"series": [{"metric": "drop.x"}, {"metric": "kept", "n": NaN}]}'),
+        ("/api/v1/series", b'{"series": [{"metric": "kept", "points": [[1, -Infinity]]}]}'),
+    ],
+)
+def test_a_number_json_cannot_carry_fails_open_unchanged(
+    edge: EdgeProcess, up: Upstream, path: str, body: bytes
+) -> None:
+    """NaN, Infinity, or a number past the double range (1e400): written
+    back it would be the word ``Infinity`` (or ``NaN``), which no JSON reader
+    takes, so the upstream would refuse every kept record with it. A body
+    Edge would have to write back is forwarded unchanged instead (EDGE.md
+    section 2: never lose data; fail open) and the upstream decides."""
+    up.respond = UPSTREAM_SAYS
+    answer = edge.post(path, body, "application/json")
+    assert (answer.status, answer.body) == (400, b'{"upstream":"decides"}')
+    [got] = up.received()
+    assert got.body == body
+    assert "Traceback" not in edge.stderr()
+
+
+def test_a_datadog_log_with_a_number_json_cannot_carry_is_kept_as_it_came(
+    edge: EdgeProcess, up: Upstream
+) -> None:
+    """Kept Datadog logs no transform touched go on as their own text, so
+    such a number in one does not stop the others from being filtered."""
+    kept = b'{"message": "kept", "n": 1e400, "m": NaN}'
+    answer = edge.post(
+        "/api/v2/logs", b'[{"message": "drop-me"}, ' + kept + b"]", "application/json"
+    )
+    assert answer.status == 200
+    [got] = up.received()
+    assert got.body == b"[" + kept + b"]"
+
+
 def test_missing_content_type_fails_open(edge: EdgeProcess, up: Upstream) -> None:
     body = json.dumps(otlp_logs_json(["drop-me"])).encode()
     answer = edge.request("POST", "/v1/logs", body)

@@ -13,7 +13,8 @@ every selector, condition type, transform and sampling mode. What is checked:
   view or engine error is caught per record (logged as an error);
 * a body is only refused as unreadable (forwarded unchanged) when a reference
   parser (the protobuf runtime's standard classes, ``json.loads`` within the
-  documented nesting limit) cannot read it either;
+  documented nesting limit) cannot read it either, or when it holds NaN or an
+  infinity that writing it back would put out as a word JSON does not have;
 * no record is lost: the records out are the records in minus the ones a
   policy dropped, and containers that are not objects go out as they came.
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import math
 import random
 import time
 import zlib
@@ -139,6 +141,24 @@ def _load_json(body: bytes | str) -> Any:
     except (ValueError, RecursionError):
         return None
     return document if _depth_ok(document) else None
+
+
+def _not_writable(body: bytes) -> bool:
+    """Whether `body` is JSON holding NaN or an infinity (``1e400`` reads as
+    one), which Edge forwards unchanged rather than write back."""
+    finite = True
+
+    def number(text: str) -> float:
+        nonlocal finite
+        value = float(text)
+        finite = finite and math.isfinite(value)
+        return value
+
+    try:
+        json.loads(body, parse_float=number, parse_constant=number)
+    except (ValueError, RecursionError):
+        return False
+    return not finite
 
 
 def _load_utf8_json(body: bytes) -> Any:
@@ -445,7 +465,7 @@ def _check(
     readable = target.readable(raw) if target.readable else census is not None
     if verdict is Verdict.UNREADABLE:
         report.unreadable += 1
-        if readable:
+        if readable and not _not_writable(raw):
             report.wrongly_unreadable += 1
             report.note("refused a readable body", raw, filtered.reason)
         return

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ ODD_JSON: list[Callable[[random.Random], Any]] = [
     lambda rng: None,
     lambda rng: rng.choice([True, False]),
     lambda rng: rng.choice([0, -1, 7, 500, 2**63, 2**64 + 1, -(2**63) - 1, 10**30]),
-    lambda rng: rng.choice([1.5, -0.0, 1e308, 2.5e-308, 3.0]),
+    lambda rng: rng.choice([1.5, -0.0, 1e308, 2.5e-308, 3.0, math.inf, -math.inf, math.nan]),
     lambda rng: rng.choice(["", "x", "DEBUG", "INFO", "ERROR", "4111-1111-1111-1111"]),
     lambda rng: rng.choice(["\ud800", "a\udfffb", "\udbff\ud800", "😀", "Ärger 12", "\x00"]),
     lambda rng: rng.choice(["12", "1e3", "NaN", "-Infinity", "0x10", "²", "٣", "AAE=", "!!"]),

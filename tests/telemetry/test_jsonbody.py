@@ -109,3 +109,22 @@ def test_documents_nested_past_the_limit_are_refused() -> None:
         jsonbody.parse(nested(jsonbody.MAX_DEPTH + 1))
     with pytest.raises(jsonbody.TooDeep):
         jsonbody.check_depth(json.loads(nested(700)))
+
+
+@pytest.mark.parametrize(
+    "body,lenient",
+    [
+        (b"[1e400]", b"[Infinity]"),
+        (b"[-1e400]", b"[-Infinity]"),
+        (b"[NaN]", b"[NaN]"),
+        (b'{"a": [Infinity]}', b'{"a":[Infinity]}'),
+    ],
+)
+def test_numbers_json_cannot_carry_are_not_written_back(body: bytes, lenient: bytes) -> None:
+    """The standard library reads them (1e400 as infinity) and would write
+    ``Infinity`` or ``NaN`` back, which no JSON reader takes: refused, unless
+    asked for."""
+    document = json.loads(body)
+    with pytest.raises(jsonbody.NotFinite, match="1e400"):
+        jsonbody.encode(document)
+    assert jsonbody.encode(document, allow_nan=True) == lenient

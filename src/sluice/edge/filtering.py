@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sluice.policy import BatchOutcome, PolicySnapshot, RecordView, Signal
-from sluice.telemetry import compression, datadog, datadog_metrics, otlp_codec
+from sluice.telemetry import compression, datadog, datadog_metrics, jsonbody, otlp_codec
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,8 @@ class Verdict(enum.Enum):
     CORRUPT = "corrupt"
     """Not valid data for its Content-Encoding: 400, nothing forwarded."""
     UNREADABLE = "unreadable"
-    """Unknown encoding, or not a request of its format: forward it unchanged."""
+    """Unknown encoding, not a request of its format, or one that cannot be
+    written back as it was read: forward it unchanged."""
     FAILED = "failed"
     """The policies failed at run time: forward it unchanged."""
     DROPPED = "dropped"
@@ -129,7 +130,8 @@ def filter_body(
     """Filter one request body that arrived with Content-Encoding `encoding`
     through `snapshot` (which has policies for `signal`): bounded decompression,
     decode (fail open), evaluate (fail open), then the re-encoded body in the
-    encoding it arrived in, when anything changed."""
+    encoding it arrived in, when anything changed (fail open when it cannot be
+    re-encoded)."""
     if encoding not in READABLE_ENCODINGS:
         return Filtered(Verdict.UNREADABLE, reason=f"unknown Content-Encoding {encoding!r}")
     try:
@@ -151,4 +153,10 @@ def filter_body(
         return Filtered(Verdict.DROPPED, outcome)
     if not outcome.modified:
         return Filtered(Verdict.UNCHANGED, outcome)
-    return Filtered(Verdict.CHANGED, outcome, compression.compress(encoding, decoded.encode()))
+    try:
+        written = decoded.encode()
+    except jsonbody.NotFinite as problem:
+        # What was read as NaN or infinity would go out as a word no JSON
+        # reader takes, and every kept record with it: the upstream decides.
+        return Filtered(Verdict.UNREADABLE, reason=f"cannot write the body back: {problem}")
+    return Filtered(Verdict.CHANGED, outcome, compression.compress(encoding, written))

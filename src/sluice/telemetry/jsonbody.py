@@ -13,8 +13,10 @@ deeper than :data:`MAX_DEPTH` is refused (:class:`TooDeep`, a ValueError).
 
 :func:`encode` writes a document back. A string may hold a lone surrogate
 (``"\\ud800"`` parses to one), which UTF-8 cannot carry: it is written as the
-same ``\\uXXXX`` escape, so re-encoding never fails and the upstream gets
-what the sender wrote.
+same ``\\uXXXX`` escape, so the upstream gets what the sender wrote. A number
+JSON cannot carry is refused (:class:`NotFinite`): the standard library reads
+``NaN`` and ``Infinity``, and a number past the double range such as ``1e400``
+as infinity, and would write ``Infinity`` back, which no JSON reader takes.
 """
 
 from __future__ import annotations
@@ -86,9 +88,20 @@ def parse(body: bytes) -> Any:
     return document
 
 
-def dumps(document: Any) -> str:
-    """`document` as compact JSON text, non-ASCII characters as themselves."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+class NotFinite(ValueError):
+    """The document holds NaN or an infinity, which JSON has no number for."""
+
+
+def dumps(document: Any, allow_nan: bool = False) -> str:
+    """`document` as compact JSON text, non-ASCII characters as themselves.
+    Raises :class:`NotFinite` for NaN or an infinity in it, unless `allow_nan`
+    (then written ``NaN``, ``Infinity``, as the standard library reads them)."""
+    try:
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
+    except ValueError:
+        raise NotFinite(
+            "a number JSON cannot carry (NaN, Infinity, or past the double range such as 1e400)"
+        ) from None
 
 
 def to_utf8(text: str) -> bytes:
@@ -101,6 +114,7 @@ def to_utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
-def encode(document: Any) -> bytes:
-    """`document` as a compact UTF-8 JSON body (never fails on lone surrogates)."""
-    return to_utf8(dumps(document))
+def encode(document: Any, allow_nan: bool = False) -> bytes:
+    """`document` as a compact UTF-8 JSON body (never fails on lone surrogates;
+    NaN and infinities as :func:`dumps` writes them)."""
+    return to_utf8(dumps(document, allow_nan))
