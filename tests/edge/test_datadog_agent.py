@@ -161,6 +161,42 @@ def test_families_fall_back_to_upstream_url_and_the_metrics_site(
     ]
 
 
+def test_distribution_points_go_to_the_metrics_family_unchanged(
+    start_edge: EdgeLauncher, upstream: Upstream, families: dict[str, Upstream]
+) -> None:
+    """``/api/v1/distribution_points`` (the public API's distributions, which
+    API clients and serverless libraries post to ``api.<site>``; the Agent
+    sends its distributions as sketches) is not one of the routes EDGE.md
+    section 2 filters: it is forwarded byte for byte, to ``metrics_url``
+    with the rest of the metrics family, whatever the metric policies say."""
+    edge = start_edge(
+        POLICIES,
+        program="sluice-edge-datadog",
+        logs_url=families[LOGS].url,
+        metrics_url=families[METRICS].url,
+        api_url=families[API].url,
+    )
+    points = {
+        "series": [
+            {"metric": "app.debug.latency", "points": [[1_763_726_400, [1.0, 2.5]]]},
+            {"metric": "app.latency", "points": [[1_763_726_400, [3.0]]], "tags": ["env:prod"]},
+        ]
+    }
+    body = compress("gzip", json.dumps(points).encode())
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    answer = edge.request("POST", "/api/v1/distribution_points", body, headers)
+    assert answer.status == 202
+    [got] = families[METRICS].received()
+    assert (got.target, got.body) == ("/api/v1/distribution_points", body)
+    assert got.header("Content-Encoding") == "gzip"
+    assert families[API].received() == [] and upstream.received() == []
+    metrics = Prometheus.parse(edge.metrics())
+    assert metrics.get(
+        "sluice_edge_requests_total", route="/api/v1/distribution_points", code="202"
+    )
+    assert metrics.results("metrics")["dropped"] == 0
+
+
 @pytest.mark.parametrize("encoding", ["zstd", "gzip", "deflate", ""])
 def test_protobuf_series_are_filtered_and_keep_their_encoding(
     start_edge: EdgeLauncher, upstream: Upstream, encoding: str

@@ -230,7 +230,10 @@ class EdgeConfig:
                 "/api/v1/series, /api/v2/series, /api/beta/sketches (Datadog metrics, filtered)",
                 self.datadog_metrics_url,
             ),
-            ("/api/v1/check_run (Datadog check runs, proxied unchanged)", self.datadog_metrics_url),
+            (
+                "/api/v1/check_run, /api/v1/distribution_points (Datadog, proxied unchanged)",
+                self.datadog_metrics_url,
+            ),
             (
                 "other /api/ and /intake/ paths (Datadog API, proxied unchanged)",
                 self.datadog_api_url,

@@ -5,8 +5,9 @@ talks to Datadog directly:
 
 * logs (``/api/v2/logs``; ``/v1/input`` on the legacy HTTP intake) to the logs
   intake, ``https://http-intake.logs.<site>``: Edge's ``logs_url``;
-* metrics (series v1 and v2, sketches, check runs) to the site's API:
-  ``metrics_url``;
+* metrics (series v1 and v2, sketches, check runs; and the public API's
+  distribution points, which API clients post to the same host) to the
+  site's API: ``metrics_url``;
 * everything else under ``/api/`` and ``/intake/`` (API key validation, host
   metadata, inventories, events, service checks) to its main endpoint,
   ``https://app.<site>`` (``GetInfraEndpoint`` in the Agent's
@@ -29,7 +30,12 @@ LEGACY_LOGS_PREFIX = "/v1/input"
 """The legacy HTTP logs intake: ``/v1/input/<API key>``, a key in the path."""
 V1_SERIES, V2_SERIES = "/api/v1/series", "/api/v2/series"
 SKETCHES, CHECK_RUNS = "/api/beta/sketches", "/api/v1/check_run"
-METRICS_PATHS = frozenset({V1_SERIES, V2_SERIES, SKETCHES, CHECK_RUNS})
+DISTRIBUTION_POINTS = "/api/v1/distribution_points"
+METRICS_UNFILTERED = frozenset({CHECK_RUNS, DISTRIBUTION_POINTS})
+"""Metrics-family calls forwarded unchanged: check runs are not metrics, and
+distribution points are not among the routes EDGE.md section 2 filters (the
+Agent sends its distributions as sketches)."""
+METRICS_PATHS = frozenset({V1_SERIES, V2_SERIES, SKETCHES, *METRICS_UNFILTERED})
 CONTENT_ENCODINGS = {"zstd1": "zstd"}
 """Datadog's own names of Content-Encodings, as the codec they name: the API
 clients' ``zstd1`` (``MetricContentEncoding.ZSTD1``) is a zstd frame."""

@@ -23,6 +23,7 @@ ROUTES: dict[str, int] = {
     "/api/v1/series": 202,
     "/api/beta/sketches": 202,
     "/api/v1/check_run": 202,
+    "/api/v1/distribution_points": 202,
     "datadog_api": 200,
     "datadog_logs_legacy": 200,
     "passthrough": 200,

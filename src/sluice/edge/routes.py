@@ -306,9 +306,10 @@ class Edge:
 
     async def datadog_metrics(self, request: Request, exchange: Exchange) -> Response:
         """The metrics family: POSTed series (JSON, or the Agent's protobuf) and
-        sketches are filtered; check runs and other methods are forwarded."""
+        sketches are filtered; check runs, distribution points and other
+        methods are forwarded."""
         path = request.path
-        if request.method != "POST" or path == intake.CHECK_RUNS:
+        if request.method != "POST" or path in intake.METRICS_UNFILTERED:
             return await self.forward_datadog(self.metrics_upstream, request, exchange)
         decode: Decoder
         if path == intake.SKETCHES:
