@@ -1272,3 +1272,30 @@ def test_sections_of_the_wrong_kind_are_named_as_mapstructure_names_them(
         "service::extensions: 'service.extensions': source data must be an array or slice, "
         "got string"
     )
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            ("      receivers: [otlp]\n", "      receivers: {otlp: {}}\n"),
+            "service::pipelines::logs::receivers: 'service.pipelines[logs].receivers': "
+            "source data must be an array or slice, got map",
+        ),
+        (
+            ("      exporters: [debug]\n", "      exporters: [debug, [x]]\n"),
+            "service::pipelines::logs::exporters[1]: 'service.pipelines[logs].exporters[1]' "
+            "expected a map, got 'slice'",
+        ),
+        (
+            ("service:\n", "service:\n  extensions: [{nop: {some: config}}]\n"),
+            "service::extensions[0]: 'service.extensions[0]' has invalid keys: nop",
+        ),
+    ],
+)
+def test_a_list_of_ids_that_does_not_decode_is_its_one_problem(
+    edit: tuple[str, str], problem: str
+) -> None:
+    """Upstream stops at the decoding error: a list given as a map is not
+    also an empty list, and an item that is no id is not an empty id."""
+    assert _loaded(_config().replace(*edit))[1] == [problem]

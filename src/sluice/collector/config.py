@@ -4,7 +4,7 @@ wording where upstream has one). Nothing here starts anything."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -334,9 +334,15 @@ def _section(
     return found
 
 
-def _ids(names: Sequence[str], path: str, problems: Problems) -> list[ComponentID]:
+def _ids(
+    names: Sequence[str], path: str, problems: Problems, undecoded: Collection[str] = ()
+) -> list[ComponentID]:
+    """The ids `names` hold; a name whose key path is in `undecoded` did not
+    decode (its problem is reported) and is left out, not read as an empty id."""
     ids = []
     for i, name in enumerate(names):
+        if f"{path}[{i}]" in undecoded:
+            continue
         try:
             ids.append(ComponentID.parse(name))
         except ValueError as bad:
@@ -356,7 +362,9 @@ def load(raw: Any, factories: Factories) -> Config:
         problems.add("", invalid_keys("", unknown))
     components = {kind: _section(raw.get(kind.value), kind, factories, problems) for kind in Kind}
     service = shallow(raw.get("service"))
+    before = len(problems.paths)
     spec = decode(ServiceConfig, service, "service", problems, name="service")
+    undecoded = set(problems.paths[before:])
     if not isinstance(service, Mapping):
         service = {}
     # Upstream's telemetry config unmarshals itself (a confmap.Unmarshaler)
@@ -379,7 +387,7 @@ def load(raw: Any, factories: Factories) -> Config:
             problems.add("", "no receiver configuration specified in config")
         if not _declares(raw, Kind.EXPORTER):
             problems.add("", "no exporter configuration specified in config")
-    extensions = _ids(spec.extensions, "service::extensions", problems)
+    extensions = _ids(spec.extensions, "service::extensions", problems, undecoded)
     extensions = list(dict.fromkeys(extensions))  # started once each, as upstream
     pipelines = _pipelines(shallow(service.get("pipelines")), problems)
     # Upstream's order: the pipelines' own checks (the service's), then the
@@ -435,15 +443,23 @@ def _pipelines(raw: Any, problems: Problems) -> dict[ComponentID, Pipeline]:
             )
             problems.add("", f'{prefix}: pipeline "{pid}": {problem}')
             continue
+        before = len(problems.paths)
         spec = decode(PipelineConfig, value, path, problems, name=f"service.pipelines[{key}]")
+        # Upstream stops at a decoding error: what did not decode is not also
+        # an empty list or an empty id.
+        undecoded = set(problems.paths[before:])
         # A receiver or exporter listed twice is one consumer (upstream's graph
         # keys them by id): the data is received and sent once.
-        receivers = list(dict.fromkeys(_ids(spec.receivers, f"{path}::receivers", problems)))
-        processors = _ids(spec.processors, f"{path}::processors", problems)
-        exporters = list(dict.fromkeys(_ids(spec.exporters, f"{path}::exporters", problems)))
-        if not spec.receivers:
+        receivers = list(
+            dict.fromkeys(_ids(spec.receivers, f"{path}::receivers", problems, undecoded))
+        )
+        processors = _ids(spec.processors, f"{path}::processors", problems, undecoded)
+        exporters = list(
+            dict.fromkeys(_ids(spec.exporters, f"{path}::exporters", problems, undecoded))
+        )
+        if not spec.receivers and f"{path}::receivers" not in undecoded:
             problems.add("", f'{prefix}: pipeline "{pid}": must have at least one receiver')
-        if not spec.exporters:
+        if not spec.exporters and f"{path}::exporters" not in undecoded:
             problems.add("", f'{prefix}: pipeline "{pid}": must have at least one exporter')
         seen: set[ComponentID] = set()
         for cid in processors:
