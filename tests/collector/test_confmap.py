@@ -83,6 +83,16 @@ def test_unreadable_sources_name_themselves(uri: str, message: str) -> None:
         sources.Loaded([uri], [])
 
 
+@pytest.mark.parametrize("bad", ["ftp:x", "./a:b.yaml"])
+def test_every_source_is_located_before_any_is_read(tmp_path: Path, bad: str) -> None:
+    """As upstream's resolver, which checks each URI's scheme when it is made
+    and reads the sources only when it resolves: a bad URI after a missing
+    file is the error, and nothing is read (or fetched) first."""
+    with pytest.raises(sources.SourceError) as raised:
+        sources.Loaded([str(tmp_path / "missing.yaml"), bad], [])
+    assert f'"{bad}"' in str(raised.value)
+
+
 def test_an_env_source_takes_its_default_only_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     """As ``${env:NAME:-default}`` and upstream's env provider: a variable set
     to the empty string is an empty config, not the default."""

@@ -65,12 +65,26 @@ def merge(base: Any, over: Any) -> Any:
     return over
 
 
-def read(uri: str) -> Any:
-    """The map one ``--config`` value holds (raises SourceError)."""
+_SCHEMES = ("file", "env", "yaml", "http", "https")
+
+
+def locate(uri: str) -> tuple[str, str]:
+    """The scheme and the rest of one ``--config`` value (a path is a
+    ``file``); raises SourceError for a URI no provider takes."""
     match = _SCHEME.match(uri)
     if match is None and ":" in uri and not _DRIVE_LETTER.match(uri):
         raise SourceError(f'invalid uri: "{uri}"')
     scheme, rest = (match.group(1), match.group(2)) if match else ("file", uri)
+    if scheme not in _SCHEMES:
+        raise SourceError(
+            f'unsupported scheme on URI "{uri}" (use a path, env:NAME, yaml:..., http(s)://...)'
+        )
+    return scheme, rest
+
+
+def read(uri: str) -> Any:
+    """The map one ``--config`` value holds (raises SourceError)."""
+    scheme, rest = locate(uri)
     if scheme == "file":
         try:
             text = confexpand.read_file(rest)
@@ -87,16 +101,12 @@ def read(uri: str) -> Any:
             raise SourceError(f"{where}: {problem}") from None
     elif scheme == "yaml":
         text, where = rest, f"--config {uri}"
-    elif scheme in ("http", "https"):
+    else:
         where = f"--config {uri}"
         try:
             text = confexpand.fetch(uri)
         except confexpand.Unresolved as problem:
             raise SourceError(f"{where}: {problem}") from None
-    else:
-        raise SourceError(
-            f'unsupported scheme on URI "{uri}" (use a path, env:NAME, yaml:..., http(s)://...)'
-        )
     value = _yaml(text, where)
     if value is None:
         return {}
@@ -131,7 +141,10 @@ class Loaded:
     def __init__(self, configs: list[str], sets: list[str]):
         self.raw: dict[str, Any] = {}
         self.origins: dict[str, str] = {}
-        for uri in [*configs, *(set_snippet(s) for s in sets)]:
+        uris = [*configs, *(set_snippet(s) for s in sets)]
+        for uri in uris:  # as upstream's resolver: every URI is checked before any is read
+            locate(uri)
+        for uri in uris:
             value = read(uri)
             self.raw = merge(self.raw, value)
             shown = uri[5:] if uri.startswith("file:") else uri
