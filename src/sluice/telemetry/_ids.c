@@ -145,9 +145,13 @@ typedef struct {
 
 /* The varint at *at (before end), modulo 2**64, into *value, as gogo reads
  * it: 0, or INTEGER_OVERFLOW or UNEXPECTED_EOF when it does not read. */
-static int
+static inline int
 read_varint(const unsigned char **at, const unsigned char *end, uint64_t *value)
 {
+    if (*at < end && **at < 0x80) { /* most tags and lengths are one byte */
+        *value = *(*at)++;
+        return 0;
+    }
     uint64_t result = 0;
     for (int shift = 0;; shift += 7) {
         if (shift >= 64)
@@ -218,12 +222,31 @@ skip(const unsigned char *at, const unsigned char *end, const unsigned char **ne
     return UNEXPECTED_EOF;
 }
 
-static const Field *
-field_of(const Kind *kind, int32_t number)
+/* Field numbers up to this are found by index (see field_of). */
+#define INDEXED 17
+#define KIND_COUNT ((int)(sizeof(kinds) / sizeof(kinds[0])))
+
+/* Per kind, its fields by number (up to INDEXED), or NULL. */
+static const Field *indexed[KIND_COUNT][INDEXED];
+
+static void
+index_fields(void)
 {
-    for (int i = 0; i < kind->count; i++)
-        if (kind->fields[i].number == number)
-            return &kind->fields[i];
+    for (int k = 0; k < KIND_COUNT; k++)
+        for (int i = 0; i < kinds[k].count; i++)
+            if (kinds[k].fields[i].number < INDEXED)
+                indexed[k][kinds[k].fields[i].number] = &kinds[k].fields[i];
+}
+
+static inline const Field *
+field_of(int kind, int32_t number)
+{
+    if (number < INDEXED)
+        return indexed[kind][number];
+    const Kind *fields = &kinds[kind];
+    for (int i = 0; i < fields->count; i++)
+        if (fields->fields[i].number == number)
+            return &fields->fields[i];
     return NULL;
 }
 
@@ -254,7 +277,7 @@ walk(int kind, const unsigned char *at, const unsigned char *end, int depth, Fou
         }
         if (number == DEPRECATED_SCOPES && kind >= 3 && kind <= 5)
             seen = SEEN_DEPRECATED;
-        const Field *field = field_of(&kinds[kind], number);
+        const Field *field = field_of(kind, number);
         if (field == NULL) {
             if ((code = skip(start, end, &at, found)) != 0)
                 return code;
@@ -354,5 +377,6 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__ids(void)
 {
+    index_fields();
     return PyModule_Create(&module_def);
 }
