@@ -21,6 +21,7 @@ from tests.ottl.items import (
     CONTEXTS,
     NAN,
     NO_BODY,
+    SPAN_ID,
     add_attributes,
     datapoint_item,
     evaluate,
@@ -38,6 +39,15 @@ T, F = True, False
 
 def _body(value: Any) -> Callable[[], Any]:
     return lambda: log_item(value)
+
+
+def _child_span(parent: bytes) -> Callable[[], Any]:
+    def item() -> Any:
+        span = span_item()
+        span.span.parent_span_id = parent
+        return span
+
+    return item
 
 
 ROWS: list[tuple[str, str, Callable[[], Any], bool | str]] = [
@@ -263,6 +273,14 @@ ROWS: list[tuple[str, str, Callable[[], Any], bool | str]] = [
     ("span", 'IsMatch(name, "^GET")', span_item, T),
     ("span", 'attributes["retries"] > 2 and kind == SPAN_KIND_SERVER', span_item, T),
     ("span", 'instrumentation_scope.name == "tracer"', span_item, T),
+    # IsRootSpan (the filter processor's span functions have it): no parent, or an all-zero one
+    ("span", "IsRootSpan()", span_item, T),
+    ("span", "IsRootSpan() == true", span_item, T),
+    ("span", "IsRootSpan()", _child_span(bytes(8)), T),
+    ("span", "IsRootSpan()", _child_span(SPAN_ID), F),
+    ("span", "not IsRootSpan() and kind == SPAN_KIND_SERVER", _child_span(SPAN_ID), T),
+    # a function without parameters ignores its arguments, as upstream's parser does
+    ("span", "IsRootSpan(1, nme)", span_item, T),
     # -- span event ------------------------------------------------------------
     ("spanevent", 'name == "grpc.call"', span_event_item, T),
     ("spanevent", 'attributes["grpc"] == true', span_event_item, T),
@@ -407,6 +425,8 @@ CONFIG_ERRORS = [
     ("log", 'instrumentation_scope.nme["k"] == 1', 'segment "nme" from path'),
     ("datapoint", "instrumentation_scope.nme.x == 1", 'segment "nme" from path'),
     ("datapoint", 'HasAttrKeyOnDatapoint("a")', "only available to metrics.metric"),
+    ("spanevent", "IsRootSpan()", 'undefined function "IsRootSpan"'),
+    ("log", "IsRootSpan()", 'undefined function "IsRootSpan": it is only available to traces.span'),
     ("datapoint", "positive.offset == 1", "exponential histogram buckets"),
 ]
 

@@ -30,6 +30,8 @@ from sluice.ottl.values import type_name
 
 Predicate = Callable[[Any], bool]
 SUPPORTED = ", ".join(FUNCTIONS)
+CONDITION_KEYS = {"metric": "metrics.metric", "span": "traces.span"}
+"""The filter processor's condition list of a context that has functions of its own."""
 
 
 @dataclass
@@ -137,6 +139,8 @@ class Compiler:
     def call(self, call: syntax.Call) -> Getter:
         function = self._function(call)
         args: list[Any] = []
+        if not function.takes_arguments:
+            return function.build(args)
         try:
             bound = self._bind(call, function)
             for (_, kind), (position, argument) in zip(function.params, bound, strict=True):
@@ -175,9 +179,9 @@ class Compiler:
                 f'function "{call.name}" is not supported by Sluice (supported: {SUPPORTED})'
             )
         if function.contexts is not None and self.context.name not in function.contexts:
+            where = ", ".join(CONDITION_KEYS[name] for name in sorted(function.contexts))
             raise OttlConfigError(
-                f'undefined function "{call.name}": it is only available to metrics.metric '
-                "conditions"
+                f'undefined function "{call.name}": it is only available to {where} conditions'
             )
         if call.keys:
             raise OttlConfigError(f"indexing the result of {call.name} is not supported by Sluice")

@@ -39,6 +39,12 @@ class Function:
     contexts: frozenset[str] | None = None
     """The contexts that have it (None: all)."""
 
+    @property
+    def takes_arguments(self) -> bool:
+        """A function without parameters ignores its call's arguments, as
+        upstream's parser does for a factory with no ``Arguments``."""
+        return bool(self.params)
+
 
 def is_match(args: Sequence[Any]) -> Getter:
     """``IsMatch`` on a value that is not a path (a literal or a converter)."""
@@ -128,6 +134,12 @@ def _has_attribute(args: Sequence[Any]) -> Getter:
         return False
 
     return get
+
+
+def _is_root_span(args: Sequence[Any]) -> Getter:
+    """``IsRootSpan()``: the span has no parent (its parent span id is empty
+    or all zeros, pdata's ``IsEmpty``)."""
+    return lambda item: not any(item.span.parent_span_id)
 
 
 def _has_attribute_key(args: Sequence[Any]) -> Getter:
@@ -262,6 +274,7 @@ FUNCTIONS = {
         Function(
             "HasAttrKeyOnDatapoint", (("key", STRING),), _has_attribute_key, frozenset({"metric"})
         ),
+        Function("IsRootSpan", (), _is_root_span, frozenset({"span"})),
     )
 }
 """Sluice's converters, by name."""

@@ -99,7 +99,7 @@ def test_config_problems_name_the_key_and_the_condition() -> None:
         '\\"lower\\"), \\"error\\")": error while parsing arguments for call to "IsMatch": '
         'invalid argument at position 0: function "ConvertCase" is not supported by Sluice '
         "(supported: IsMatch, IsString, IsInt, IsDouble, IsBool, IsMap, Len, HasAttrOnDatapoint, "
-        "HasAttrKeyOnDatapoint)",
+        "HasAttrKeyOnDatapoint, IsRootSpan)",
         'logs::log_record[2]: unable to parse OTTL condition "set(attributes[\\"x\\"], \\"y\\")": '
         'condition has invalid syntax: 1:26: unexpected token "<EOF>" (expected <opcomparison> '
         "Value)",
