@@ -424,9 +424,9 @@ CONFIG_ERRORS = [
     ("span", "resource.nme.x == 1", 'segment "nme" from path "resource.nme.x" is'),
     ("log", 'instrumentation_scope.nme["k"] == 1', 'segment "nme" from path'),
     ("datapoint", "instrumentation_scope.nme.x == 1", 'segment "nme" from path'),
-    ("datapoint", 'HasAttrKeyOnDatapoint("a")', "only available to metrics.metric"),
+    ("datapoint", 'HasAttrKeyOnDatapoint("a")', 'undefined function "HasAttrKeyOnDatapoint"'),
     ("spanevent", "IsRootSpan()", 'undefined function "IsRootSpan"'),
-    ("log", "IsRootSpan()", 'undefined function "IsRootSpan": it is only available to traces.span'),
+    ("log", "IsRootSpan()", 'undefined function "IsRootSpan"'),
     ("datapoint", "positive.offset == 1", "exponential histogram buckets"),
 ]
 

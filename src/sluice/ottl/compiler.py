@@ -30,8 +30,6 @@ from sluice.ottl.values import type_name
 
 Predicate = Callable[[Any], bool]
 SUPPORTED = ", ".join(FUNCTIONS)
-CONDITION_KEYS = {"metric": "metrics.metric", "span": "traces.span"}
-"""The filter processor's condition list of a context that has functions of its own."""
 
 
 @dataclass
@@ -179,10 +177,8 @@ class Compiler:
                 f'function "{call.name}" is not supported by Sluice (supported: {SUPPORTED})'
             )
         if function.contexts is not None and self.context.name not in function.contexts:
-            where = ", ".join(CONDITION_KEYS[name] for name in sorted(function.contexts))
-            raise OttlConfigError(
-                f'undefined function "{call.name}": it is only available to {where} conditions'
-            )
+            # Not in this context's function set: upstream's parser's own error.
+            raise OttlConfigError(f'undefined function "{call.name}"')
         if call.keys:
             raise OttlConfigError(f"indexing the result of {call.name} is not supported by Sluice")
         return function

@@ -155,6 +155,24 @@ def test_validation_stops_where_upstreams_does() -> None:
     ]
 
 
+def test_a_function_of_another_context_is_upstreams_undefined_function() -> None:
+    """The filter processor gives each context its own function set
+    (``StandardMetricFuncs`` alone has the data point functions,
+    ``StandardSpanFuncs`` alone ``IsRootSpan``): elsewhere the parser's
+    error is its plain ``undefined function``."""
+    assert _problems(
+        {
+            "traces": {"spanevent": ["IsRootSpan()"]},
+            "metrics": {"datapoint": ['HasAttrOnDatapoint("a", "b")']},
+        }
+    ) == [
+        'traces::spanevent[0]: unable to parse OTTL condition "IsRootSpan()": undefined '
+        'function "IsRootSpan"',
+        'metrics::datapoint[0]: unable to parse OTTL condition "HasAttrOnDatapoint(\\"a\\", '
+        '\\"b\\")": undefined function "HasAttrOnDatapoint"',
+    ]
+
+
 def test_an_empty_condition_list_is_given_as_upstream_reads_it() -> None:
     """Upstream tells a list written empty (``[]``) from one not written (its
     Validate and processors test ``!= nil``): an empty list cannot sit with
