@@ -106,6 +106,12 @@ def extensions() -> list[Any]:
         ["src/sluice/telemetry/_ids.c"],
         extra_compile_args=["-O2"],
     )
+    # Whether an OTLP JSON body needs sluice.telemetry.otlp_pbjson's exact read.
+    json_scan = Extension(
+        "sluice.telemetry._jsonscan",
+        ["src/sluice/telemetry/_jsonscan.c"],
+        extra_compile_args=["-O2"],
+    )
     # Sampling's hash (sluice.policy.sampling.fnv1a64 is its reference).
     hashing = Extension(
         "sluice.policy._sampling",
@@ -122,6 +128,7 @@ def extensions() -> list[Any]:
         reader,
         json_reader,
         ids,
+        json_scan,
         hashing,
     ]
 

@@ -8,8 +8,10 @@ strings (Go's strconv; ``scale`` and ``offset`` numbers only),
 enums as integers or names, bytes as padded standard base64 (Go's), doubles
 as numbers or strings as Go's ``strconv.ParseFloat`` reads them (``"NaN"``,
 ``"Infinity"``, ``"0x1p-2"``, ``"1_000"``); unknown keys are ignored,
-and ``null`` read as pdata reads it (refused for numbers, bools and enums,
-the empty value of a oneof's choice, else no value). Writing follows pdata's
+``null`` is read as pdata reads it (refused for numbers, bools and enums,
+an empty string, bytes or oneof choice, else no change), and a key given
+twice counts twice, as jsoniter calls pdata back for each (lists joined,
+messages read into one, the last scalar or oneof choice). Writing follows pdata's
 writer too: the message fields outside a oneof are written even when empty
 (``"resource":{}``, ``"scope":{}``, ``"body":{}``, ``"status":{}``...), and
 the trace and span ids always, an empty (or all-zero) one as ``""``; keys
@@ -37,7 +39,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final, Protocol
 
 import orjson
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -48,7 +50,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sluice.goencoding import std_base64
-from sluice.policy import Signal
+from sluice.policy import Signal, native
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_raw import LeanLogsRequest
 
@@ -66,7 +68,17 @@ message that has them: spans, links, log records, exemplars)."""
 
 Convert = Callable[[Any, int], Any]
 """Reads one JSON value at a message nesting depth (scalars ignore it)."""
-Reader = Callable[[Any, int], dict[str, Any]]
+
+
+class Reader(Protocol):
+    """Reads a JSON object at a message depth into constructor arguments (a
+    new dict, or `into`: a message given again is read into the first)."""
+
+    def __call__(
+        self, document: Any, depth: int, into: dict[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+
+
 Null = Callable[[], Any]
 """The value a JSON ``null`` gives a field (or raises ValueError)."""
 Render = Callable[[Any], Any]
@@ -142,13 +154,19 @@ def _parse(body: bytes) -> Any:
     and LF (a byte order mark or a UTF-16 body is not JSON), and never looking
     past the end of that value.
 
-    orjson reads what it accepts exactly as ``json`` would for OTLP: the one
-    difference, integers past 64 bits read as floats, concerns values no OTLP
-    field can hold (they are refused either way). It refuses invalid UTF-8,
-    lone surrogate escapes and content after the value, which ``json`` then
-    reads (not its ``NaN`` and ``Infinity``, which are not JSON)."""
+    jsoniter calls back for every key of an object, a key given twice
+    included: objects are read as a tuple of their (key, value) pairs by
+    ``json``. orjson, four times faster, reads the rest: a body without
+    (``_jsonscan.c`` tells it in one pass) reads the same into dicts, and
+    integers past 64 bits, the one other difference for OTLP, are refused
+    either way. orjson refuses
+    invalid UTF-8, lone surrogate escapes and content after the value, which
+    ``json`` then reads (not its ``NaN`` and ``Infinity``, which are not
+    JSON)."""
     try:
-        return orjson.loads(body)
+        document = orjson.loads(body)
+        if _scan is not None and not _scan.needs_exact_read(body):
+            return document
     except orjson.JSONDecodeError:
         pass
     text = body.decode("utf-8", "replace")
@@ -162,12 +180,17 @@ def _parse(body: bytes) -> Any:
         raise ValueError(f"not JSON: {problem}") from None
 
 
+_scan: Final[Any] = native.extension("sluice.telemetry._jsonscan")
+"""Tells whether a body needs the exact read (see ``_jsonscan.c``); None
+without it, when every body gets that read."""
+
+
 def _not_json(constant: str) -> Any:
     # `json` reads NaN and Infinity (orjson and jsoniter do not): refused.
     raise ValueError(f"{constant} is not a JSON value")
 
 
-_FIRST_VALUE = json.JSONDecoder(parse_constant=_not_json)
+_FIRST_VALUE = json.JSONDecoder(parse_constant=_not_json, object_pairs_hook=tuple)
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -180,10 +203,8 @@ def _without_surrogates(value: Any) -> Any:
         except UnicodeEncodeError:
             return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
         return value
-    if isinstance(value, dict):
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_surrogates(item) for item in value]
+    if isinstance(value, (tuple, list)):
+        return type(value)(_without_surrogates(item) for item in value)
     return value
 
 
@@ -193,41 +214,81 @@ _READERS: dict[str, Reader] = {}
 def _reader(descriptor: Descriptor) -> Reader:
     """A function from a JSON object (and its message depth) to the
     constructor arguments of the message `descriptor` describes (nested
-    messages as dicts)."""
+    messages as dicts).
+
+    Every occurrence of a key counts, as pdata's reader calls back for each:
+    a list given twice is one list, a message given twice (outside a oneof)
+    one message read from both, and a scalar or a oneof's choice takes the
+    last value (a oneof's last choice, set last, is the one it keeps)."""
     known = _READERS.get(descriptor.full_name)
     if known is not None:
         return known
-    table: dict[str, tuple[str, Convert, Null | None]] = {}
+    table: dict[str, tuple[str, Convert, Null | None, int]] = {}
     message_name = descriptor.full_name
 
-    def read(document: Any, depth: int) -> dict[str, Any]:
-        if type(document) is not dict:
+    def read(document: Any, depth: int, into: dict[str, Any] | None = None) -> dict[str, Any]:
+        pairs: Any
+        if type(document) is dict:
+            pairs = document.items()
+        elif type(document) is tuple:
+            pairs = document
+        else:
             raise ValueError(f"{message_name}: expected a JSON object, got {_kind(document)}")
         if depth > MAX_DEPTH:
             raise ValueError(f"OTLP JSON nested too deeply (over {MAX_DEPTH} messages)")
-        arguments: dict[str, Any] = {}
-        for key, value in document.items():
+        arguments: dict[str, Any] = {} if into is None else into
+        for key, value in pairs:
             spec = table.get(key)
             if spec is None:
                 continue
-            if value is not None:
-                arguments[spec[0]] = spec[1](value, depth + 1)
-            elif spec[2] is not None:
-                arguments[spec[0]] = spec[2]()
+            name, convert, null, kind = spec
+            if value is None:
+                if null is not None:
+                    arguments.pop(name, None)
+                    arguments[name] = null()
+                continue
+            if kind == _SET:
+                arguments[name] = convert(value, depth + 1)
+            elif kind == _CHOICE:
+                arguments.pop(name, None)  # set last: the constructor keeps it
+                arguments[name] = convert(value, depth + 1)
+            elif name not in arguments:
+                arguments[name] = convert(value, depth + 1)
+            elif kind == _APPENDED:
+                arguments[name] = arguments[name] + convert(value, depth + 1)
+            else:  # _MERGED: read into the message given before
+                _READERS[table_types[name]](value, depth + 1, arguments[name])
         return arguments
 
     _READERS[message_name] = read  # before the fields: messages nest themselves
+    table_types: dict[str, str] = {}
     for field in descriptor.fields:
-        entry = (field.name, _field_reader(field), _null_reader(field))
+        kind = _SET
+        if field.is_repeated:
+            kind = _APPENDED
+        elif field.containing_oneof is not None:
+            kind = _CHOICE
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            kind = _MERGED
+            table_types[field.name] = field.message_type.full_name
+        entry = (field.name, _field_reader(field), _null_reader(field), kind)
         table[field.json_name] = table[field.name] = entry
     return read
 
 
+_SET, _CHOICE, _APPENDED, _MERGED = 0, 1, 2, 3
+"""How a field takes a key given again: the last value, the last value set
+last (a oneof's choice, or a proto3 optional), the lists joined, or the
+messages read into one."""
+
+
 def _null_reader(field: FieldDescriptor) -> Null | None:
     """What a JSON ``null`` gives `field`, as pdata reads it (None: the field
-    stays unset): a number, a bool or an enum is refused; a string, bytes or
-    a message that is one of a oneof's choices (an ``AnyValue``'s, a data
-    point's or a metric's) is set to its empty value."""
+    keeps what it has): a number, a bool or an enum is refused; a string,
+    bytes or an id is empty (jsoniter's ``ReadString`` reads null as ""); a
+    message that is one of a oneof's choices (an ``AnyValue``'s, a data
+    point's or a metric's) is set to its empty value; a list or another
+    message is left as it is (null is an empty list or object to jsoniter)."""
     where = f"{field.containing_type.name}.{field.json_name}"
     if field.is_repeated:
         return None
@@ -237,11 +298,9 @@ def _null_reader(field: FieldDescriptor) -> Null | None:
             raise ValueError(f"{where}: expected a value, got null")
 
         return refuse
-    oneof = field.containing_oneof
-    if oneof is None or oneof.name.startswith("_"):  # proto3 optional: no choice
-        return None
     if field.type == FieldDescriptor.TYPE_MESSAGE:
-        return dict
+        oneof = field.containing_oneof
+        return dict if oneof is not None and not oneof.name.startswith("_") else None
     return str if field.type == FieldDescriptor.TYPE_STRING else bytes
 
 
@@ -281,7 +340,7 @@ def _field_reader(field: FieldDescriptor) -> Convert:
 
 
 def _kind(value: Any) -> str:
-    if isinstance(value, dict):
+    if isinstance(value, (dict, tuple)):
         return "an object"
     if isinstance(value, list):
         return "an array"

@@ -852,6 +852,52 @@ def test_a_json_body_is_read_as_pdata_reads_it(start: Start, body: bytes, status
     assert (answer, headers["content-type"]) == (status, "application/json")
 
 
+def test_a_key_given_again_counts_as_pdata_counts_it(start: Start) -> None:
+    # jsoniter's ReadObjectCB calls pdata back for every key: lists given
+    # twice are appended to, a message given twice (resource, body, status,
+    # a key's value) is read into the first, a scalar or a oneof's choice
+    # (arrayValue, sum) keeps the last.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    span = (
+        b'{"name":"a","name":"b","attributes":[{"key":"k1"}],"attributes":[{"key":"k2"}],'
+        b'"status":{"code":2},"status":{"message":"m"},"traceState":"x","traceState":null}'
+    )
+    resource = (
+        b'{"attributes":[{"key":"r1","value":{"stringValue":"v"},"value":{}}]},'
+        b'"resource":{"attributes":[{"key":"r2","value":{"arrayValue":{"values":[{}]},'
+        b'"arrayValue":{"values":[]}}}],"droppedAttributesCount":3}'
+    )
+    body = (
+        b'{"resourceSpans":[{"resource":%s,"scopeSpans":[{"spans":[%s]}]}],'
+        b'"resourceSpans":[{"schemaUrl":"second"}]}' % (resource, span)
+    )
+    status, _, _ = post(f"{receiver.http}/v1/traces", body, "application/json")
+    assert status == 200
+    [request] = receiver.received(Signal.TRACE)
+    first, second = request.resource_spans
+    assert second.schema_url == "second"
+    attributes = first.resource.attributes
+    assert [a.key for a in attributes] == ["r1", "r2"]
+    assert attributes[0].value.string_value == "v"
+    assert list(attributes[1].value.array_value.values) == []
+    assert first.resource.dropped_attributes_count == 3
+    [read] = first.scope_spans[0].spans
+    assert (read.name, read.trace_state) == ("b", "")
+    assert [a.key for a in read.attributes] == ["k1", "k2"]
+    assert (read.status.code, read.status.message) == (2, "m")
+
+    metric = (
+        b'{"name":"m","sum":{"dataPoints":[{"asInt":"1"}]},'
+        b'"sum":{"dataPoints":[{"asInt":"2"}],"isMonotonic":true}}'
+    )
+    body = b'{"resourceMetrics":[{"scopeMetrics":[{"metrics":[%s]}]}]}' % metric
+    status, _, _ = post(f"{receiver.http}/v1/metrics", body, "application/json")
+    assert status == 200
+    [request] = receiver.received(Signal.METRIC)
+    total = request.resource_metrics[0].scope_metrics[0].metrics[0].sum
+    assert total.is_monotonic and [p.as_int for p in total.data_points] == [2]
+
+
 def test_a_bad_id_is_400_naming_it_as_upstream(start: Start) -> None:
     # pdata's log reader reports "readLog.traceId: parse trace_id:<error>".
     receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
