@@ -2,10 +2,11 @@
  * Whether an OTLP JSON body needs the exact (slower) read of
  * sluice.telemetry.otlp_pbjson, in one pass over its bytes.
  *
- * orjson keeps only the last value of a key given twice in an object;
- * pdata's jsoniter reader sees every occurrence of a key (a list given twice
- * is appended to, a message merged). A body without reads the same either
- * way. The body is valid JSON (orjson read
+ * orjson keeps only the last value of a key given twice in an object and
+ * reads -0 as the integer 0; pdata's jsoniter reader sees every occurrence of
+ * a key (a list given twice is appended to, a message merged) and reads -0 as
+ * a double's -0.0 and refuses it where an unsigned integer is due. A body
+ * with neither reads the same either way. The body is valid JSON (orjson read
  * it). The answer is conservative: a key with an escape, an object with more
  * than MAX_KEYS keys or nesting past MAX_DEPTH also say yes.
  */
@@ -102,6 +103,11 @@ needs_exact(const char *text, Py_ssize_t size)
             if (depth > 0 && frames[depth - 1].object)
                 frames[depth - 1].expect_key = 1;
             break;
+        case '-':
+            if (i + 1 < size && text[i + 1] == '0'
+                && (i + 2 >= size || (text[i + 2] != '.' && text[i + 2] != 'e' && text[i + 2] != 'E')))
+                answer = 1;
+            break;
         default:
             break;
         }
@@ -126,7 +132,7 @@ needs_exact_read(PyObject *module, PyObject *arg)
 
 static PyMethodDef methods[] = {
     {"needs_exact_read", needs_exact_read, METH_O,
-     "Whether a valid JSON body repeats a key in an object (or may)."},
+     "Whether a valid JSON body repeats a key in an object or holds -0 (or may)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,7 @@ import gzip
 import http.client
 import json
 import logging
+import math
 import socket
 import ssl
 import threading
@@ -896,6 +897,31 @@ def test_a_key_given_again_counts_as_pdata_counts_it(start: Start) -> None:
     [request] = receiver.received(Signal.METRIC)
     total = request.resource_metrics[0].scope_metrics[0].metrics[0].sum
     assert total.is_monotonic and [p.as_int for p in total.data_points] == [2]
+
+
+def test_negative_zero_is_read_as_jsoniter_reads_it(start: Start) -> None:
+    # jsoniter reads the sign, then the number: -0 is a double's -0.0 and a
+    # signed integer's (or an enum's) 0; readUint64 refuses the sign.
+    receiver = start({"http": {"endpoint": "127.0.0.1:0"}})
+    point = b'{"asDouble":-0,"timeUnixNano":"1"}'
+    buckets = b'{"offset":-0,"bucketCounts":[1]}'
+    metrics = (
+        b'{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[%s]}},'
+        b'{"exponentialHistogram":{"aggregationTemporality":-0,"dataPoints":'
+        b'[{"count":"1","positive":%s}]}}]}]}]}' % (point, buckets)
+    )
+    status, _, _ = post(f"{receiver.http}/v1/metrics", metrics, "application/json")
+    assert status == 200
+    [request] = receiver.received(Signal.METRIC)
+    gauge, exponential = request.resource_metrics[0].scope_metrics[0].metrics
+    value = gauge.gauge.data_points[0].as_double
+    assert value == 0 and math.copysign(1, value) == -1
+    assert exponential.exponential_histogram.data_points[0].positive.offset == 0
+
+    spans = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":-0}]}]}]}'
+    status, _, body = post(f"{receiver.http}/v1/traces", spans, "application/json")
+    assert status == 400 and json.loads(body)["code"] == 3
+    assert receiver.received(Signal.TRACE) == []
 
 
 def test_a_bad_id_is_400_naming_it_as_upstream(start: Start) -> None:
