@@ -460,10 +460,11 @@ def test_credentials_in_the_url_are_sent_as_basic_auth(sink: Upstream) -> None:
 
 def test_a_failed_request_names_its_url_without_the_password(sink: Upstream) -> None:
     """Go's client error (url.Error) names the URL with the password
-    redacted (stripPassword: ``user:xxxxx@``); a username alone stays."""
-    with_password = sink.url.replace("http://", "http://alice:s%40cret@")
+    redacted (stripPassword: the unescaped username, then ``:***@``); a
+    username alone stays."""
+    with_password = sink.url.replace("http://", "http://al%69ce:s%40cret@")
     error = str(refusal(sink, Reply(200, delay=0.5), endpoint=with_password, timeout=Duration(0.1)))
-    redacted = sink.url.replace("http://", "http://alice:xxxxx@")
+    redacted = sink.url.replace("http://", "http://alice:***@")
     assert error.startswith(f'failed to make an HTTP request: Post "{redacted}/v1/logs": ')
     assert "cret" not in error
     with_user = sink.url.replace("http://", "http://bob@")
@@ -778,6 +779,21 @@ def test_a_redirect_loop_is_a_retryable_failure_after_10_redirects(sink: Upstrea
     assert len(sink.wait_for(11)) == 11
     time.sleep(0.05)
     assert len(sink.received()) == 11
+
+
+def test_a_redirect_loop_names_the_location_as_sent(sink: Upstream) -> None:
+    """Go's client sets the url.Error of a redirect it does not follow to
+    the Location as the server wrote it: a password there is not stripped."""
+    location = sink.url.replace("http://", "http://alice:s%40cret@") + "/v1/logs"
+    sink.respond = Reply(307, headers=[("Location", location)])
+    retry = RetrySettings(enabled=False)
+
+    wording = f'failed to make an HTTP request: Post "{location}": stopped after 10 redirects'
+    run(
+        config(sink, retry_on_failure=retry, sending_queue=QueueSettings(enabled=False)),
+        refuses_a_record(True, wording),
+    )
+    assert len(sink.wait_for(11)) == 11
 
 
 @pytest.mark.parametrize(

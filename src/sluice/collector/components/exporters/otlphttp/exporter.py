@@ -88,26 +88,27 @@ _CLIENT_TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awai
 """What Go's client says of a request that ran out of time."""
 
 
-def _request_failed(url: str, problem: str) -> ExportError:
+def _request_failed(url: str, problem: str, redact: bool = True) -> ExportError:
     """A request that got no answer, as upstream words it (Go's client
-    errors read ``Post "<url>": <problem>``, the URL's password redacted):
-    retryable."""
+    errors read ``Post "<url>": <problem>``, the URL's password redacted
+    unless `redact` is false): retryable."""
+    named = _redacted(url) if redact else url
     return ExportError(
-        f"failed to make an HTTP request: Post {quoted(_redacted(url))}: {problem}",
-        retryable=True,
+        f"failed to make an HTTP request: Post {quoted(named)}: {problem}", retryable=True
     )
 
 
 def _redacted(url: str) -> str:
     """`url` with its userinfo's password as Go's client errors write it
-    (stripPassword: ``user:xxxxx@``); unchanged without a password."""
+    (stripPassword: the unescaped username, then ``:***@``); unchanged
+    without a password."""
     scheme, slashes, rest = url.partition("://")
     authority_end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
     userinfo, at, host = rest[:authority_end].rpartition("@")
     if not slashes or not at or ":" not in userinfo:
         return url
-    username = userinfo.partition(":")[0]
-    return f"{scheme}://{username}:xxxxx@{host}{rest[authority_end:]}"
+    username = unquote(userinfo.partition(":")[0])
+    return f"{scheme}://{username}:***@{host}{rest[authority_end:]}"
 
 
 class _Route:
@@ -268,9 +269,12 @@ class OtlpHttpSender(Sender):
             if answer.status not in _REDIRECTS:
                 raise response.failure(route.url, answer)
             if redirects == MAX_REDIRECTS:
-                # Go's client names the Location it did not follow.
+                # Go's client names the Location it did not follow, as sent
+                # (its url.Error's URL is set to it, not stripped).
                 location = response.header(answer, b"location")
-                raise _request_failed(location, f"stopped after {MAX_REDIRECTS} redirects")
+                raise _request_failed(
+                    location, f"stopped after {MAX_REDIRECTS} redirects", redact=False
+                )
             redirects += 1
             route = self._redirected(route, answer)
 
