@@ -1,7 +1,7 @@
 """An HTTP server's settings as upstream's ``confighttp.ServerConfig`` reads
 them, and what they do to every request, whichever component serves: CORS
-preflights answered first, the ``auth`` authenticator (401 with its reason
-otherwise, in the component's error format), the ``response_headers`` on
+preflights answered first, the ``auth`` authenticator (a refusal is v0.115's
+plain-text ``401 Unauthorized``), the ``response_headers`` on
 every answer, and the shared server's limits from the body size and timeouts.
 The otlp receiver's HTTP protocol and the zpages extension serve through it;
 the collector's HTTP servers route as Go's ServeMux (:mod:`.servemux`).
@@ -10,7 +10,7 @@ the collector's HTTP servers route as Go's ServeMux (:mod:`.servemux`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Annotated
 from urllib.parse import parse_qs
@@ -38,16 +38,6 @@ DEFAULT_MAX_REQUEST_BODY_SIZE = 20 * MIB
 """confighttp's limit when ``max_request_body_size`` is 0 or less."""
 COMPRESSION_ALGORITHMS = ("", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4")
 """confighttp's default ``compression_algorithms`` (and every name it knows)."""
-ErrorAnswer = Callable[[Request, int, str], Response]
-"""How a component answers an error the settings decide (a refused
-credential): the request, the HTTP status and the message (upstream's
-``confighttp.WithErrorHandler``)."""
-
-
-def text_error(request: Request, status: int, message: str) -> Response:
-    """Go's ``http.Error``: the message as plain text, what upstream answers
-    when the component gives no error handler (zpages)."""
-    return go_error(status, message)
 
 
 @dataclass
@@ -115,7 +105,9 @@ class ServerMiddleware:
     """Wraps a component's handler with what the settings do to every
     request, in upstream's order: a CORS preflight is answered at once,
     then the authenticator decides (a refusal is logged at debug and
-    answered 401 with its reason by `error_answer`), then the handler
+    answered as v0.115's ``authInterceptor`` answers it, whatever the
+    component: Go's ``http.Error`` with ``Unauthorized``, the reason kept
+    out of the answer), then the handler
     answers, with the client's :class:`~sluice.collector.client.Info` (its
     address, its headers with ``include_metadata``, what the authenticator
     found) current; CORS and ``response_headers`` go on every answer."""
@@ -126,10 +118,8 @@ class ServerMiddleware:
         handler: Handler,
         authenticator: ServerAuthenticator | None,
         log: logging.Logger,
-        error_answer: ErrorAnswer = text_error,
     ):
         self._handler = handler
-        self._error_answer = error_answer
         self._cors = (
             CorsPolicy(config.cors) if config.cors and config.cors.allowed_origins else None
         )
@@ -149,7 +139,6 @@ class ServerMiddleware:
         handler: Handler,
         host: Host,
         log: logging.Logger,
-        error_answer: ErrorAnswer = text_error,
     ) -> ServerMiddleware:
         """With the authenticator ``auth`` names among the host's extensions
         (raises ValueError with upstream's wording when it is missing or
@@ -162,7 +151,7 @@ class ServerMiddleware:
                 " and is therefore ignored."
             )
         authenticator = server_authenticator(config.auth, host)
-        return cls(config, handler, authenticator, log, error_answer)
+        return cls(config, handler, authenticator, log)
 
     async def __call__(self, request: Request) -> Response:
         cors = self._cors
@@ -190,7 +179,7 @@ class ServerMiddleware:
                 auth = await self._authenticator.authenticate(self._auth_headers(request))
             except AuthenticationError as refused:
                 self._log.debug("request refused by the authenticator: %s", refused)
-                return self._error_answer(request, 401, str(refused))
+                return go_error(401, "Unauthorized")
         metadata = request_metadata(request) if self._include_metadata else NO_METADATA
         with serving(Info(request.peer, metadata, auth)):
             return await self._handler(request)

@@ -1,9 +1,8 @@
 """OTLP/HTTP: the handler the shared HTTP server runs for the receiver.
 
 Checks run in upstream's order, each with upstream's answer (CORS preflight
-and authentication come first, in :mod:`sluice.collector.confighttp`, which
-answers a refused credential with :func:`error_answer`: 401 with a Status
-holding the authenticator's reason): ``Content-Encoding`` (400, also when a
+and authentication come first, in :mod:`sluice.collector.confighttp`: a
+refused credential is a plain-text ``401 Unauthorized``): ``Content-Encoding`` (400, also when a
 gzip or zlib header does not read: :mod:`.content_encoding`), the path (301
 to the clean one, as Go's ``ServeMux``, when it has empty, ``.`` or ``..``
 segments; 404: only the signals some pipeline uses have one), the method
@@ -190,8 +189,8 @@ def go_media_type(value: str) -> str | None:
 
 
 def error_answer(request: Request | Mapping[bytes, bytes], status: int, message: str) -> Response:
-    """An error answered before the media type is checked (a refused
-    credential, an unaccepted ``Content-Encoding``), from the request or its
+    """An error answered before the media type is checked (an unaccepted
+    ``Content-Encoding``), from the request or its
     lowered headers: a Status in the request's format, JSON when it names
     none (upstream's error handler, which the receiver also gives its
     confighttp server)."""

@@ -12,10 +12,7 @@ from collections.abc import Mapping
 from sluice.collector.component import Component, Consumer, Host, Settings
 from sluice.collector.components.receivers.otlp.config import HttpConfig, OtlpReceiverConfig
 from sluice.collector.components.receivers.otlp.grpc_service import OtlpGrpcServer
-from sluice.collector.components.receivers.otlp.http_handler import (
-    OtlpHttpHandler,
-    error_answer,
-)
+from sluice.collector.components.receivers.otlp.http_handler import OtlpHttpHandler
 from sluice.collector.components.receivers.otlp.ingest import Ingest
 from sluice.collector.configauth import server_authenticator
 from sluice.collector.confighttp import ServerMiddleware
@@ -73,7 +70,7 @@ class OtlpReceiver(Component):
 
     async def _start_http(self, config: HttpConfig, host: Host) -> None:
         otlp = OtlpHttpHandler(config, self._ingests("http"))
-        handler = ServerMiddleware.for_host(config, otlp, host, self._log, error_answer)
+        handler = ServerMiddleware.for_host(config, otlp, host, self._log)
 
         def too_large(method: str, path: str, headers: dict[bytes, bytes]) -> Response:
             # A body past the limit as sent is refused by the HTTP layer
