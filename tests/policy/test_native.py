@@ -211,27 +211,3 @@ def test_a_value_that_ends_before_an_unmapped_page_is_scanned_without_a_crash() 
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == str(79 * 9)
-
-
-HUGE_PAGE = 2 << 20
-
-
-def test_a_database_of_a_huge_page_or_more_is_placed_on_huge_pages() -> None:
-    """Its whole huge pages are advised onto huge pages (a kernel without
-    transparent huge pages refuses the advice: none are), the part past them
-    stays on small pages, and a smaller database is placed as before. Either
-    way it scans alike."""
-    words = [f"w{n:05d}q{(n * 7919) % 10007:05d}" for n in range(16_000)]
-    large = native.load_database(blob(*(w.encode() for w in words)))
-    small = native.load_database(blob(b"error", b"time ?out"))
-    assert large.size >= HUGE_PAGE  # the test's premise
-    kernel_has_them = os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")
-    if kernel_has_them:
-        assert large.huge_page_bytes % HUGE_PAGE == 0
-        assert 0 < large.huge_page_bytes <= large.size
-    else:
-        assert large.huge_page_bytes == 0
-    assert small.huge_page_bytes == 0
-    matcher = native.matcher([(large, [[n] for n in range(len(words))], None)])
-    value = f"{words[0]} and {words[8_191]}, {words[-1]}; not w99999q00000".encode()
-    assert sorted(matcher.scan(value)) == [0, 8_191, len(words) - 1]

@@ -14,10 +14,8 @@
  *
  * The GIL stays held while scanning: one scratch per matcher is then never
  * used by two threads at once, and the values scanned (log bodies, attribute
- * values) take microseconds. It is released while a database is loaded.
- *
- * A database of a huge page (2 MiB) or more is placed on huge pages, as far
- * as it fills them (see database_alloc).
+ * values) take microseconds. It is released while a database is loaded (a
+ * few MB copied and checked, on the thread that swaps policy sets in).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,7 +23,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "_hsnative.h"
 
@@ -50,37 +47,6 @@ static struct {
                        unsigned int flags, hs_scratch_t *scratch, hs_match_t on_match,
                        void *context);
 } hs;
-
-/*
- * Where the library places a database it loads. Every scan walks a large
- * database's literal tables and programs at places the value's bytes pick:
- * with 4 KiB pages, a body scan with thousands of patterns (a database of a
- * few MiB) misses the CPU's address translation cache on most of them. So a
- * database of a huge page or more starts on a huge page boundary, and the
- * kernel is asked to back its whole huge pages with huge pages (transparent
- * huge pages in `madvise` mode; a kernel that has them off ignores it). The
- * part after the last whole huge page stays on small pages, so that no
- * memory is taken beyond the database's own.
- */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-/* Bytes of the last database this thread loaded that were advised onto huge
- * pages. */
-static _Thread_local size_t advised;
-
-static void *
-database_alloc(size_t size)
-{
-    if (size < HUGE_PAGE)
-        return malloc(size);
-    void *block;
-    if (posix_memalign(&block, HUGE_PAGE, size) != 0)
-        return NULL;
-    size_t whole = size & ~(HUGE_PAGE - 1);
-    if (madvise(block, whole, MADV_HUGEPAGE) == 0)
-        advised = whole;
-    return block;
-}
 
 static int
 require_library(void)
@@ -129,14 +95,6 @@ load(PyObject *module, PyObject *arg)
             return NULL;
         }
     }
-    /* Optional: a library without it places databases with malloc. */
-    hs_error_t (*set_allocator)(void *(*)(size_t), void (*)(void *)) =
-        dlsym(handle, "hs_set_database_allocator");
-    if (set_allocator != NULL && set_allocator(database_alloc, free) != HS_SUCCESS) {
-        PyErr_SetString(PyExc_OSError, "libhs refused its database allocator");
-        dlclose(handle);
-        return NULL;
-    }
     hs.handle = handle;
     return PyUnicode_FromString(hs.version());
 }
@@ -146,7 +104,6 @@ load(PyObject *module, PyObject *arg)
 typedef struct {
     PyObject_HEAD
     hs_database_t *db;
-    size_t huge; /* bytes of it advised onto huge pages */
 } Database;
 
 static void
@@ -168,11 +125,8 @@ Database_init(Database *self, PyObject *args, PyObject *kwargs)
         return -1;
     hs_database_t *db = NULL;
     hs_error_t err;
-    size_t huge;
     Py_BEGIN_ALLOW_THREADS
-    advised = 0;
     err = hs.deserialize(blob.buf, (size_t)blob.len, &db);
-    huge = advised;
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&blob);
     if (err != HS_SUCCESS) {
@@ -182,7 +136,6 @@ Database_init(Database *self, PyObject *args, PyObject *kwargs)
     if (self->db != NULL)
         hs.free_database(self->db);
     self->db = db;
-    self->huge = huge;
     return 0;
 }
 
@@ -195,16 +148,8 @@ Database_size(Database *self, void *closure)
     return PyLong_FromSize_t(size);
 }
 
-static PyObject *
-Database_huge(Database *self, void *closure)
-{
-    return PyLong_FromSize_t(self->db == NULL ? 0 : self->huge);
-}
-
 static PyGetSetDef Database_getset[] = {
     {"size", (getter)Database_size, NULL, "Bytes the database holds.", NULL},
-    {"huge_page_bytes", (getter)Database_huge, NULL,
-     "Bytes of it placed on huge pages (whole huge pages; 0 for a database under one).", NULL},
     {NULL},
 };
 
