@@ -273,18 +273,20 @@ def test_bearertokenauth_lets_only_the_token_in(running: Running) -> None:
     running.no_secret_logged()
 
 
-def test_refusals_are_upstreams_401_status(running: Running) -> None:
-    expected = {
-        ("basic", None): "no basic auth provided",
-        ("basic", basic(ALICE[0], WRONG[0])): "invalid credentials",
-        ("basic", f"Bearer {WRONG[1]}"): "invalid authorization scheme prefix",
-        ("bearer", None): "missing or empty authorization header: Authorization",
-        ("bearer", f"Bearer {WRONG[1]}"): "scheme or token does not match",
-    }
-    for (receiver, auth), message in expected.items():
+def test_refusals_are_upstreams_401(running: Running) -> None:
+    # v0.115's confighttp authInterceptor: Go's http.Error with the status
+    # text, whatever the authenticator's reason
+    refusals = [
+        ("basic", None),
+        ("basic", basic(ALICE[0], WRONG[0])),
+        ("basic", f"Bearer {WRONG[1]}"),
+        ("bearer", None),
+        ("bearer", f"Bearer {WRONG[1]}"),
+    ]
+    for receiver, auth in refusals:
         answer = raw_post(running, receiver, "raw-refused", {"Authorization": auth} if auth else {})
-        assert (answer.status, answer.header("Content-Type")) == (401, "application/json")
-        assert json.loads(answer.body) == {"code": 16, "message": message}
+        assert (answer.status, answer.header("Content-Type")) == (401, "text/plain; charset=utf-8")
+        assert answer.body == b"Unauthorized\n"
     assert (
         raw_post(running, "basic", "raw-basic-ok", {"Authorization": basic(*ALICE)}).status == 200
     )
