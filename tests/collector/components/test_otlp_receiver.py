@@ -1569,6 +1569,27 @@ TRACE_ID_LENGTH = "unmarshal: invalid TraceID length"
 SPAN_ID_LENGTH = "unmarshal: invalid SpanID length"
 
 
+def assert_refused_as_pdata(start: Start, signal: Signal, wire: bytes, message: str) -> None:
+    """`wire` is refused with pdata's `message`: 400 with a Status over HTTP,
+    INTERNAL over gRPC (grpc-go's unmarshalling error), and nothing exported."""
+    receiver = start()
+    status, _, body = post(receiver.http + PATHS[signal], wire)
+    assert (status, status_of(body, "application/x-protobuf")) == (
+        400,
+        {"code": 3, "message": message},
+    )
+    with (
+        grpc.insecure_channel(receiver.grpc_target) as channel,
+        pytest.raises(grpc.RpcError) as raised,
+    ):
+        channel.unary_unary(pdata_service(signal))(wire, timeout=5)
+    assert (raised.value.code(), raised.value.details()) == (
+        grpc.StatusCode.INTERNAL,
+        f"grpc: error unmarshalling request: {message}",
+    )
+    assert receiver.received(signal) == []
+
+
 @pytest.mark.parametrize(
     ("signal", "wire", "message"),
     [
@@ -1604,22 +1625,7 @@ def test_an_id_of_the_wrong_length_is_refused_as_pdata_refuses_it(
     start: Start, signal: Signal, wire: bytes, message: str
 ) -> None:
     # pdata's ids are fixed-size arrays (data.TraceID/SpanID Unmarshal).
-    receiver = start()
-    status, _, body = post(receiver.http + PATHS[signal], wire)
-    assert (status, status_of(body, "application/x-protobuf")) == (
-        400,
-        {"code": 3, "message": message},
-    )
-    with (
-        grpc.insecure_channel(receiver.grpc_target) as channel,
-        pytest.raises(grpc.RpcError) as raised,
-    ):
-        channel.unary_unary(pdata_service(signal))(wire, timeout=5)
-    assert (raised.value.code(), raised.value.details()) == (
-        grpc.StatusCode.INTERNAL,
-        f"grpc: error unmarshalling request: {message}",
-    )
-    assert receiver.received(signal) == []
+    assert_refused_as_pdata(start, signal, wire, message)
 
 
 @pytest.mark.parametrize(
@@ -1674,22 +1680,7 @@ def test_a_request_pdata_does_not_read_is_refused_in_its_words(
     start: Start, signal: Signal, wire: bytes, message: str
 ) -> None:
     # pdata's gogoproto Unmarshal methods (pdata/internal/data/protogen).
-    receiver = start()
-    status, _, body = post(receiver.http + PATHS[signal], wire)
-    assert (status, status_of(body, "application/x-protobuf")) == (
-        400,
-        {"code": 3, "message": message},
-    )
-    with (
-        grpc.insecure_channel(receiver.grpc_target) as channel,
-        pytest.raises(grpc.RpcError) as raised,
-    ):
-        channel.unary_unary(pdata_service(signal))(wire, timeout=5)
-    assert (raised.value.code(), raised.value.details()) == (
-        grpc.StatusCode.INTERNAL,
-        f"grpc: error unmarshalling request: {message}",
-    )
-    assert receiver.received(signal) == []
+    assert_refused_as_pdata(start, signal, wire, message)
 
 
 def test_unknown_fields_are_stepped_over(start: Start) -> None:
