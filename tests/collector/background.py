@@ -49,6 +49,17 @@ def background_loop() -> Iterator[BackgroundLoop]:
         loop.close()
 
 
+def head_of(answer: bytes) -> tuple[str, dict[str, str], bytes]:
+    """The status line, headers (lowercased names) and body of one answer."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.lower()] = value.strip()
+    return status, headers, body
+
+
 def go_redirect(location: str) -> tuple[int, str, str, bytes]:
     """Go's ServeMux 301 to `location`, as (status, Location, Content-Type,
     body)."""

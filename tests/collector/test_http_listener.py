@@ -12,7 +12,7 @@ import pytest
 
 from sluice.transport.http_message import Request, Response
 from sluice.transport.listener import HttpListener
-from tests.collector.background import background_loop, http_get
+from tests.collector.background import background_loop, head_of, http_get
 
 
 async def echo(request: Request) -> Response:
@@ -39,15 +39,10 @@ def exchange(port: int, raw: bytes) -> bytes:
         return received
 
 
-def head_of(answer: bytes) -> tuple[str, dict[str, str], bytes]:
-    """The status line, headers (lowercased names) and body of one answer."""
-    head, _, body = answer.partition(b"\r\n\r\n")
-    status, *lines = head.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines:
-        name, _, value = line.partition(":")
-        headers[name.lower()] = value.strip()
-    return status, headers, body
+def answers_to(port: int, raw: bytes) -> list[tuple[str, dict[str, str], bytes]]:
+    """Each answer (as :func:`head_of` reads it) to the pipelined requests in
+    `raw`, in order; the last must close the connection."""
+    return [head_of(b"HTTP/1.1 " + a) for a in exchange(port, raw).split(b"HTTP/1.1 ")[1:]]
 
 
 def test_every_answer_is_dated(port: int) -> None:
@@ -185,8 +180,8 @@ def test_repeated_content_length_that_agrees_is_read_as_one(port: int) -> None:
         b"Content-Length:  3 \r\n\r\nabc"
     )
     second = b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    answers = exchange(port, first + second).split(b"HTTP/1.1 ")[1:]
-    assert [head_of(b"HTTP/1.1 " + answer)[::2] for answer in answers] == [
+    answers = answers_to(port, first + second)
+    assert [answer[::2] for answer in answers] == [
         ("HTTP/1.1 200 OK", b"POST /a 3"),
         ("HTTP/1.1 200 OK", b"GET /b 0"),
     ]
@@ -203,8 +198,8 @@ def test_chunked_wins_over_content_length(port: int) -> None:
         b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
     )
     second = b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    answers = exchange(port, first + second).split(b"HTTP/1.1 ")[1:]
-    assert [head_of(b"HTTP/1.1 " + answer)[::2] for answer in answers] == [
+    answers = answers_to(port, first + second)
+    assert [answer[::2] for answer in answers] == [
         ("HTTP/1.1 200 OK", b"POST /a 3"),
         ("HTTP/1.1 200 OK", b"GET /b 0"),
     ]
@@ -335,11 +330,11 @@ def test_a_pipelined_request_is_read_as_a_first_one(port: int, first: bytes, sec
     """Go reads each request of a connection alike: a method it takes, or
     Content-Length lines that agree, behind other requests in the same read."""
     third = b"GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    answers = exchange(port, first + second + third).split(b"HTTP/1.1 ")[1:]
+    answers = answers_to(port, first + second + third)
     method = second.split(b" ")[0]
-    assert [head_of(b"HTTP/1.1 " + answer)[0] for answer in answers] == ["HTTP/1.1 200 OK"] * 3
-    assert head_of(b"HTTP/1.1 " + answers[1])[2] == method + b" /m 2"
-    assert head_of(b"HTTP/1.1 " + answers[2])[2] == b"GET /c 0"
+    assert [answer[0] for answer in answers] == ["HTTP/1.1 200 OK"] * 3
+    assert answers[1][2] == method + b" /m 2"
+    assert answers[2][2] == b"GET /c 0"
 
 
 @pytest.mark.parametrize("method", ["F@O", "F(O)", '"GET"'])
@@ -364,8 +359,8 @@ def test_connect_is_an_ordinary_request(port: int) -> None:
     the connection, which no collector handler does)."""
     first = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"
     second = b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    answers = exchange(port, first + second).split(b"HTTP/1.1 ")[1:]
-    assert [head_of(b"HTTP/1.1 " + answer)[::2] for answer in answers] == [
+    answers = answers_to(port, first + second)
+    assert [answer[::2] for answer in answers] == [
         ("HTTP/1.1 200 OK", b"CONNECT example.com:443 0"),
         ("HTTP/1.1 200 OK", b"GET /b 0"),
     ]

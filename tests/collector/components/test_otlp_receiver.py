@@ -86,7 +86,7 @@ from sluice.collector.internal.warning import exposes_every_interface
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from sluice.telemetry.otlp_raw import LeanLogsRequest, varint
-from tests.collector.background import go_redirect
+from tests.collector.background import go_redirect, head_of
 from tests.providers.test_tls import self_signed as providers_self_signed
 
 TESTDATA = Path(__file__).parent / "testdata" / "otlp"
@@ -1200,13 +1200,7 @@ def raw_exchange(
         while chunk := sock.recv(65536):
             received += chunk
         client = sock.getsockname()
-    head, _, body = received.partition(b"\r\n\r\n")
-    status, *lines = head.decode("latin-1").split("\r\n")
-    headers = {}
-    for line in lines:
-        name, _, value = line.partition(":")
-        headers[name.lower()] = value.strip()
-    return status, headers, body, client
+    return (*head_of(received), client)
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "application/x-protobuf"])
