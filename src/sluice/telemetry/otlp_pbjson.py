@@ -373,10 +373,9 @@ def _integer_reader(where: str, kind: int) -> Convert:
     and ``1e3`` are refused, as jsoniter refuses them), or a string in
     decimal as Go's ``strconv.ParseInt`` / ``ParseUint`` reads it; ``scale``
     and ``offset`` (the only ``sint32`` fields) as numbers only."""
-    text = _SIGNED_TEXT if kind in _SIGNED else _UNSIGNED_TEXT
-    strings = kind != FieldDescriptor.TYPE_SINT32
-
     signed = kind in _SIGNED
+    text = _SIGNED_TEXT if signed else _UNSIGNED_TEXT
+    strings = kind != FieldDescriptor.TYPE_SINT32
 
     def integer(value: Any, _depth: int) -> int:
         if type(value) is int:
