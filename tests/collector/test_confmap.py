@@ -38,6 +38,17 @@ def test_files_merge_in_order_maps_merge_lists_replace(tmp_path: Path) -> None:
     assert loaded.origin("processors::batch::metadata_keys[0]") == str(second)
 
 
+def test_a_file_with_a_long_path_is_named_whole(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    config = deep / "collector.yaml"
+    config.write_text("processors:\n  batch:\n    timeout: 1s\n")
+    inline = "yaml:processors::batch::send_batch_size: " + "1" * 100
+    loaded = sources.Loaded([str(config), inline], [])
+    assert loaded.origin("processors::batch::timeout") == str(config)
+    assert loaded.origin("processors::batch::send_batch_size") == inline[:77] + "..."
+
+
 def test_yaml_snippets_env_sources_and_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BASE", "exporters:\n  debug:\n    verbosity: basic\n")
     loaded = sources.Loaded(

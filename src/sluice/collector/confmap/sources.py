@@ -135,6 +135,16 @@ def _leaves(value: Any, path: str, origin: str, origins: dict[str, str]) -> None
             _leaves(item, f"{path}[{i}]", origin, origins)
 
 
+def _origin_name(uri: str) -> str:
+    """How a problem names the source that set a key: a file by its whole
+    path (cutting it would cut the file's name); inline YAML and other URIs
+    cut to 80 characters."""
+    scheme, rest = locate(uri)
+    if scheme == "file":
+        return rest
+    return uri if len(uri) < 80 else uri[:77] + "..."
+
+
 class Loaded:
     """The merged config and, for each key path, the source that set it last."""
 
@@ -147,8 +157,7 @@ class Loaded:
         for uri in uris:
             value = read(uri)
             self.raw = merge(self.raw, value)
-            shown = uri[5:] if uri.startswith("file:") else uri
-            _leaves(value, "", shown if len(shown) < 80 else shown[:77] + "...", self.origins)
+            _leaves(value, "", _origin_name(uri), self.origins)
 
     def origin(self, path: str) -> str | None:
         """The source of the longest known prefix of `path`."""
