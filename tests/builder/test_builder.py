@@ -583,7 +583,7 @@ def test_a_third_party_version_the_installed_one_does_not_match_is_refused(
     ), built.stderr
 
 
-def test_the_readme_walk_through_runs_as_written(tmp_path: Path) -> None:
+def test_the_readme_walk_through_runs_as_written(tmp_path: Path, fixed_ports: None) -> None:
     """The README's builder walk-through, run by bash from a folder that
     sees the repository's .venv, examples and src (so dist/ and the log land
     in the temporary folder). It installs the example component into .venv,

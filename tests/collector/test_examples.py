@@ -85,7 +85,7 @@ def test_collector_in_front_of_edge_runs_as_written(tmp_path: Path) -> None:
         backend.stop()
 
 
-def test_the_readme_run_and_demo_commands(tmp_path: Path) -> None:
+def test_the_readme_run_and_demo_commands(tmp_path: Path, fixed_ports: None) -> None:
     """``./scripts/run`` starts the default config on its fixed localhost ports;
     ``sluice demo --endpoint`` sends the bundled telemetry and reports what
     the policies did; the records that passed are printed by the collector.
