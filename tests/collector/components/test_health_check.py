@@ -218,6 +218,31 @@ def test_up_since_is_kept_while_ready_and_reset_by_a_restart(start: Any) -> None
     assert json.loads(hc.get()[2])["upSince"] > first
 
 
+def test_state_changes_are_logged_with_the_status_as_a_field(
+    start: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Upstream's HealthCheck.Set: ``Health Check state change`` with the zap
+    field ``status`` (``ready``, ``unavailable``), at every Ready and
+    NotReady; shutdown calls NotReady even when the collector never became
+    ready (a failed start)."""
+    hc = start()
+    with caplog.at_level(logging.INFO, "sluice"):
+        hc.report("collector", Status.STARTING)
+        hc.report("collector", Status.STOPPING)
+        hc.report("collector", Status.OK)
+        hc.report("collector", Status.STOPPING)
+    changes = [
+        (r.getMessage(), getattr(r, "fields", None))
+        for r in caplog.records
+        if "state change" in r.getMessage()
+    ]
+    assert changes == [
+        ("Health Check state change", {"status": "unavailable"}),
+        ("Health Check state change", {"status": "ready"}),
+        ("Health Check state change", {"status": "unavailable"}),
+    ]
+
+
 def test_root_path_serves_every_path(start: Any) -> None:
     hc = start()
     assert hc.get("/anything/at/all?x=1")[0] == 503

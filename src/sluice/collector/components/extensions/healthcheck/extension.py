@@ -84,10 +84,16 @@ class HealthCheckExtension(Component):
             if not self.ready:
                 self._up_since_ns = time.time_ns()
                 self._up_since_monotonic = time.monotonic_ns()
-                self.logger.info("Health Check state change: ready")
-        elif self.ready:
+            self._log_state("ready")
+        elif self.ready or status is not Status.STARTING:
+            # Upstream's NotReady comes at shutdown, ready before or not
+            # (a failed start); nothing is called while starting.
             self._up_since_ns = 0
-            self.logger.info("Health Check state change: unavailable")
+            self._log_state("unavailable")
+
+    def _log_state(self, state: str) -> None:
+        """Upstream's log line at every Ready and NotReady, the state as a field."""
+        self.logger.info("Health Check state change", extra={"fields": {"status": state}})
 
     async def handle(self, request: Request) -> Response:
         """The status at ``path``; elsewhere the answers of upstream's ``ServeMux``."""
