@@ -151,6 +151,34 @@ def test_an_encoding_zap_does_not_know_is_valid_but_stops_the_collector(
     assert f"Error: failed to create logger: {reason}" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("traces", "runs"),
+    [
+        ("{propagators: [b3, tracecontext]}", True),
+        ("{propagators: [unknown, tracecontext]}", False),
+        ("{level: none, propagators: [unknown]}", True),
+    ],
+)
+def test_an_unknown_trace_propagator_is_valid_but_stops_the_collector(
+    tmp_path: Path, traces: str, runs: bool
+) -> None:
+    """otelcol's testdata/otelcol-invalidprop.yaml: upstream's config takes
+    any propagator name; its service refuses all but ``tracecontext`` and
+    ``b3`` when it creates its tracer provider (not at all with traces at
+    level none), so validate passes and running fails."""
+    text = _config().replace("    metrics:\n", f"    traces: {traces}\n    metrics:\n")
+    path = _write(tmp_path, text)
+    validated = run_cli("validate", "--config", str(path))
+    assert (validated.returncode, validated.stdout) == (0, "config is valid\n"), validated.stderr
+    if runs:
+        assert CollectorProcess(tmp_path, text).wait_ready().terminate() == 0
+        return
+    result = run_cli("--config", str(path))
+    assert result.returncode == 1
+    assert "failed to create tracer provider: unsupported trace propagator" in result.stderr
+    assert "Setting up own telemetry" not in result.stderr
+
+
 def test_feature_gates_are_accepted_and_each_reported_as_ignored(tmp_path: Path) -> None:
     path = _write(tmp_path, _config())
     result = run_cli(

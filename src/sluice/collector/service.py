@@ -59,6 +59,9 @@ class ShutdownError(Exception):
     stopped, joined by ``; `` as Go's multierr joins them."""
 
 
+TRACE_PROPAGATORS = ("tracecontext", "b3")
+"""The ``service::telemetry::traces::propagators`` the service can set up."""
+
 DEADLINE_EXCEEDED = "context deadline exceeded"
 """The error of a component that did not stop within the shutdown timeout
 (Go's ``context.DeadlineExceeded``)."""
@@ -118,6 +121,12 @@ class Service:
         self.host.report_status("collector", Status.OK)
 
     async def _start_all(self) -> None:
+        traces = self.config.telemetry.traces
+        if traces.level.lower() != "none" and any(
+            p not in TRACE_PROPAGATORS for p in traces.propagators
+        ):
+            # upstream's config takes any name; its tracer provider does not
+            raise StartError("failed to create tracer provider: unsupported trace propagator")
         log.info("Setting up own telemetry...")
         metrics = self.config.telemetry.metrics
         if self.config.metrics_endpoint is None:
