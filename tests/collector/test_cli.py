@@ -738,7 +738,7 @@ def test_telemetry_levels_are_read_as_upstream_reads_them() -> None:
         config, problems = _telemetry(metrics_level, logs_level)
         assert problems == [] and config is not None, problems
     config, _ = _telemetry("NONE", "info")
-    assert config is not None and config.metrics_endpoint is None
+    assert config is not None and config.metrics_endpoints == ()
     [problem] = _telemetry("Verbose", "info")[1]
     assert problem.endswith(': service::telemetry::metrics::level: unknown metrics level "verbose"')
 
@@ -921,15 +921,21 @@ def _metrics(section: str) -> tuple[Any, list[str]]:
 
 def test_metrics_readers_as_upstream_reads_them() -> None:
     config, problems = _metrics("    metrics:\n      level: normal\n")
-    assert problems == [] and config.metrics_endpoint == "0.0.0.0:8888"
+    assert problems == [] and config.metrics_endpoints == ("0.0.0.0:8888",)
     config, problems = _metrics("    metrics:\n      readers: []\n")
-    assert problems == [] and config.metrics_endpoint is None, "no readers: no metrics served"
+    assert problems == [] and config.metrics_endpoints == (), "no readers: no metrics served"
     reader = "      readers:\n        - pull:\n            exporter:\n              prometheus:\n"
     config, problems = _metrics(
         f"    metrics:\n{reader}                host: 127.0.0.1\n                port: 9999\n"
         "                without_units: true\n"
     )
-    assert problems == [] and config.metrics_endpoint == "127.0.0.1:9999"
+    assert problems == [] and config.metrics_endpoints == ("127.0.0.1:9999",)
+    config, problems = _metrics(
+        f"    metrics:\n      address: 127.0.0.1:6666\n{reader}                host: 127.0.0.1\n"
+    )
+    assert problems == [] and config.metrics_endpoints == ("127.0.0.1:8888", "127.0.0.1:6666")
+    config, problems = _metrics("    metrics:\n      address: 127.0.0.1:6666\n      readers: []\n")
+    assert problems == [] and config.metrics_endpoints == ("127.0.0.1:6666",)
     _, problems = _metrics(f"    metrics:\n{reader}                bogus: 1\n")
     assert problems[0].endswith(
         "service::telemetry::metrics::readers[0]::pull::exporter::prometheus: "
@@ -1008,10 +1014,10 @@ def test_telemetry_levels_take_the_number_of_their_go_type() -> None:
         assert problems == [] and config is not None, (metrics_level, problems)
         assert (config.telemetry.metrics.level, config.telemetry.logs.level) == (metrics, logs)
     config, problems = _telemetry("7", "-3")
-    assert problems == [] and config.metrics_endpoint == "127.0.0.1:0"
+    assert problems == [] and config.metrics_endpoints == ("127.0.0.1:0",)
     assert config.telemetry.logs.level == "debug", "zap's Level(-3) logs every level"
     config, problems = _telemetry("-1", "9")
-    assert problems == [] and config.metrics_endpoint is None
+    assert problems == [] and config.metrics_endpoints == ()
     assert config.telemetry.logs.level == "fatal", "the nearest Sluice has to logging nothing"
 
 

@@ -299,6 +299,37 @@ def test_the_service_logs_where_it_serves_metrics_and_that_address_is_deprecated
     assert f'msg="Serving metrics" address=127.0.0.1:{metrics_port} "metrics level"=Normal' in text
 
 
+def test_every_pull_reader_and_the_address_serve_the_same_metrics(tmp_path: Path) -> None:
+    """service/telemetry testdata/config_deprecated_address_and_readers.yaml:
+    upstream serves a Prometheus endpoint per configured reader, and the
+    deprecated ``address`` one after them; each is logged."""
+    http_port, *ports = free_ports(4)
+    readers = [
+        {"pull": {"exporter": {"prometheus": {"host": "127.0.0.1", "port": port}}}}
+        for port in ports[:2]
+    ]
+    telemetry = {"metrics": {"address": f"127.0.0.1:{ports[2]}", "readers": readers}}
+    config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "exporters": {"debug": {}},
+        "service": {
+            "telemetry": telemetry,
+            "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["debug"]}},
+        },
+    }
+    collector = CollectorProcess(tmp_path, config).wait_ready()
+    try:
+        _post_one_log(http_port)
+        for port in ports:
+            assert "otelcol_receiver_accepted_log_records_total{" in collector.metrics(port)
+    finally:
+        collector.terminate()
+    served = [line for line in collector.stderr().splitlines() if "Serving metrics" in line]
+    assert [line.split("address=")[1].split()[0] for line in served] == [
+        f"127.0.0.1:{port}" for port in ports
+    ]
+
+
 def test_no_metrics_logs_that_telemetry_setup_was_skipped(tmp_path: Path) -> None:
     """Upstream's logsAboutMeterProvider at level none."""
     text = _started_log(tmp_path, {"level": "none"})

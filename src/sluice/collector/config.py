@@ -158,49 +158,52 @@ def telemetry_notice(metrics: MetricsTelemetry) -> str | None:
     )
 
 
-def metrics_endpoint(metrics: MetricsTelemetry, path: str, problems: Problems) -> str | None:
-    """Where the Prometheus endpoint listens (None: disabled, or a problem
-    was added). As upstream, a configured ``address`` is checked at any
-    level, and ``readers: []`` serves no metrics."""
+def metrics_endpoints(metrics: MetricsTelemetry, path: str, problems: Problems) -> tuple[str, ...]:
+    """Where the Prometheus endpoints listen, one per pull reader (none:
+    disabled, or a problem was added). As upstream, a configured
+    ``address`` is checked at any level; it replaces the default reader, or
+    is served after the configured ``readers``; ``readers: []`` alone serves
+    no metrics."""
     if metrics.address:
         address = quoted(metrics.address)
         try:
             _, port = split_host_port(metrics.address)
         except ValueError as bad:
             problems.add(path, f"failing to parse metrics address {address}: {bad}")
-            return None
+            return ()
         try:
             atoi(port)
         except ValueError as bad:
             problems.add(
                 path, f"failing to extract the port from the metrics address {address}: {bad}"
             )
-            return None
+            return ()
         try:
             parse_endpoint(metrics.address)
         except ValueError as bad:
             problems.add(path, str(bad))
-            return None
+            return ()
     if not telemetry_level(metrics.level, f"{path}::level", problems):
-        return None
+        return ()
     if metrics.level.lower() == "none":
-        return None
-    if metrics.address:
-        return metrics.address
+        return ()
     if metrics.readers is None:
-        return DEFAULT_METRICS_ENDPOINT
+        return (metrics.address or DEFAULT_METRICS_ENDPOINT,)
     endpoints = [
         _pull_endpoint(r, f"{path}::readers[{i}]", f"metrics.readers[{i}]", problems)
         for i, r in enumerate(metrics.readers)
     ]
-    endpoint = next((e for e in endpoints if e), None)
-    if endpoint is not None:
+    if metrics.address:
+        endpoints.append(metrics.address)
+    for endpoint in endpoints:
+        if endpoint is None:
+            return ()
         try:
             parse_endpoint(endpoint)
         except ValueError as bad:
             problems.add(path, str(bad))
-            return None
-    return endpoint
+            return ()
+    return tuple(e for e in endpoints if e is not None)
 
 
 def _pull_endpoint(reader: Any, where: str, name: str, problems: Problems) -> str | None:
@@ -287,7 +290,8 @@ class Config:
     pipelines: dict[ComponentID, Pipeline]
     extensions: tuple[ComponentID, ...]
     telemetry: TelemetryConfig
-    metrics_endpoint: str | None
+    metrics_endpoints: tuple[str, ...]
+    """The Prometheus endpoints of the service's own metrics (none: off)."""
 
 
 def _section(
@@ -375,7 +379,7 @@ def load(raw: Any, factories: Factories) -> Config:
         telemetry_raw = None
     telemetry = decode(TelemetryConfig, telemetry_raw, "service::telemetry", problems)
     _logs_level(telemetry.logs, "service::telemetry::logs", problems)
-    endpoint = metrics_endpoint(telemetry.metrics, "service::telemetry::metrics", problems)
+    endpoints = metrics_endpoints(telemetry.metrics, "service::telemetry::metrics", problems)
     telemetry_level(telemetry.traces.level, "service::telemetry::traces::level", problems)
     # Upstream's first checks once the config decodes, whatever else is wrong:
     # a config that declares no component at all, or no receiver or no
@@ -402,7 +406,7 @@ def load(raw: Any, factories: Factories) -> Config:
         _check_graph(components, pipelines, problems)
     if problems:
         raise ConfigInvalid(problems.lines, problems.paths)
-    return Config(components, pipelines, tuple(extensions), telemetry, endpoint)
+    return Config(components, pipelines, tuple(extensions), telemetry, endpoints)
 
 
 def _declares(raw: Mapping[str, Any], kind: Kind) -> bool:

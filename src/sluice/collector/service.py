@@ -85,8 +85,7 @@ class Service:
         self.extensions: list[tuple[str, Component]] = []
         self.started: list[tuple[str, Component]] = []
         self._names: dict[int, str] = {}
-        self.metrics_server: Any = None
-        self.metrics_port: int | None = None
+        self.metrics_servers: list[Any] = []
 
     async def _start(self, instance: str, component: Component) -> None:
         self.host.report_status(instance, Status.STARTING)
@@ -129,7 +128,7 @@ class Service:
             raise StartError("failed to create tracer provider: unsupported trace propagator")
         log.info("Setting up own telemetry...")
         metrics = self.config.telemetry.metrics
-        if self.config.metrics_endpoint is None:
+        if not self.config.metrics_endpoints:
             log.info("Skipped telemetry setup.")
         else:
             from sluice.collector.selfmetrics import SelfMetricsServer
@@ -139,19 +138,14 @@ class Service:
                     "service::telemetry::metrics::address is being deprecated in favor of"
                     " service::telemetry::metrics::readers"
                 )
-            fields = {
-                "address": self.config.metrics_endpoint,
-                "metrics level": level_text(metrics.level),
-            }
-            log.info("Serving metrics", extra={"fields": fields})
             info = self.host.build_info
-            self.metrics_server = SelfMetricsServer(
-                self.telemetry.registry,
-                self.config.metrics_endpoint,
-                resource(info.command, info.version, self.config.telemetry.resource),
-            )
-            await self.metrics_server.start()
-            self.metrics_port = self.metrics_server.port
+            attributes = resource(info.command, info.version, self.config.telemetry.resource)
+            for endpoint in self.config.metrics_endpoints:
+                fields = {"address": endpoint, "metrics level": level_text(metrics.level)}
+                log.info("Serving metrics", extra={"fields": fields})
+                server = SelfMetricsServer(self.telemetry.registry, endpoint, attributes)
+                self.metrics_servers.append(server)
+                await server.start()
         comps = self.config.components
         connectors = comps[Kind.CONNECTOR]
 
@@ -276,9 +270,9 @@ class Service:
         extensions = [await self._stop(e, deadline) for _, e in reversed(self.extensions)]
         self.started.clear()
         log.info("Shutdown complete.")
-        if self.metrics_server is not None:
-            await self.metrics_server.stop()
-            self.metrics_server = None
+        for server in self.metrics_servers:
+            await server.stop()
+        self.metrics_servers.clear()
         failures = [
             f"failed to shutdown {part}: {'; '.join(e for e in errors if e is not None)}"
             for part, errors in (("pipelines", pipelines), ("extensions", extensions))
