@@ -408,6 +408,31 @@ def test_config_errors_name_the_file_the_key_and_the_problem(
         assert str(path) in result.stderr
 
 
+def test_a_refused_component_is_not_also_reported_as_not_configured() -> None:
+    """otelcol testdata/otelcol-invalid-components.yaml: upstream stops at
+    the section that does not decode (an unknown type, the logging
+    exporter); the pipelines and extensions naming the component are not
+    reported as naming one that is not configured."""
+    text = (
+        _config(processors="[batch, nosuchprocessor]")
+        .replace("  batch:\n", "  batch:\n  nosuchprocessor:\n")
+        .replace("  debug:\n", "  debug:\n  logging:\n")
+        .replace("exporters: [debug]", "exporters: [debug, logging]")
+        .replace("service:\n", "extensions:\n  nosuchextension:\nservice:\n")
+        .replace("service:\n", "service:\n  extensions: [nosuchextension]\n")
+    )
+    assert _loaded(text)[1] == [
+        'processors::nosuchprocessor: unknown type: "nosuchprocessor" for id: '
+        '"nosuchprocessor" (valid values: [attributes batch filter memory_limiter policy '
+        "resource])",
+        "exporters::logging: the logging exporter has been deprecated, use the debug exporter "
+        "instead",
+        'extensions::nosuchextension: unknown type: "nosuchextension" for id: '
+        '"nosuchextension" (valid values: [basicauth bearertokenauth health_check '
+        "healthcheckv2 pprof zpages])",
+    ]
+
+
 def test_pipelines_then_extensions_then_references_as_upstream_checks_them() -> None:
     """Upstream's Config.Validate: the service's own checks of its pipelines
     first, then the extensions it names, then what each pipeline names."""

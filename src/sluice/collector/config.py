@@ -396,17 +396,34 @@ def load(raw: Any, factories: Factories) -> Config:
     pipelines = _pipelines(shallow(service.get("pipelines")), problems)
     # Upstream's order: the pipelines' own checks (the service's), then the
     # extensions the service names, then the components each pipeline names.
+    # A component that is declared but refused (an unknown type, say) has
+    # its own problem: upstream stops there, so naming it is not one more.
+    declared = {kind: _declared_ids(raw.get(kind.value)) for kind in Kind}
     for cid in extensions:
-        if cid not in components[Kind.EXTENSION]:
+        if cid not in declared[Kind.EXTENSION]:
             problems.add(
                 "service::extensions", f'references extension "{cid}" which is not configured'
             )
-    _references(pipelines, components, problems)
+    _references(pipelines, declared, problems)
     if not problems:
         _check_graph(components, pipelines, problems)
     if problems:
         raise ConfigInvalid(problems.lines, problems.paths)
     return Config(components, pipelines, tuple(extensions), telemetry, endpoints)
+
+
+def _declared_ids(section: Any) -> set[ComponentID]:
+    """The ids a component section lists, whether or not each is configured."""
+    section = shallow(section)
+    if not isinstance(section, Mapping):
+        return set()
+    ids = set()
+    for key in section:
+        try:
+            ids.add(ComponentID.parse(str(key)))
+        except ValueError:
+            continue  # its own problem
+    return ids
 
 
 def _declares(raw: Mapping[str, Any], kind: Kind) -> bool:
@@ -480,20 +497,20 @@ def _pipelines(raw: Any, problems: Problems) -> dict[ComponentID, Pipeline]:
 
 def _references(
     pipelines: dict[ComponentID, Pipeline],
-    components: dict[Kind, dict[ComponentID, Configured]],
+    declared: dict[Kind, set[ComponentID]],
     problems: Problems,
 ) -> None:
-    """The components each pipeline names that are not configured."""
+    """The components each pipeline names that no section lists."""
     for pid, pipeline in pipelines.items():
         path = join("service::pipelines", str(pid))
         for cid in pipeline.receivers:
-            if cid not in components[Kind.RECEIVER] and cid not in components[Kind.CONNECTOR]:
+            if cid not in declared[Kind.RECEIVER] and cid not in declared[Kind.CONNECTOR]:
                 problems.add(path, f'references receiver "{cid}" which is not configured')
         for cid in pipeline.processors:
-            if cid not in components[Kind.PROCESSOR]:
+            if cid not in declared[Kind.PROCESSOR]:
                 problems.add(path, f'references processor "{cid}" which is not configured')
         for cid in pipeline.exporters:
-            if cid not in components[Kind.EXPORTER] and cid not in components[Kind.CONNECTOR]:
+            if cid not in declared[Kind.EXPORTER] and cid not in declared[Kind.CONNECTOR]:
                 problems.add(path, f'references exporter "{cid}" which is not configured')
 
 
