@@ -179,6 +179,33 @@ def test_an_unknown_trace_propagator_is_valid_but_stops_the_collector(
     assert "Setting up own telemetry" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("prometheus", "problem"),
+    [
+        ("{port: 8888}", "host must be specified"),
+        ("{host: 127.0.0.1}", "port must be specified"),
+        ("{host: null, port: 8888}", "host must be specified"),
+    ],
+)
+def test_a_prometheus_reader_without_host_or_port_is_valid_but_stops_the_collector(
+    tmp_path: Path, prometheus: str, problem: str
+) -> None:
+    """Upstream's pull reader has no default host or port: its config takes
+    one without them, and its meter provider refuses it when the service
+    starts (not at all with metrics at level none)."""
+    readers = f"      readers: [{{pull: {{exporter: {{prometheus: {prometheus}}}}}}}]\n"
+    text = _config().replace("      level: none\n", readers)
+    path = _write(tmp_path, text)
+    validated = run_cli("validate", "--config", str(path))
+    assert (validated.returncode, validated.stdout) == (0, "config is valid\n"), validated.stderr
+    result = run_cli("--config", str(path))
+    assert result.returncode == 1
+    assert f"failed to create meter provider: {problem}" in result.stderr
+    assert "Serving metrics" not in result.stderr
+    off = text.replace("    metrics:\n", "    metrics:\n      level: none\n")
+    assert CollectorProcess(tmp_path / "off", off).wait_ready().terminate() == 0
+
+
 def test_feature_gates_are_accepted_and_each_reported_as_ignored(tmp_path: Path) -> None:
     path = _write(tmp_path, _config())
     result = run_cli(
@@ -957,6 +984,7 @@ def test_metrics_readers_as_upstream_reads_them() -> None:
     assert problems == [] and config.metrics_endpoints == ("127.0.0.1:9999",)
     config, problems = _metrics(
         f"    metrics:\n      address: 127.0.0.1:6666\n{reader}                host: 127.0.0.1\n"
+        "                port: 8888\n"
     )
     assert problems == [] and config.metrics_endpoints == ("127.0.0.1:8888", "127.0.0.1:6666")
     config, problems = _metrics("    metrics:\n      address: 127.0.0.1:6666\n      readers: []\n")
@@ -966,7 +994,9 @@ def test_metrics_readers_as_upstream_reads_them() -> None:
         "service::telemetry::metrics::readers[0]::pull::exporter::prometheus: "
         "'metrics.readers[0].pull.exporter.prometheus' has invalid keys: bogus"
     )
-    _, problems = _metrics(f"    metrics:\n{reader}                port: 99999\n")
+    _, problems = _metrics(
+        f"    metrics:\n{reader}                host: localhost\n                port: 99999\n"
+    )
     assert problems == [
         "service::telemetry::metrics: address localhost:99999: port 99999 out of range"
     ]

@@ -199,16 +199,31 @@ def metrics_endpoints(metrics: MetricsTelemetry, path: str, problems: Problems) 
         if endpoint is None:
             return ()
         try:
-            parse_endpoint(endpoint)
+            if endpoint:
+                parse_endpoint(endpoint)
         except ValueError as bad:
             problems.add(path, str(bad))
             return ()
-    return tuple(e for e in endpoints if e is not None)
+    return tuple(e for e in endpoints if e)
+
+
+def meter_provider_problem(metrics: MetricsTelemetry) -> str | None:
+    """What upstream's meter provider refuses when the service starts (the
+    config itself validates): a Prometheus pull reader without its ``host``
+    or its ``port``, which have no defaults there."""
+    if metrics.level.lower() == "none":
+        return None
+    for reader in metrics.readers or ():
+        prometheus = reader["pull"]["exporter"]["prometheus"]
+        for key in ("host", "port"):
+            if prometheus.get(key) is None:
+                return f"{key} must be specified"
+    return None
 
 
 def _pull_endpoint(reader: Any, where: str, name: str, problems: Problems) -> str | None:
-    """The ``host:port`` of a pull reader with a Prometheus exporter; `name`
-    is mapstructure's name of `reader`."""
+    """The ``host:port`` of a pull reader with a Prometheus exporter ("" when
+    either is missing); `name` is mapstructure's name of `reader`."""
     pull = reader.get("pull") if isinstance(reader, Mapping) else None
     exporter = pull.get("exporter") if isinstance(pull, Mapping) else None
     prometheus = exporter.get("prometheus") if isinstance(exporter, Mapping) else None
@@ -231,7 +246,9 @@ def _pull_endpoint(reader: Any, where: str, name: str, problems: Problems) -> st
                 where, name = f"{where}::{at.replace('.', '::')}", f"{name}.{at}"
             problems.add(where, invalid_keys(name, unknown))
             return None
-    host, port = prometheus.get("host", "localhost"), prometheus.get("port", 8888)
+    host, port = prometheus.get("host"), prometheus.get("port")
+    if host is None or port is None:
+        return ""  # not served: the service refuses to start (meter_provider_problem)
     return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 

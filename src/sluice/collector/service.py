@@ -33,7 +33,7 @@ from sluice.collector.component import (
     Status,
     log_stability,
 )
-from sluice.collector.config import Config, level_text
+from sluice.collector.config import Config, level_text, meter_provider_problem
 from sluice.collector.effective import effective_config
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry, resource
@@ -128,6 +128,9 @@ class Service:
             raise StartError("failed to create tracer provider: unsupported trace propagator")
         log.info("Setting up own telemetry...")
         metrics = self.config.telemetry.metrics
+        unservable = meter_provider_problem(metrics)
+        if unservable is not None:
+            raise StartError(f"failed to create meter provider: {unservable}")
         if not self.config.metrics_endpoints:
             log.info("Skipped telemetry setup.")
         else:
