@@ -33,6 +33,7 @@ from sluice.collector.confmap.decode import (
 )
 from sluice.collector.cycles import cycle_message
 from sluice.collector.factories import Factories
+from sluice.collector.metricreaders import MetricReader, PeriodicReader, reader_problem
 from sluice.gostrconv import atoi, quoted
 from sluice.policy import Signal
 from sluice.transport.listener import parse_endpoint, split_host_port
@@ -94,8 +95,15 @@ class MetricsTelemetry:
     upstream), or configtelemetry's number of a level (-1 is none)."""
     address: str = ""
     """v0.115's ``host:port`` form of the Prometheus endpoint."""
-    readers: list[Any] | None = None
+    readers: list[MetricReader] | None = None
     """None: not configured (the default endpoint); ``[]``: no metrics served."""
+
+    def periodic_readers(self) -> list[PeriodicReader]:
+        """The readers that push the metrics (none at level ``none``); a
+        reader that also has ``pull`` is a pull reader, as upstream."""
+        if self.level.lower() == "none":
+            return []
+        return [r.periodic for r in self.readers or () if r.pull is None and r.periodic]
 
 
 @dataclass
@@ -115,19 +123,6 @@ class TelemetryConfig:
 
 DEFAULT_METRICS_ENDPOINT = "0.0.0.0:8888"
 METRICS_LEVELS = ("none", "basic", "normal", "detailed")
-
-
-PROMETHEUS_KEYS = frozenset(
-    (
-        "host",
-        "port",
-        "without_units",
-        "without_type_suffix",
-        "without_scope_info",
-        "with_resource_constant_labels",
-    )
-)
-"""The keys of a pull reader's ``prometheus`` exporter (only host and port are used)."""
 
 
 def telemetry_level(level: str, path: str, problems: Problems) -> bool:
@@ -189,15 +184,10 @@ def metrics_endpoints(metrics: MetricsTelemetry, path: str, problems: Problems) 
         return ()
     if metrics.readers is None:
         return (metrics.address or DEFAULT_METRICS_ENDPOINT,)
-    endpoints = [
-        _pull_endpoint(r, f"{path}::readers[{i}]", f"metrics.readers[{i}]", problems)
-        for i, r in enumerate(metrics.readers)
-    ]
+    endpoints = [_pull_endpoint(r) for r in metrics.readers]
     if metrics.address:
         endpoints.append(metrics.address)
     for endpoint in endpoints:
-        if endpoint is None:
-            return ()
         try:
             if endpoint:
                 parse_endpoint(endpoint)
@@ -209,47 +199,26 @@ def metrics_endpoints(metrics: MetricsTelemetry, path: str, problems: Problems) 
 
 def meter_provider_problem(metrics: MetricsTelemetry) -> str | None:
     """What upstream's meter provider refuses when the service starts (the
-    config itself validates): a Prometheus pull reader without its ``host``
-    or its ``port``, which have no defaults there."""
+    config itself validates), of the first reader it cannot make
+    (:func:`sluice.collector.metricreaders.reader_problem`)."""
     if metrics.level.lower() == "none":
         return None
     for reader in metrics.readers or ():
-        prometheus = reader["pull"]["exporter"]["prometheus"]
-        for key in ("host", "port"):
-            if prometheus.get(key) is None:
-                return f"{key} must be specified"
+        problem = reader_problem(reader)
+        if problem is not None:
+            return problem
     return None
 
 
-def _pull_endpoint(reader: Any, where: str, name: str, problems: Problems) -> str | None:
-    """The ``host:port`` of a pull reader with a Prometheus exporter ("" when
-    either is missing); `name` is mapstructure's name of `reader`."""
-    pull = reader.get("pull") if isinstance(reader, Mapping) else None
-    exporter = pull.get("exporter") if isinstance(pull, Mapping) else None
-    prometheus = exporter.get("prometheus") if isinstance(exporter, Mapping) else None
-    if not (
-        isinstance(pull, Mapping)
-        and isinstance(exporter, Mapping)
-        and isinstance(prometheus, Mapping)
-    ):
-        problems.add(where, "only pull readers with a prometheus exporter are supported")
-        return None
-    for keys, allowed, at in (
-        (reader, ("pull",), ""),
-        (pull, ("exporter",), "pull"),
-        (exporter, ("prometheus",), "pull.exporter"),
-        (prometheus, PROMETHEUS_KEYS, "pull.exporter.prometheus"),
-    ):
-        unknown = [k for k in keys if k not in allowed]
-        if unknown:
-            if at:
-                where, name = f"{where}::{at.replace('.', '::')}", f"{name}.{at}"
-            problems.add(where, invalid_keys(name, unknown))
-            return None
-    host, port = prometheus.get("host"), prometheus.get("port")
-    if host is None or port is None:
-        return ""  # not served: the service refuses to start (meter_provider_problem)
-    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+def _pull_endpoint(reader: MetricReader) -> str:
+    """The ``host:port`` of a pull reader's Prometheus exporter; "" for a
+    periodic reader, or one the service refuses to start with
+    (:func:`meter_provider_problem`)."""
+    prometheus = reader.pull.exporter.prometheus if reader.pull is not None else None
+    if prometheus is None or prometheus.host is None or prometheus.port is None:
+        return ""
+    host, port = prometheus.host, prometheus.port
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _logs_level(logs: LogsTelemetry, path: str, problems: Problems) -> None:

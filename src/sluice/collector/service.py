@@ -35,6 +35,7 @@ from sluice.collector.component import (
 )
 from sluice.collector.config import Config, level_text, meter_provider_problem
 from sluice.collector.effective import effective_config
+from sluice.collector.exporterhelper.exporter import user_agent
 from sluice.collector.graph import Graph, build
 from sluice.collector.telemetry import ServiceTelemetry, resource
 from sluice.gostrconv import quoted
@@ -86,6 +87,8 @@ class Service:
         self.started: list[tuple[str, Component]] = []
         self._names: dict[int, str] = {}
         self.metrics_servers: list[Any] = []
+        self.metric_readers: list[Any] = []
+        """The periodic readers pushing the metrics (:mod:`sluice.collector.periodicreader`)."""
 
     async def _start(self, instance: str, component: Component) -> None:
         self.host.report_status(instance, Status.STARTING)
@@ -131,7 +134,8 @@ class Service:
         unservable = meter_provider_problem(metrics)
         if unservable is not None:
             raise StartError(f"failed to create meter provider: {unservable}")
-        if not self.config.metrics_endpoints:
+        periodic = metrics.periodic_readers()
+        if not self.config.metrics_endpoints and not periodic:
             log.info("Skipped telemetry setup.")
         else:
             from sluice.collector.selfmetrics import SelfMetricsServer
@@ -149,6 +153,17 @@ class Service:
                 server = SelfMetricsServer(self.telemetry.registry, endpoint, attributes)
                 self.metrics_servers.append(server)
                 await server.start()
+            for reader_config in periodic:
+                from sluice.collector.periodicreader import PeriodicMetricReader
+
+                try:
+                    reader = PeriodicMetricReader(
+                        reader_config, self.telemetry.registry, attributes, user_agent(info)
+                    )
+                except (OSError, ValueError) as problem:
+                    raise StartError(f"failed to create meter provider: {problem}") from problem
+                self.metric_readers.append(reader)
+                reader.start()
         comps = self.config.components
         connectors = comps[Kind.CONNECTOR]
 
@@ -276,9 +291,17 @@ class Service:
         for server in self.metrics_servers:
             await server.stop()
         self.metrics_servers.clear()
+        # As upstream's meter provider, each periodic reader pushes once more;
+        # a push that fails is its shutdown's error.
+        pushed = [await reader.shutdown() for reader in self.metric_readers]
+        self.metric_readers.clear()
         failures = [
             f"failed to shutdown {part}: {'; '.join(e for e in errors if e is not None)}"
-            for part, errors in (("pipelines", pipelines), ("extensions", extensions))
+            for part, errors in (
+                ("pipelines", pipelines),
+                ("extensions", extensions),
+                ("meter provider", pushed),
+            )
             if any(e is not None for e in errors)
         ]
         if failures:

@@ -1,0 +1,303 @@
+"""A ``periodic`` reader of ``service::telemetry::metrics::readers``: the
+collector's own metrics (:mod:`sluice.collector.metricdata`) pushed every
+``interval`` ms, and once more when the service shuts down, as upstream's
+SDK periodic reader does.
+
+Its exporter sends OTLP/HTTP protobuf (a POST through the pooled HTTP
+client, :mod:`sluice.transport.http_client`), OTLP/gRPC (the ``Export``
+method on a ``grpc.aio`` channel), or prints the collection as JSON on
+stdout (``console``). A push that fails or outlasts ``timeout`` is logged
+(``failed to upload metrics: ...``) and the collector goes on; the next
+push carries the cumulative values again. Unlike upstream's OTLP exporters,
+a push is not retried within its interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import Any, Protocol
+
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+from prometheus_client import CollectorRegistry
+
+from sluice.collector.metricdata import MetricsView
+from sluice.collector.metricreaders import (
+    DEFAULT_OTLP_TIMEOUT_MS,
+    GRPC_PROTOBUF,
+    MetricExporter,
+    OtlpMetric,
+    PeriodicReader,
+    endpoint_url,
+    url_parts,
+)
+from sluice.collector.rpc_status import status_error_text
+from sluice.transport.http_client import UpstreamError, UpstreamPool
+
+log = logging.getLogger("sluice.collector.telemetry")
+
+METRICS_PATH = "/v1/metrics"
+DEFAULT_HTTP_ENDPOINT = "https://localhost:4318"
+DEFAULT_GRPC_ENDPOINT = "https://localhost:4317"
+"""Where upstream's OTLP exporters send without an ``endpoint`` (over TLS)."""
+EXPORT_METHOD = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+
+
+class Exporter(Protocol):
+    async def export(self, request: ExportMetricsServiceRequest) -> None:
+        """Send one collection; raises an Exception whose text says why it failed."""
+
+    async def close(self) -> None: ...
+
+
+class OtlpHttpExporter:
+    """POSTs each collection to ``<endpoint>`` (its path, or ``/v1/metrics``
+    when it has none), as upstream's ``otlpmetrichttp``."""
+
+    def __init__(self, config: OtlpMetric, agent: str):
+        url = endpoint_url(config.endpoint) if config.endpoint else DEFAULT_HTTP_ENDPOINT
+        origin, path = url_parts(url)
+        self.path = path or METRICS_PATH
+        self.url = origin + self.path
+        timeout = config.timeout if config.timeout and config.timeout > 0 else None
+        self.pool = UpstreamPool(origin, (timeout or DEFAULT_OTLP_TIMEOUT_MS) / 1000)
+        self.gzip = config.compression == "gzip"
+        headers = {"Content-Type": "application/x-protobuf", "User-Agent": agent}
+        if self.gzip:
+            headers["Content-Encoding"] = "gzip"
+        headers.update(config.headers)
+        self.headers = b"".join(
+            b"%s: %s\r\n" % (name.encode("latin-1"), value.encode())
+            for name, value in headers.items()
+        )
+
+    async def export(self, request: ExportMetricsServiceRequest) -> None:
+        body = request.SerializeToString()
+        if self.gzip:
+            body = gzip.compress(body)
+        try:
+            answer = await self.pool.request("POST", self.path, None, self.headers, body)
+        except UpstreamError as failed:
+            raise RuntimeError(f"Post {json.dumps(self.url)}: {failed}") from None
+        if not 200 <= answer.status < 300:
+            try:
+                phrase = HTTPStatus(answer.status).phrase
+            except ValueError:
+                phrase = ""
+            raise RuntimeError(
+                f"failed to send metrics to {self.url}: {answer.status} {phrase}".rstrip()
+            )
+
+    async def close(self) -> None:
+        self.pool.close()
+
+
+class OtlpGrpcExporter:
+    """Calls ``MetricsService/Export``, as upstream's ``otlpmetricgrpc``:
+    over TLS for an ``https://`` endpoint (``certificate`` the CA file),
+    plain otherwise."""
+
+    def __init__(self, config: OtlpMetric, agent: str):
+        import grpc
+
+        self._grpc = grpc
+        url = endpoint_url(config.endpoint) if config.endpoint else DEFAULT_GRPC_ENDPOINT
+        target = url_parts(url)[0].partition("://")[2]
+        options = [("grpc.primary_user_agent", agent)]
+        compression = grpc.Compression.Gzip if config.compression == "gzip" else None
+        if url.startswith("https:"):
+            roots = None
+            if config.certificate:
+                with open(config.certificate, "rb") as file:
+                    roots = file.read()
+            credentials = grpc.ssl_channel_credentials(roots)
+            self.channel = grpc.aio.secure_channel(target, credentials, options, compression)
+        else:
+            self.channel = grpc.aio.insecure_channel(target, options, compression)
+        self.call = self.channel.unary_unary(
+            EXPORT_METHOD, response_deserializer=ExportMetricsServiceResponse.FromString
+        )
+        self.metadata = tuple((name.lower(), value) for name, value in config.headers.items())
+        timeout = config.timeout if config.timeout and config.timeout > 0 else None
+        self.timeout = (timeout or DEFAULT_OTLP_TIMEOUT_MS) / 1000
+
+    async def export(self, request: ExportMetricsServiceRequest) -> None:
+        try:
+            await self.call(
+                request.SerializeToString(), timeout=self.timeout, metadata=self.metadata
+            )
+        except self._grpc.aio.AioRpcError as failed:
+            code = failed.code().value[0]
+            raise RuntimeError(status_error_text(code, failed.details() or "")) from None
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+
+class ConsoleExporter:
+    """Prints each collection on stdout as indented JSON, in the shape of
+    upstream's ``stdoutmetric`` (the SDK's ``metricdata`` structures)."""
+
+    async def export(self, request: ExportMetricsServiceRequest) -> None:
+        for resource_metrics in request.resource_metrics:
+            text = json.dumps(console_json(resource_metrics), indent=2)
+            sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    async def close(self) -> None:
+        return None
+
+
+def make_exporter(config: MetricExporter, agent: str) -> tuple[Exporter, str]:
+    """The exporter a valid reader's config names (console first, as
+    upstream), and its temporality preference."""
+    if config.console is not None:
+        return ConsoleExporter(), "cumulative"
+    otlp = config.otlp
+    assert otlp is not None  # checked when the service started (reader_problem)
+    preference = otlp.temporality_preference or "cumulative"
+    if otlp.protocol == GRPC_PROTOBUF:
+        return OtlpGrpcExporter(otlp, agent), preference
+    return OtlpHttpExporter(otlp, agent), preference
+
+
+class PeriodicMetricReader:
+    """Pushes `registry`'s metrics under `resource` between :meth:`start` and
+    :meth:`shutdown`."""
+
+    def __init__(
+        self,
+        config: PeriodicReader,
+        registry: CollectorRegistry,
+        resource: dict[str, str],
+        agent: str,
+    ):
+        self.config = config
+        self.exporter, preference = make_exporter(config.exporter, agent)
+        self.view = MetricsView(registry, resource, preference)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.interval_secs)
+            await self.push()
+
+    async def push(self) -> str | None:
+        """Collect and export once; the error (logged), or None."""
+        try:
+            async with asyncio.timeout(self.config.timeout_secs):
+                await self.exporter.export(self.view.collect())
+        except TimeoutError:
+            error = "failed to upload metrics: context deadline exceeded"
+        except Exception as failed:
+            error = f"failed to upload metrics: {failed}"
+        else:
+            return None
+        log.error("%s", error)
+        return error
+
+    async def shutdown(self) -> str | None:
+        """Stop pushing, push a last time and close the exporter; the last
+        push's error, or None."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        try:
+            return await self.push()
+        finally:
+            await self.exporter.close()
+
+
+def _go_time(ns: int) -> str:
+    """A timestamp as Go's ``time.Time`` marshals to JSON (RFC 3339, nanoseconds)."""
+    moment = datetime.fromtimestamp(ns // 1_000_000_000, UTC)
+    fraction = f"{ns % 1_000_000_000:09d}".rstrip("0")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
+
+
+def _attributes_json(attributes: Any) -> list[dict[str, Any]]:
+    return [
+        {"Key": kv.key, "Value": {"Type": "STRING", "Value": kv.value.string_value}}
+        for kv in sorted(attributes, key=lambda kv: kv.key)
+    ]
+
+
+def _point_json(point: Any) -> dict[str, Any]:
+    value = point.as_int if point.WhichOneof("value") == "as_int" else point.as_double
+    return {
+        "Attributes": _attributes_json(point.attributes),
+        "StartTime": _go_time(point.start_time_unix_nano),
+        "Time": _go_time(point.time_unix_nano),
+        "Value": value,
+        "Exemplars": None,
+    }
+
+
+def _data_json(metric: Any) -> dict[str, Any]:
+    kind = metric.WhichOneof("data")
+    if kind == "gauge":
+        return {"DataPoints": [_point_json(p) for p in metric.gauge.data_points]}
+    if kind == "sum":
+        return {
+            "DataPoints": [_point_json(p) for p in metric.sum.data_points],
+            "Temporality": _temporality(metric.sum.aggregation_temporality),
+            "IsMonotonic": metric.sum.is_monotonic,
+        }
+    points = [
+        {
+            "Attributes": _attributes_json(p.attributes),
+            "StartTime": _go_time(p.start_time_unix_nano),
+            "Time": _go_time(p.time_unix_nano),
+            "Count": p.count,
+            "Bounds": list(p.explicit_bounds),
+            "BucketCounts": list(p.bucket_counts),
+            "Min": {},
+            "Max": {},
+            "Sum": p.sum,
+            "Exemplars": None,
+        }
+        for p in metric.histogram.data_points
+    ]
+    return {
+        "DataPoints": points,
+        "Temporality": _temporality(metric.histogram.aggregation_temporality),
+    }
+
+
+def _temporality(otlp: int) -> str:
+    """The SDK's name of an OTLP aggregation temporality."""
+    return "DeltaTemporality" if otlp == 1 else "CumulativeTemporality"
+
+
+def console_json(resource_metrics: Any) -> dict[str, Any]:
+    """One collection as upstream's console exporter prints it."""
+    return {
+        "Resource": _attributes_json(resource_metrics.resource.attributes),
+        "ScopeMetrics": [
+            {
+                "Scope": {"Name": scope.scope.name, "Version": "", "SchemaURL": ""},
+                "Metrics": [
+                    {
+                        "Name": m.name,
+                        "Description": m.description,
+                        "Unit": m.unit,
+                        "Data": _data_json(m),
+                    }
+                    for m in scope.metrics
+                ],
+            }
+            for scope in resource_metrics.scope_metrics
+        ],
+    }

@@ -1,0 +1,415 @@
+"""``service::telemetry::metrics::readers`` with ``periodic`` readers: a real
+collector pushing its own metrics to a real OTLP/HTTP recorder, a real
+OTLP/gRPC server, or stdout, as upstream's SDK periodic reader does
+(service/telemetry/internal/otelinit config.go, config_test TestMetricReader)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from prometheus_client import Counter
+
+from sluice import __version__
+from sluice.collector import cli
+from sluice.collector.factories import Factories
+from sluice.collector.metricdata import MetricsView
+from sluice.collector.telemetry import ServiceTelemetry
+from sluice.policy import Signal
+from tests.collector.components.grpc_sink import GrpcSink
+from tests.collector.helpers import CollectorProcess, free_port, run_cli
+from tests.edge.helpers import Upstream, http_request
+
+
+def _config(reader: dict[str, Any], http_port: int) -> dict[str, Any]:
+    return {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{http_port}"}}}},
+        "exporters": {"debug": {}},
+        "service": {
+            "telemetry": {"metrics": {"readers": [reader]}},
+            "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["debug"]}},
+        },
+    }
+
+
+def _post_one_log(http_port: int) -> None:
+    doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "a"}}]}]}]}
+    answer = http_request(
+        http_port,
+        "POST",
+        "/v1/logs",
+        json.dumps(doc).encode(),
+        {"Content-Type": "application/json"},
+    )
+    assert answer.status == 200, answer
+
+
+def _points(request: ExportMetricsServiceRequest) -> dict[str, list[tuple[dict[str, str], Any]]]:
+    """Every data point's attributes and value, by metric name."""
+    found: dict[str, list[tuple[dict[str, str], Any]]] = {}
+    for resource_metrics in request.resource_metrics:
+        for scope in resource_metrics.scope_metrics:
+            for metric in scope.metrics:
+                data = getattr(metric, metric.WhichOneof("data"))
+                for point in data.data_points:
+                    attributes = {kv.key: kv.value.string_value for kv in point.attributes}
+                    value = getattr(point, point.WhichOneof("value") or "count", None)
+                    found.setdefault(metric.name, []).append((attributes, value))
+    return found
+
+
+def _metric(request: ExportMetricsServiceRequest, name: str) -> tuple[str, Any]:
+    """(scope name, metric) of `name`."""
+    for resource_metrics in request.resource_metrics:
+        for scope in resource_metrics.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == name:
+                    return scope.scope.name, metric
+    raise AssertionError(f"{name} not pushed")
+
+
+def _accepted_logs(request: ExportMetricsServiceRequest) -> int:
+    points = _points(request).get("otelcol_receiver_accepted_log_records", [])
+    return sum(value for _, value in points)
+
+
+def test_a_periodic_otlp_http_reader_pushes_the_metrics_under_upstreams_names(
+    tmp_path: Path,
+) -> None:
+    """The same metrics the Prometheus endpoint shows, as the SDK exports
+    them: no ``_total``, upstream's units, scopes, integer counters,
+    ``otel.signal``-style attribute keys and the service's resource."""
+    upstream = Upstream()
+    http_port = free_port()
+    otlp = {
+        "protocol": "http/protobuf",
+        "endpoint": upstream.url,
+        "headers": {"x-tenant": "t1"},
+        "compression": "gzip",
+    }
+    reader = {"periodic": {"interval": 100, "exporter": {"otlp": otlp}}}
+    collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
+    try:
+        _post_one_log(http_port)
+        upstream.wait_for(1)
+        pushed: ExportMetricsServiceRequest | None = None
+        for _ in range(50):
+            recorded = upstream.wait_for(len(upstream.received()) + 1)[-1]
+            pushed = ExportMetricsServiceRequest.FromString(gzip.decompress(recorded.body))
+            if _accepted_logs(pushed):
+                break
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+        upstream.stop()
+    assert pushed is not None
+    headers = {name.lower(): value for name, value in recorded.headers}
+    assert (recorded.method, recorded.target) == ("POST", "/v1/metrics")
+    assert headers["content-type"] == "application/x-protobuf"
+    assert headers["content-encoding"] == "gzip"
+    assert headers["x-tenant"] == "t1"
+    (resource_metrics,) = pushed.resource_metrics
+    resource = {kv.key: kv.value.string_value for kv in resource_metrics.resource.attributes}
+    assert resource["service.name"] == "sluice-collector"
+    assert resource["service.version"] == __version__
+    assert len(resource["service.instance.id"]) == 36
+    points = _points(pushed)
+    assert not [name for name in points if name.endswith("_total")]
+    assert points["otelcol_receiver_accepted_log_records"] == [
+        ({"receiver": "otlp", "transport": "http"}, 1)
+    ]
+    assert points["otelcol_exporter_sent_log_records"] == [({"exporter": "debug"}, 1)]
+    scope, accepted = _metric(pushed, "otelcol_receiver_accepted_log_records")
+    assert scope == "go.opentelemetry.io/collector/receiver/receiverhelper"
+    assert accepted.unit == "{records}"
+    assert accepted.description.startswith("Number of log records successfully pushed")
+    assert accepted.sum.is_monotonic
+    assert accepted.sum.aggregation_temporality == 2, "cumulative"
+    scope, uptime = _metric(pushed, "otelcol_process_uptime")
+    assert (scope, uptime.unit) == ("go.opentelemetry.io/collector/service", "s")
+    assert uptime.sum.data_points[0].as_double > 0
+    _, rss = _metric(pushed, "otelcol_process_memory_rss")
+    assert (rss.unit, rss.gauge.data_points[0].as_int > 0) == ("By", True)
+    log = collector.stderr()
+    assert "Serving metrics" not in log, "only pull readers serve"
+    assert "Skipped telemetry setup." not in log
+
+
+def test_the_reader_pushes_once_more_at_shutdown(tmp_path: Path) -> None:
+    """The default interval is 60 s: nothing is pushed while the collector
+    runs briefly, and the SDK reader's shutdown pushes the last values."""
+    upstream = Upstream()
+    http_port = free_port()
+    otlp = {"protocol": "http/protobuf", "endpoint": f"127.0.0.1:{upstream.port}/custom/path"}
+    collector = CollectorProcess(
+        tmp_path, _config({"periodic": {"exporter": {"otlp": otlp}}}, http_port)
+    ).wait_ready()
+    try:
+        _post_one_log(http_port)
+        assert upstream.wait_for(1, timeout=0.5) == []
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+    (recorded,) = upstream.wait_for(1)
+    upstream.stop()
+    assert recorded.target == "/custom/path", "the endpoint's path is used as it is"
+    assert _accepted_logs(ExportMetricsServiceRequest.FromString(recorded.body)) == 1
+
+
+def test_a_periodic_otlp_grpc_reader_pushes_over_grpc(tmp_path: Path) -> None:
+    http_port = free_port()
+    with GrpcSink() as sink:
+        otlp = {
+            "protocol": "grpc/protobuf",
+            "endpoint": sink.endpoint,
+            "headers": {"X-Tenant": "t2"},
+            "temporality_preference": "delta",
+        }
+        reader = {"periodic": {"interval": 100, "timeout": 2000, "exporter": {"otlp": otlp}}}
+        collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
+        try:
+            _post_one_log(http_port)
+            for _ in range(50):
+                call = sink.wait_for(len(sink.calls) + 1)[-1]
+                pushed = ExportMetricsServiceRequest.FromString(call.body)
+                if _accepted_logs(pushed):
+                    break
+        finally:
+            assert collector.terminate() == 0, collector.stderr()
+    assert (call.signal, call.metadata["x-tenant"]) == ("metrics", "t2")
+    _, accepted = _metric(pushed, "otelcol_receiver_accepted_log_records")
+    assert accepted.sum.aggregation_temporality == 1, "delta"
+    assert _accepted_logs(pushed) == 1
+
+
+def test_a_console_reader_prints_the_metrics_on_stdout(tmp_path: Path) -> None:
+    http_port = free_port()
+    reader = {"periodic": {"interval": 100, "exporter": {"console": {}}}}
+    collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
+    try:
+        _post_one_log(http_port)
+        collector.wait_log(r"Everything is ready")
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+    text = collector.stdout_path.read_text()
+    decoder = json.JSONDecoder()
+    documents, at = [], 0
+    while at < len(text.rstrip()):
+        document, end = decoder.raw_decode(text, at)
+        documents.append(document)
+        at = end + 1
+    last = documents[-1]
+    assert {"Key": "service.name", "Value": {"Type": "STRING", "Value": "sluice-collector"}} in (
+        last["Resource"]
+    )
+    metrics = {
+        metric["Name"]: (scope["Scope"]["Name"], metric)
+        for scope in last["ScopeMetrics"]
+        for metric in scope["Metrics"]
+    }
+    scope, accepted = metrics["otelcol_receiver_accepted_log_records"]
+    assert scope == "go.opentelemetry.io/collector/receiver/receiverhelper"
+    assert accepted["Unit"] == "{records}"
+    assert accepted["Data"]["Temporality"] == "CumulativeTemporality"
+    assert accepted["Data"]["IsMonotonic"] is True
+    (point,) = accepted["Data"]["DataPoints"]
+    assert point["Value"] == 1
+    assert point["Attributes"] == [
+        {"Key": "receiver", "Value": {"Type": "STRING", "Value": "otlp"}},
+        {"Key": "transport", "Value": {"Type": "STRING", "Value": "http"}},
+    ]
+
+
+def test_a_failing_push_is_logged_and_the_collector_goes_on(tmp_path: Path) -> None:
+    """The SDK reader reports a failed export and goes on; its shutdown's
+    last push fails too, which is the meter provider's shutdown error (the
+    collector exits 1 with it, as upstream's Run returns it)."""
+    http_port, closed = free_port(), free_port()
+    otlp = {"protocol": "http/protobuf", "endpoint": f"http://127.0.0.1:{closed}"}
+    reader = {"periodic": {"interval": 50, "exporter": {"otlp": otlp}}}
+    collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
+    try:
+        collector.wait_log(rf"failed to upload metrics: .*127\.0\.0\.1:{closed}")
+        _post_one_log(http_port)
+        assert collector.process.poll() is None
+    finally:
+        code = collector.terminate()
+    assert code == 1
+    assert "failed to shutdown meter provider: failed to upload metrics:" in collector.stderr()
+
+
+def _loaded(readers: str) -> tuple[Any, list[str]]:
+    text = f"""\
+receivers:
+  otlp:
+    protocols:
+      http:
+exporters:
+  debug:
+service:
+  telemetry:
+    metrics:
+      readers: {readers}
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [debug]
+"""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory, "collector.yaml")
+        path.write_text(text)
+        config, problems = cli.load([str(path)], [], Factories.load())
+    return config, [p.removeprefix(f"{path}: ") for p in problems]
+
+
+@pytest.mark.parametrize(
+    ("readers", "problem"),
+    [
+        (
+            "[{periodic: {exporter: {otlp: {protocol: http/protobuf, bogus: 1}}}}]",
+            "service::telemetry::metrics::readers[0]::periodic::exporter::otlp: "
+            "'metrics.readers[0].periodic.exporter.otlp' has invalid keys: bogus",
+        ),
+        (
+            "[{periodic: {interval: 5s, exporter: {console: {}}}}]",
+            "service::telemetry::metrics::readers[0]::periodic::interval: "
+            "'metrics.readers[0].periodic.interval' expected type 'int', got unconvertible "
+            "type 'string', value: '5s'",
+        ),
+        (
+            "[{push: {}}]",
+            "service::telemetry::metrics::readers[0]: 'metrics.readers[0]' has invalid keys: push",
+        ),
+        (
+            "[{periodic: {exporter: {otlp: {protocol: grpc/protobuf, headers: [a]}}}}]",
+            "service::telemetry::metrics::readers[0]::periodic::exporter::otlp::headers: "
+            "'metrics.readers[0].periodic.exporter.otlp.headers' expected a map, got 'slice'",
+        ),
+    ],
+)
+def test_unknown_keys_and_values_of_the_wrong_type_are_config_errors(
+    readers: str, problem: str
+) -> None:
+    config, problems = _loaded(readers)
+    assert config is None
+    assert problems == [problem]
+
+
+@pytest.mark.parametrize(
+    ("readers", "problem"),
+    [
+        (
+            "[{periodic: {exporter: {otlp: {protocol: grpc, endpoint: 'localhost:4317'}}}}]",
+            "unsupported protocol grpc",
+        ),
+        (
+            "[{periodic: {exporter: {otlp: {protocol: http/protobuf, compression: zstd}}}}]",
+            'unsupported compression "zstd"',
+        ),
+        (
+            "[{periodic: {exporter: {otlp: {protocol: grpc/protobuf,"
+            " temporality_preference: invalid}}}}]",
+            'unsupported temporality preference "invalid"',
+        ),
+        (
+            "[{periodic: {exporter: {otlp: {protocol: grpc/protobuf, endpoint: ' '}}}}]",
+            'parse "http:// ": invalid character " " in host name',
+        ),
+        ("[{periodic: {exporter: {}}}]", "no valid metric exporter"),
+        ("[{periodic: {exporter: {console: }}}]", "no valid metric exporter"),
+        (
+            "[{periodic: {exporter: {prometheus: {host: localhost, port: 1}}}}]",
+            "no valid metric exporter",
+        ),
+        ("[{pull: {exporter: {console: {}}}}]", "no valid metric exporter"),
+        ("[{}]", "unsupported metric reader type {<nil> <nil>}"),
+    ],
+)
+def test_readers_the_meter_provider_cannot_make_pass_validate_and_stop_the_start(
+    tmp_path: Path, readers: str, problem: str
+) -> None:
+    """config_test TestMetricReader's errors: upstream's config decodes them
+    and its meter provider refuses them when the service starts."""
+    config, problems = _loaded(readers)
+    assert problems == [] and config is not None
+    text = f"""\
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:{free_port()}
+exporters:
+  debug:
+service:
+  telemetry:
+    metrics:
+      readers: {readers}
+  pipelines:
+    logs:
+      receivers: [otlp]
+      exporters: [debug]
+"""
+    path = tmp_path / "collector.yaml"
+    path.write_text(text)
+    result = run_cli("--config", str(path))
+    assert result.returncode == 1
+    logged = problem.replace('"', '\\"')  # in the log line's quoted msg
+    assert f"failed to create meter provider: {logged}" in result.stderr
+
+
+def test_delta_temporality_reports_what_was_added_since_the_previous_push() -> None:
+    """The SDK's delta sums: a counter's point holds what was added since the
+    previous collection, and a series nothing was added to is left out;
+    ``lowmemory`` keeps observable counters cumulative."""
+    telemetry = ServiceTelemetry()
+    accepted = telemetry.receiver("otlp", "grpc").accepted[Signal.LOG]
+    view = MetricsView(telemetry.registry, {"service.name": "x"}, "delta")
+    accepted.inc(3)
+    first = _points(view.collect())
+    assert first["otelcol_receiver_accepted_log_records"] == [
+        ({"receiver": "otlp", "transport": "grpc"}, 3)
+    ]
+    accepted.inc(2)
+    assert _points(view.collect())["otelcol_receiver_accepted_log_records"][0][1] == 2
+    assert "otelcol_receiver_accepted_log_records" not in _points(view.collect())
+    low = MetricsView(telemetry.registry, {}, "lowmemory").collect()
+    _, uptime = _metric(low, "otelcol_process_uptime")
+    assert uptime.sum.aggregation_temporality == 2, "cumulative"
+    test = Counter("test_pushes", "A test's counter.", registry=telemetry.registry)
+    test.inc()
+    scope, metric = _metric(MetricsView(telemetry.registry, {}).collect(), "test_pushes")
+    assert (scope, metric.sum.data_points[0].as_double) == ("sluice", 1.0)
+
+
+def test_the_readme_example_pushes_to_a_second_collector(tmp_path: Path) -> None:
+    """The README's periodic reader example (on free ports, a short
+    interval), pushing to a second collector's OTLP receiver."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (example,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "periodic:" in b]
+    backend_port, own_port = free_port(), free_port()
+    backend_config = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": f"127.0.0.1:{backend_port}"}}}},
+        "exporters": {"debug": {"verbosity": "detailed"}},
+        "service": {
+            "telemetry": {"metrics": {"level": "none"}},
+            "pipelines": {"metrics": {"receivers": ["otlp"], "exporters": ["debug"]}},
+        },
+    }
+    backend = CollectorProcess(tmp_path / "backend", backend_config).wait_ready()
+    text = example.replace("4318", str(backend_port)).replace("4328", str(own_port))
+    collector = CollectorProcess(tmp_path, text.replace("interval: 10000", "interval: 100"))
+    try:
+        collector.wait_ready()
+        backend.wait_log(r"otelcol_process_uptime")
+    finally:
+        assert collector.terminate() == 0, collector.stderr()
+        backend.terminate()
+    assert '"Name": "otelcol_process_uptime"' in collector.stdout_path.read_text(), (
+        "the console reader's push at shutdown"
+    )
