@@ -129,6 +129,17 @@ class Service:
         ):
             # upstream's config takes any name; its tracer provider does not
             raise StartError("failed to create tracer provider: unsupported trace propagator")
+        processors = self.config.telemetry.logs.processors
+        if processors:
+            # Upstream tees its log into an OTel SDK logger provider built
+            # from them (batch or simple processors, OTLP or console
+            # exporters); Sluice has none, and says so rather than drop them.
+            count = f"{len(processors)} configured processor{'s' if len(processors) > 1 else ''}"
+            log.warning(
+                "service::telemetry::logs::processors is not supported: the collector's own"
+                f" log is not exported, the {count} {'are' if len(processors) > 1 else 'is'}"
+                " ignored"
+            )
         log.info("Setting up own telemetry...")
         metrics = self.config.telemetry.metrics
         unservable = meter_provider_problem(metrics)
