@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -137,3 +138,18 @@ def run_cli(
         env={**os.environ, **(env or {})},
         cwd=cwd,
     )
+
+
+def post_one_log(http_port: int) -> None:
+    """One OTLP/JSON log record to a collector's otlp receiver (the components'
+    self-metrics series appear on traffic)."""
+    doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "a"}}]}]}]}
+    answer = http_request(
+        http_port,
+        "POST",
+        "/v1/logs",
+        json.dumps(doc).encode(),
+        {"Content-Type": "application/json"},
+        10.0,
+    )
+    assert answer.status == 200, answer

@@ -25,8 +25,8 @@ from sluice.collector.metricdata import MetricsView
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from tests.collector.components.grpc_sink import GrpcSink
-from tests.collector.helpers import CollectorProcess, free_port, run_cli
-from tests.edge.helpers import Upstream, http_request
+from tests.collector.helpers import CollectorProcess, free_port, post_one_log, run_cli
+from tests.edge.helpers import Upstream
 
 
 def _config(reader: dict[str, Any], http_port: int) -> dict[str, Any]:
@@ -38,18 +38,6 @@ def _config(reader: dict[str, Any], http_port: int) -> dict[str, Any]:
             "pipelines": {"logs": {"receivers": ["otlp"], "exporters": ["debug"]}},
         },
     }
-
-
-def _post_one_log(http_port: int) -> None:
-    doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "a"}}]}]}]}
-    answer = http_request(
-        http_port,
-        "POST",
-        "/v1/logs",
-        json.dumps(doc).encode(),
-        {"Content-Type": "application/json"},
-    )
-    assert answer.status == 200, answer
 
 
 def _points(request: ExportMetricsServiceRequest) -> dict[str, list[tuple[dict[str, str], Any]]]:
@@ -98,7 +86,7 @@ def test_a_periodic_otlp_http_reader_pushes_the_metrics_under_upstreams_names(
     reader = {"periodic": {"interval": 100, "exporter": {"otlp": otlp}}}
     collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
     try:
-        _post_one_log(http_port)
+        post_one_log(http_port)
         upstream.wait_for(1)
         pushed: ExportMetricsServiceRequest | None = None
         for _ in range(50):
@@ -152,7 +140,7 @@ def test_the_reader_pushes_once_more_at_shutdown(tmp_path: Path) -> None:
         tmp_path, _config({"periodic": {"exporter": {"otlp": otlp}}}, http_port)
     ).wait_ready()
     try:
-        _post_one_log(http_port)
+        post_one_log(http_port)
         assert upstream.wait_for(1, timeout=0.5) == []
     finally:
         assert collector.terminate() == 0, collector.stderr()
@@ -174,7 +162,7 @@ def test_a_periodic_otlp_grpc_reader_pushes_over_grpc(tmp_path: Path) -> None:
         reader = {"periodic": {"interval": 100, "timeout": 2000, "exporter": {"otlp": otlp}}}
         collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
         try:
-            _post_one_log(http_port)
+            post_one_log(http_port)
             for _ in range(50):
                 call = sink.wait_for(len(sink.calls) + 1)[-1]
                 pushed = ExportMetricsServiceRequest.FromString(call.body)
@@ -193,7 +181,7 @@ def test_a_console_reader_prints_the_metrics_on_stdout(tmp_path: Path) -> None:
     reader = {"periodic": {"interval": 100, "exporter": {"console": {}}}}
     collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
     try:
-        _post_one_log(http_port)
+        post_one_log(http_port)
         collector.wait_log(r"Everything is ready")
     finally:
         assert collector.terminate() == 0, collector.stderr()
@@ -236,7 +224,7 @@ def test_a_failing_push_is_logged_and_the_collector_goes_on(tmp_path: Path) -> N
     collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
     try:
         collector.wait_log(rf"failed to upload metrics: .*127\.0\.0\.1:{closed}")
-        _post_one_log(http_port)
+        post_one_log(http_port)
         assert collector.process.poll() is None
     finally:
         code = collector.terminate()
@@ -244,12 +232,14 @@ def test_a_failing_push_is_logged_and_the_collector_goes_on(tmp_path: Path) -> N
     assert "failed to shutdown meter provider: failed to upload metrics:" in collector.stderr()
 
 
-def _loaded(readers: str) -> tuple[Any, list[str]]:
-    text = f"""\
+def _config_text(readers: str, http: str = "") -> str:
+    """A logs pipeline from the otlp receiver (its HTTP protocol with `http`
+    settings) to debug, with `readers` (YAML flow text)."""
+    return f"""\
 receivers:
   otlp:
     protocols:
-      http:
+      http: {http}
 exporters:
   debug:
 service:
@@ -261,9 +251,12 @@ service:
       receivers: [otlp]
       exporters: [debug]
 """
+
+
+def _loaded(readers: str) -> tuple[Any, list[str]]:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory, "collector.yaml")
-        path.write_text(text)
+        path.write_text(_config_text(readers))
         config, problems = cli.load([str(path)], [], Factories.load())
     return config, [p.removeprefix(f"{path}: ") for p in problems]
 
@@ -338,25 +331,8 @@ def test_readers_the_meter_provider_cannot_make_pass_validate_and_stop_the_start
     and its meter provider refuses them when the service starts."""
     config, problems = _loaded(readers)
     assert problems == [] and config is not None
-    text = f"""\
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:{free_port()}
-exporters:
-  debug:
-service:
-  telemetry:
-    metrics:
-      readers: {readers}
-  pipelines:
-    logs:
-      receivers: [otlp]
-      exporters: [debug]
-"""
     path = tmp_path / "collector.yaml"
-    path.write_text(text)
+    path.write_text(_config_text(readers, f"{{endpoint: '127.0.0.1:{free_port()}'}}"))
     result = run_cli("--config", str(path))
     assert result.returncode == 1
     logged = problem.replace('"', '\\"')  # in the log line's quoted msg

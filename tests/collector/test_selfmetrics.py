@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,7 @@ from sluice import __version__
 from sluice.collector.selfmetrics import DEFAULT_ENDPOINT, SelfMetricsServer
 from sluice.collector.telemetry import ServiceTelemetry
 from tests.collector.background import BackgroundLoop, background_loop, http_get
-from tests.collector.helpers import CollectorProcess, free_ports
-from tests.edge.helpers import http_request
+from tests.collector.helpers import CollectorProcess, free_ports, post_one_log
 
 
 @pytest.fixture
@@ -169,19 +167,6 @@ def test_the_process_metrics_are_served(served: tuple[SelfMetricsServer, Counter
     assert "# HELP otelcol_process_uptime_total Uptime of the process [alpha]" in text
 
 
-def _post_one_log(http_port: int) -> None:
-    doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"stringValue": "a"}}]}]}]}
-    answer = http_request(
-        http_port,
-        "POST",
-        "/v1/logs",
-        json.dumps(doc).encode(),
-        {"Content-Type": "application/json"},
-        10.0,
-    )
-    assert answer.status == 200, answer
-
-
 def _scraped_labels(
     tmp_path: Path, resource: dict[str, Any] | None
 ) -> dict[str, list[dict[str, str]]]:
@@ -201,7 +186,7 @@ def _scraped_labels(
     }
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
-        _post_one_log(http_port)  # the components' series appear on traffic
+        post_one_log(http_port)  # the components' series appear on traffic
         text = collector.metrics(metrics_port)
     finally:
         collector.terminate()
@@ -319,7 +304,7 @@ def test_every_pull_reader_and_the_address_serve_the_same_metrics(tmp_path: Path
     }
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
-        _post_one_log(http_port)
+        post_one_log(http_port)
         for port in ports:
             assert "otelcol_receiver_accepted_log_records_total{" in collector.metrics(port)
     finally:
@@ -373,7 +358,7 @@ def test_component_series_appear_on_their_first_operation_for_a_signal(tmp_path:
     collector = CollectorProcess(tmp_path, config).wait_ready()
     try:
         fresh = collector.metrics(metrics_port)
-        _post_one_log(http_port)
+        post_one_log(http_port)
         after = collector.metrics(metrics_port)
     finally:
         collector.terminate()
