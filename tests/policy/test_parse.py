@@ -190,6 +190,25 @@ def test_empty_match_list_and_missing_keeps() -> None:
     ) == ["trace: keep: percentage 150 out of range [0, 100]"]
 
 
+@pytest.mark.parametrize(
+    "percentage",
+    [1e39, -1e39, "1e39", 10**400, -(10**400)],
+    ids=["1e39", "-1e39", "text", "int", "-int"],
+)
+def test_trace_percentage_past_float32_range_is_out_of_range(percentage: object) -> None:
+    # POLICY.md section 0: a percentage outside 0..100 is this error, also one
+    # float32 (the proto type) cannot hold.
+    found = errors(
+        {
+            "trace": {
+                "match": [{"trace_field": "name", "exact": "x"}],
+                "keep": {"percentage": percentage},
+            }
+        }
+    )
+    assert found == [f"trace: keep: percentage {percentage} out of range [0, 100]"]
+
+
 def test_trace_keep_fields() -> None:
     keep = one(
         {

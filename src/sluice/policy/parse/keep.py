@@ -78,7 +78,12 @@ def parse_sample_rate(raw: Any) -> Keep:
 
 
 def _float32(value: float) -> float:
-    return float(struct.unpack("<f", struct.pack("<f", value))[0])
+    """`value` rounded to float32 and widened back; past float32's range it is
+    an infinity, as Go's float32(x) makes it."""
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def parse_trace_keep(raw: Any) -> Keep:
@@ -92,10 +97,11 @@ def parse_trace_keep(raw: Any) -> Keep:
         raise Invalid(f"invalid percentage {json_repr(pct_raw)}")
     else:
         try:
-            pct = float(pct_raw)
-            pct = _float32(pct) if math.isfinite(pct) else pct
-        except (ValueError, OverflowError):
+            pct = _float32(float(pct_raw))
+        except ValueError:
             raise Invalid(f"invalid percentage {json_repr(pct_raw)}") from None
+        except OverflowError:  # an integer past the double range, either sign
+            pct = math.inf
     if not 0 <= pct <= 100:  # also rejects NaN
         raise Invalid(f"percentage {pct_raw} out of range [0, 100]")
     mode_raw = member(raw, "mode")
