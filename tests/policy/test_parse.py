@@ -209,6 +209,28 @@ def test_trace_percentage_past_float32_range_is_out_of_range(percentage: object)
     assert found == [f"trace: keep: percentage {percentage} out of range [0, 100]"]
 
 
+@pytest.mark.parametrize(
+    ("keep", "problem"),
+    [
+        ({"sampling_precision": "x"}, 'invalid sampling_precision "x"'),
+        ({"samplingPrecision": True}, "invalid sampling_precision true"),
+        ({"hash_seed": 1.5}, "invalid hash_seed 1.5"),
+        ({"hashSeed": "9" * 20}, f"hash_seed {'9' * 20} out of int64 range"),
+    ],
+)
+def test_trace_keep_number_problems_name_their_key(keep: dict[str, object], problem: str) -> None:
+    # POLICY.md 1.9: 'trace: keep: <reason>'; the reason names the key at fault.
+    found = errors(
+        {
+            "trace": {
+                "match": [{"trace_field": "name", "exact": "x"}],
+                "keep": {"percentage": 50, **keep},
+            }
+        }
+    )
+    assert found == [f"trace: keep: {problem}"]
+
+
 def test_trace_keep_fields() -> None:
     keep = one(
         {

@@ -32,10 +32,11 @@ _DIGITS = re.compile(r"[0-9]+")
 """ASCII decimal digits (str.isdigit also takes superscripts and fullwidth digits)."""
 
 
-def int64(value: Any) -> int:
-    """An int64 as proto-JSON writes it: a number, or decimal text."""
+def int64(value: Any, name: str = "int_value") -> int:
+    """An int64 as proto-JSON writes it: a number, or decimal text. Problems
+    name the value as `name`."""
     if isinstance(value, bool):
-        raise Invalid(f"invalid int_value {json_repr(value)}")
+        raise Invalid(f"invalid {name} {json_repr(value)}")
     if isinstance(value, int):
         number = value
     elif (isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip())) or (
@@ -43,9 +44,9 @@ def int64(value: Any) -> int:
     ):
         number = int(value)
     else:
-        raise Invalid(f"invalid int_value {json_repr(value)}")
+        raise Invalid(f"invalid {name} {json_repr(value)}")
     if not INT64_MIN <= number <= INT64_MAX:
-        raise Invalid(f"int_value {number} out of int64 range")
+        raise Invalid(f"{name} {number} out of int64 range")
     return number
 
 

@@ -119,10 +119,10 @@ def parse_trace_keep(raw: Any) -> Keep:
     precision_raw = member(raw, "sampling_precision")
     precision = 4
     if precision_raw is not None:
-        precision = int64(precision_raw)
+        precision = int64(precision_raw, "sampling_precision")
         precision = 4 if precision <= 0 else min(precision, 14)
     seed_raw = member(raw, "hash_seed")
-    seed = 0 if seed_raw is None else int64(seed_raw)
+    seed = 0 if seed_raw is None else int64(seed_raw, "hash_seed")
     if not 0 <= seed <= 0xFFFFFFFF:
         raise Invalid(f"hash_seed {seed} out of range [0, 4294967295]")
     fail_closed = optional_boolean(member(raw, "fail_closed"), True, "fail_closed")
