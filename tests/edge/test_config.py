@@ -104,6 +104,18 @@ def test_a_value_of_the_wrong_type_is_shown_as_the_json_holds_it(
             },
             "policy_providers[0].headers[0].vaule: unknown key (did you mean 'value'?)",
         ),
+        (
+            {
+                "policy_providers": [
+                    {
+                        "type": "http",
+                        "url": "http://h/v1/policy/sync",
+                        "headers": [{"name": "A", "vaule": "b"}],
+                    }
+                ]
+            },
+            "policy_providers[0].headers[0].vaule: unknown key (did you mean 'value'?)",
+        ),
         ({"service": {"nmae": "x"}}, "service.nmae: unknown key (did you mean 'name'?)"),
         ({"zzz": 1}, "zzz: unknown key (valid keys: api_url, body_timeout_secs, "),
     ],

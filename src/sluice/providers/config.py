@@ -347,11 +347,14 @@ def parse_provider(
     parsed = []
     for i, header in enumerate(headers):
         at = f"{where}.headers[{i}]"
-        if not isinstance(header, Mapping) or "name" not in header or "value" not in header:
+        if not isinstance(header, Mapping):
             raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
+        # Unknown keys first: a misspelt 'value' is the usual reason one is missing.
         for key in header:
             if key not in HEADER_KEYS:
                 raise ConfigError(f"{at}.{key}: {unknown_key(str(key), HEADER_KEYS)}")
+        if "name" not in header or "value" not in header:
+            raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
         parsed.append(
             (
                 _string(header["name"], f"{at}.name", expand),
