@@ -117,6 +117,10 @@ def test_a_value_of_the_wrong_type_is_shown_as_the_json_holds_it(
             "policy_providers[0].headers[0].vaule: unknown key (did you mean 'value'?)",
         ),
         ({"service": {"nmae": "x"}}, "service.nmae: unknown key (did you mean 'name'?)"),
+        (
+            {"service": {"labels": [{"key": "team", "vlue": "a"}]}},
+            "service.labels[0].vlue: unknown key (did you mean 'value'?)",
+        ),
         ({"zzz": 1}, "zzz: unknown key (valid keys: api_url, body_timeout_secs, "),
     ],
 )

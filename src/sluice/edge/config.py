@@ -113,9 +113,11 @@ def _pairs(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
     pairs = []
     for i, item in enumerate(raw):
         at = f"{where}[{i}]"
-        if not isinstance(item, Mapping) or not {"key", "value"} <= item.keys():
+        if not isinstance(item, Mapping):
             raise ConfigError(f"{at}: expected an object with 'key' and 'value', got {shown(item)}")
-        _check_keys(item, ("key", "value"), at)
+        _check_keys(item, ("key", "value"), at)  # first: a misspelt key is why one is missing
+        if not {"key", "value"} <= item.keys():
+            raise ConfigError(f"{at}: expected an object with 'key' and 'value', got {shown(item)}")
         if not isinstance(item["key"], str) or not isinstance(item["value"], str):
             raise ConfigError(f"{at}: 'key' and 'value' must be strings, got {shown(item)}")
         pairs.append((item["key"], item["value"]))
