@@ -206,11 +206,28 @@ def test_a_bad_max_response_bytes_names_the_field(limit: Any, written: str) -> N
         ),
         ([{"name": "A", "value": 7}], "policy_providers[0].headers[0].value: expected a string"),
         ([{"name": None, "value": "v"}], "policy_providers[0].headers[0].name: expected a string"),
+        (
+            [{"name": "", "value": "v"}],
+            "policy_providers[0].headers[0].name: expected a header name",
+        ),
+        (
+            [{"name": "X Token", "value": "v"}],
+            "policy_providers[0].headers[0].name: expected a header name",
+        ),
+        (
+            [{"name": "X-Token:", "value": "v"}],
+            "policy_providers[0].headers[0].name: expected a header name",
+        ),
+        (
+            [{"name": "X-Token", "value": "a\r\nX-Other: b"}],
+            "policy_providers[0].headers[0].value: a header value cannot hold a line break",
+        ),
     ],
 )
 def test_bad_headers_name_the_field(headers: Any, field: str) -> None:
     message = error_of([{"type": "http", "url": "http://h/v1/policy/sync", "headers": headers}])
     assert message.startswith(f"config.json: {field}"), message
+    assert "X-Other: b" not in message  # a value may be a secret: never shown
 
 
 def test_duplicate_provider_ids_are_rejected() -> None:

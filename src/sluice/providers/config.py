@@ -248,6 +248,32 @@ def _string(raw: Any, where: str, expand: bool) -> str:
     return expand_env(raw, where) if expand else raw
 
 
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""A header name (RFC 9110 5.1: a token)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""What a header value cannot hold (RFC 9110 5.5: control characters but tab)."""
+
+
+def _header_name(raw: Any, where: str, expand: bool) -> str:
+    name = _string(raw, where, expand)
+    if not _TOKEN.fullmatch(name):
+        raise ConfigError(
+            f"{where}: expected a header name (letters, digits and !#$%&'*+-.^_`|~), got {name!r}"
+        )
+    return name
+
+
+def _header_value(raw: Any, where: str, expand: bool) -> str:
+    """A header value, checked here rather than at every sync; never shown
+    in the message (it is often a secret)."""
+    value = _string(raw, where, expand)
+    if _CONTROL.search(value):
+        raise ConfigError(
+            f"{where}: a header value cannot hold a line break or another control character"
+        )
+    return value
+
+
 def _sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
     """A policy server's address: an http(s) URL for http, ``host:port`` or
     ``grpc(s)://host:port`` for grpc. Credentials in it would not be sent
@@ -357,8 +383,8 @@ def parse_provider(
             raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
         parsed.append(
             (
-                _string(header["name"], f"{at}.name", expand),
-                _string(header["value"], f"{at}.value", expand),
+                _header_name(header["name"], f"{at}.name", expand),
+                _header_value(header["value"], f"{at}.value", expand),
             )
         )
     values["headers"] = tuple(parsed)
