@@ -5,10 +5,13 @@ OTLP/gRPC server, or stdout, as upstream's SDK periodic reader does
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import re
+import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from sluice import __version__
 from sluice.collector import cli
 from sluice.collector.factories import Factories
 from sluice.collector.metricdata import MetricsView
+from sluice.collector.service import Service, ShutdownError
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from tests.collector.components.grpc_sink import GrpcSink
@@ -388,4 +392,37 @@ def test_the_readme_example_pushes_to_a_second_collector(tmp_path: Path) -> None
         backend.terminate()
     assert '"Name": "otelcol_process_uptime"' in collector.stdout_path.read_text(), (
         "the console reader's push at shutdown"
+    )
+
+
+def test_a_last_push_to_a_silent_endpoint_ends_within_the_shutdown_timeout() -> None:
+    """The readers' last pushes are part of the service's shutdown: a reader
+    whose endpoint accepts and never answers (with a push timeout longer
+    than the shutdown's) fails when the shutdown timeout runs out, and two
+    such readers do not take twice that."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        otlp = f"{{protocol: http/protobuf, endpoint: '{endpoint}', timeout: 60000}}"
+        reader = f"{{periodic: {{timeout: 60000, exporter: {{otlp: {otlp}}}}}}}"
+        text = _config_text(f"[{reader}, {reader}]", f"{{endpoint: 127.0.0.1:{free_port()}}}")
+        config, problems = cli.load([f"yaml:{text}"], [], Factories.load())
+        assert config is not None, problems
+        service = Service(config)
+
+        async def run() -> tuple[float, BaseException | None]:
+            await service.start()
+            began = time.monotonic()
+            try:
+                await service.shutdown(1.0)
+            except ShutdownError as failed:
+                return time.monotonic() - began, failed
+            return time.monotonic() - began, None
+
+        took, failed = asyncio.run(run())
+    assert took < 2.5
+    assert str(failed) == (
+        "failed to shutdown meter provider: failed to upload metrics: context deadline exceeded;"
+        " failed to upload metrics: context deadline exceeded"
     )

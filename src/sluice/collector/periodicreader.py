@@ -193,10 +193,14 @@ class PeriodicMetricReader:
             await asyncio.sleep(self.config.interval_secs)
             await self.push()
 
-    async def push(self) -> str | None:
-        """Collect and export once; the error (logged), or None."""
+    async def push(self, timeout: float | None = None) -> str | None:
+        """Collect and export once, within the reader's ``timeout`` (or
+        `timeout` seconds when shorter); the error (logged), or None."""
+        limit = (
+            self.config.timeout_secs if timeout is None else min(timeout, self.config.timeout_secs)
+        )
         try:
-            async with asyncio.timeout(self.config.timeout_secs):
+            async with asyncio.timeout(limit):
                 await self.exporter.export(self.view.collect())
         except TimeoutError:
             error = "failed to upload metrics: context deadline exceeded"
@@ -207,15 +211,16 @@ class PeriodicMetricReader:
         log.error("%s", error)
         return error
 
-    async def shutdown(self) -> str | None:
-        """Stop pushing, push a last time and close the exporter; the last
+    async def shutdown(self, timeout: float | None = None) -> str | None:
+        """Stop pushing, push a last time (within `timeout` seconds, what is
+        left of the service's shutdown) and close the exporter; the last
         push's error, or None."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         try:
-            return await self.push()
+            return await self.push(timeout)
         finally:
             await self.exporter.close()
 

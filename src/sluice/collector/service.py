@@ -302,9 +302,11 @@ class Service:
         for server in self.metrics_servers:
             await server.stop()
         self.metrics_servers.clear()
-        # As upstream's meter provider, each periodic reader pushes once more;
-        # a push that fails is its shutdown's error.
-        pushed = [await reader.shutdown() for reader in self.metric_readers]
+        # As upstream's meter provider, each periodic reader pushes once more
+        # (all at once, within what is left of the timeout); a push that
+        # fails is its shutdown's error.
+        left = max(deadline - time.monotonic(), 0.1)
+        pushed = await asyncio.gather(*(reader.shutdown(left) for reader in self.metric_readers))
         self.metric_readers.clear()
         failures = [
             f"failed to shutdown {part}: {'; '.join(e for e in errors if e is not None)}"
