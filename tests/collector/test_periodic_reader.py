@@ -25,6 +25,8 @@ from sluice import __version__
 from sluice.collector import cli
 from sluice.collector.factories import Factories
 from sluice.collector.metricdata import MetricsView
+from sluice.collector.metricreaders import MetricExporter, OtlpMetric, PeriodicReader
+from sluice.collector.periodicreader import PeriodicMetricReader
 from sluice.collector.service import Service, ShutdownError
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
@@ -426,3 +428,34 @@ def test_a_last_push_to_a_silent_endpoint_ends_within_the_shutdown_timeout() -> 
         "failed to shutdown meter provider: failed to upload metrics: context deadline exceeded;"
         " failed to upload metrics: context deadline exceeded"
     )
+
+
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ({"x-tenant": "a\r\nx-injected: 1"}, 'net/http: invalid header field value for "X-Tenant"'),
+        ({"x-tenant": "a\x00"}, 'net/http: invalid header field value for "X-Tenant"'),
+        ({"x tenant": "a"}, 'net/http: invalid header field name "x tenant"'),
+        ({"": "a"}, 'net/http: invalid header field name ""'),
+    ],
+)
+def test_a_header_that_http_cannot_carry_fails_each_push_and_is_never_sent(
+    headers: dict[str, str], problem: str
+) -> None:
+    """As Go's HTTP client refuses a request whose header name is not a
+    token or whose value holds a control character (a line break would
+    inject one more header), each OTLP/HTTP push fails and sends nothing."""
+    upstream = Upstream()
+    otlp = OtlpMetric(protocol="http/protobuf", endpoint=upstream.url, headers=headers)
+
+    async def last_push() -> str | None:
+        registry = ServiceTelemetry().registry
+        reader = PeriodicMetricReader(PeriodicReader(MetricExporter(otlp=otlp)), registry, {}, "a")
+        return await reader.shutdown()
+
+    try:
+        error = asyncio.run(last_push())
+        assert upstream.wait_for(1, timeout=0.3) == []
+    finally:
+        upstream.stop()
+    assert error == f'failed to upload metrics: Post "{upstream.url}/v1/metrics": {problem}'

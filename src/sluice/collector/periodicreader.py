@@ -18,6 +18,7 @@ import asyncio
 import gzip
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -40,6 +41,7 @@ from sluice.collector.metricreaders import (
     url_parts,
 )
 from sluice.collector.rpc_status import status_error_text
+from sluice.gostrconv import quoted
 from sluice.transport.http_client import UpstreamError, UpstreamPool
 
 log = logging.getLogger("sluice.collector.telemetry")
@@ -74,12 +76,15 @@ class OtlpHttpExporter:
         if self.gzip:
             headers["Content-Encoding"] = "gzip"
         headers.update(config.headers)
+        self.refused = next(filter(None, map(_header_problem, headers.items())), None)
+        """Why Go's HTTP client refuses every request with these headers."""
         self.headers = b"".join(
-            b"%s: %s\r\n" % (name.encode("latin-1"), value.encode())
-            for name, value in headers.items()
+            b"%s: %s\r\n" % (name.encode(), value.encode()) for name, value in headers.items()
         )
 
     async def export(self, request: ExportMetricsServiceRequest) -> None:
+        if self.refused is not None:
+            raise RuntimeError(f"Post {json.dumps(self.url)}: {self.refused}")
         body = request.SerializeToString()
         if self.gzip:
             body = gzip.compress(body)
@@ -98,6 +103,24 @@ class OtlpHttpExporter:
 
     async def close(self) -> None:
         self.pool.close()
+
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""A header name (RFC 9110 5.1: a token)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""What a header value cannot hold (control characters but tab)."""
+
+
+def _header_problem(header: tuple[str, str]) -> str | None:
+    """Go's ``net/http`` error for a request with `header` (the value
+    never shown), or None."""
+    name, value = header
+    if not _TOKEN.fullmatch(name):
+        return f"net/http: invalid header field name {quoted(name)}"
+    if _CONTROL.search(value):
+        canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+        return f"net/http: invalid header field value for {quoted(canonical)}"
+    return None
 
 
 class OtlpGrpcExporter:
