@@ -459,3 +459,39 @@ def test_a_header_that_http_cannot_carry_fails_each_push_and_is_never_sent(
     finally:
         upstream.stop()
     assert error == f'failed to upload metrics: Post "{upstream.url}/v1/metrics": {problem}'
+
+
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ({"X Tenant": "a"}, 'header key "x tenant" contains illegal characters not in [0-9a-z-_.]'),
+        ({"": "a"}, "there is an empty key in the header"),
+        (
+            {"x-tenant": "a\nb"},
+            'header key "x-tenant" contains value with non-printable ASCII characters',
+        ),
+        (
+            {"x-tenant": "é"},
+            'header key "x-tenant" contains value with non-printable ASCII characters',
+        ),
+    ],
+)
+def test_metadata_grpc_cannot_carry_fails_each_push_as_grpc_go_refuses_it(
+    headers: dict[str, str], problem: str
+) -> None:
+    """grpc-go refuses a call whose metadata key (lowercased) is not in
+    ``[0-9a-z-_.]`` or whose value is not printable ASCII (but for a
+    ``-bin`` key): an Internal status, and nothing is sent."""
+    with GrpcSink() as sink:
+        otlp = OtlpMetric(protocol="grpc/protobuf", endpoint=sink.endpoint, headers=headers)
+
+        async def last_push() -> str | None:
+            registry = ServiceTelemetry().registry
+            exporter = MetricExporter(otlp=otlp)
+            return await PeriodicMetricReader(
+                PeriodicReader(exporter), registry, {}, "a"
+            ).shutdown()
+
+        error = asyncio.run(last_push())
+        assert sink.wait_for(1, timeout=0.3) == []
+    assert error == f"failed to upload metrics: rpc error: code = Internal desc = {problem}"

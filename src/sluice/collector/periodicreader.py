@@ -123,6 +123,25 @@ def _header_problem(header: tuple[str, str]) -> str | None:
     return None
 
 
+_METADATA_KEY = re.compile(r"[0-9a-z\-_.]+")
+_PRINTABLE = re.compile(r"[\x20-\x7e]*")
+INTERNAL = 13
+"""The gRPC status of a call grpc-go refuses to make."""
+
+
+def _metadata_problem(pair: tuple[str, str]) -> str | None:
+    """grpc-go's error for a call with the (lowercased) metadata `pair`
+    (its ``internal/metadata.ValidatePair``), or None."""
+    key, value = pair
+    if not key:
+        return "there is an empty key in the header"
+    if not _METADATA_KEY.fullmatch(key):
+        return f"header key {quoted(key)} contains illegal characters not in [0-9a-z-_.]"
+    if not key.endswith("-bin") and not _PRINTABLE.fullmatch(value):
+        return f"header key {quoted(key)} contains value with non-printable ASCII characters"
+    return None
+
+
 class OtlpGrpcExporter:
     """Calls ``MetricsService/Export``, as upstream's ``otlpmetricgrpc``:
     over TLS for an ``https://`` endpoint (``certificate`` the CA file),
@@ -148,11 +167,18 @@ class OtlpGrpcExporter:
         self.call = self.channel.unary_unary(
             EXPORT_METHOD, response_deserializer=ExportMetricsServiceResponse.FromString
         )
-        self.metadata = tuple((name.lower(), value) for name, value in config.headers.items())
+        metadata = [(name.lower(), value) for name, value in config.headers.items()]
+        self.refused = next(filter(None, map(_metadata_problem, metadata)), None)
+        """Why grpc-go refuses every call with this metadata."""
+        self.metadata = tuple(
+            (key, value.encode() if key.endswith("-bin") else value) for key, value in metadata
+        )
         timeout = config.timeout if config.timeout and config.timeout > 0 else None
         self.timeout = (timeout or DEFAULT_OTLP_TIMEOUT_MS) / 1000
 
     async def export(self, request: ExportMetricsServiceRequest) -> None:
+        if self.refused is not None:
+            raise RuntimeError(status_error_text(INTERNAL, self.refused))
         try:
             await self.call(
                 request.SerializeToString(), timeout=self.timeout, metadata=self.metadata
