@@ -13,6 +13,7 @@ from sluice.providers.config import (
     ConfigError,
     ProviderConfig,
     expand_env,
+    grpc_target,
     parse_provider,
     parse_providers,
 )
@@ -87,6 +88,70 @@ def test_an_http_url_that_cannot_be_used_names_the_field(url: str, problem: str)
     """These raised ValueError (a traceback) when the transport was made, or
     failed every sync."""
     assert error_of([{"type": "http", "url": url}]) == f"{WHERE}[0].url: {problem}, got {url!r}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "dns:///policies.example.com:4317",
+        "unix:///run/policies.sock",
+        "ftp://h:4317",
+        "grpc://:4317",
+    ],
+)
+def test_a_grpc_url_of_another_scheme_is_refused(url: str) -> None:
+    """gRPC took these and failed every sync with its own parsing error."""
+    assert error_of([{"type": "grpc", "url": url}]) == (
+        f"{WHERE}[0].url: expected host:port, or a grpc://, grpcs://, http:// or https:// "
+        f"URL with a host and port, got {url!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h:4317/v1/policy/sync",
+        "https://h:4317/tero.policy.v1.PolicyService",
+        "grpc://h:4317?x=1",
+        "h:4317/sync",
+    ],
+)
+def test_a_grpc_url_with_a_path_is_refused(url: str) -> None:
+    assert error_of([{"type": "grpc", "url": url}]) == (
+        f"{WHERE}[0].url: a gRPC provider's url has no path (the sync call is "
+        f"/tero.policy.v1.PolicyService/Sync on the server), got {url.replace('x=1', '***')!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("h:99999", "Port out of range 0-65535"),
+        ("http://h:x", "Port could not be cast to integer value as 'x'"),
+        ("grpc://10.0.0.256:4317", "'10.0.0.256' is not an IP address or a host name"),
+    ],
+)
+def test_a_grpc_url_that_cannot_be_used_names_the_field(url: str, problem: str) -> None:
+    assert error_of([{"type": "grpc", "url": url}]) == f"{WHERE}[0].url: {problem}, got {url!r}"
+
+
+@pytest.mark.parametrize(
+    ("url", "target", "tls"),
+    [
+        ("127.0.0.1:4317", "127.0.0.1:4317", False),
+        ("[::1]:4317", "[::1]:4317", False),
+        ("grpc://h:4317", "h:4317", False),
+        ("grpcs://h:4317/", "h:4317", True),
+        ("http://h:4317", "h:4317", False),
+        ("HTTPS://h:4317", "h:4317", True),
+        ("http://h", "h:80", False),
+        ("https://h/", "h:443", True),
+    ],
+)
+def test_a_grpc_url_is_a_target_and_whether_it_is_tls(url: str, target: str, tls: bool) -> None:
+    [config] = parse_providers([{"type": "grpc", "url": url}], WHERE)
+    assert config.url == url
+    assert grpc_target(url) == (target, tls)
 
 
 def test_an_http_url_must_be_http() -> None:

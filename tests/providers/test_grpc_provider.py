@@ -96,6 +96,28 @@ def test_the_authorization_metadata_is_accepted(
     assert provider.recommended_interval == 30.0
 
 
+@pytest.mark.parametrize("scheme", ["http://", "grpc://", ""])
+def test_an_http_url_is_a_plaintext_target(
+    served: Served, closing: list[RemoteProvider], scheme: str
+) -> None:
+    """``http://host:port`` is the form the Rust client (policy-rs) takes: it
+    was accepted at load and then failed every sync ("Misformatted domain
+    name"), gRPC reading the scheme as part of the host."""
+    config = parse_provider(
+        {
+            "type": "grpc",
+            "url": f"{scheme}{served.server.grpc_target}",
+            "headers": [{"name": "Authorization", "value": f"Bearer {TOKEN}"}],
+        },
+        "config.json: policy_providers[0]",
+        0,
+    )
+    provider = RemoteProvider(config, PolicyRegistry())
+    closing.append(provider)
+    assert provider.sync() is True, provider.last_error
+    assert surviving(provider.registry.snapshot, "x", "y") == ["y"]
+
+
 def test_a_policy_update_is_picked_up(served: Served, closing: list[RemoteProvider]) -> None:
     provider = grpc_provider(served.server.grpc_target)
     closing.append(provider)

@@ -167,7 +167,18 @@ def http_url(url: str, where: str, form: str) -> SplitResult:
     name's form) with a valid port and no space or control character
     anywhere; else ConfigError naming `where` and the expected `form`. A
     message shows the URL redacted (:func:`sluice.logs.redact_url`)."""
-    shown = redact_url(url)
+    parts = _split(url, url, where)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{where}: expected {form}, got {redact_url(url)!r}")
+    _check_host(parts, url, where)
+    return parts
+
+
+def _split(url: str, written: str, where: str) -> SplitResult:
+    """`url` split, or ConfigError naming `where` and showing `written` (what
+    the config holds, redacted) when it holds a space or a control character
+    or its port or bracketed host is not one."""
+    shown = redact_url(written)
     if not url.isprintable() or any(c.isspace() for c in url):
         raise ConfigError(f"{where}: spaces and control characters are not allowed, got {shown!r}")
     try:
@@ -175,13 +186,59 @@ def http_url(url: str, where: str, form: str) -> SplitResult:
         parts.port  # noqa: B018 - validates the port
     except ValueError as problem:  # the port, or a bracketed host that is not IPv6
         raise ConfigError(f"{where}: {problem}, got {shown!r}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{where}: expected {form}, got {shown!r}")
-    if not is_host(parts.hostname):
-        raise ConfigError(
-            f"{where}: {parts.hostname!r} is not an IP address or a host name, got {shown!r}"
-        )
     return parts
+
+
+def _check_host(parts: SplitResult, written: str, where: str) -> None:
+    if parts.hostname and not is_host(parts.hostname):
+        raise ConfigError(
+            f"{where}: {parts.hostname!r} is not an IP address or a host name, "
+            f"got {redact_url(written)!r}"
+        )
+
+
+GRPC_SCHEMES = {"grpc": False, "grpcs": True, "http": False, "https": True}
+"""The schemes a grpc provider's ``url`` may have, and whether each means TLS:
+``http(s)://`` is the form the Rust client (policy-rs) takes."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def grpc_target(url: str) -> tuple[str, bool]:
+    """A grpc provider's `url` as a gRPC channel target (``host:port``) and
+    whether the URL asks for TLS. ``host:port`` is taken as it is (TLS only
+    with ``tls: true``); an ``http://`` or ``https://`` URL without a port
+    has its scheme's (80, 443), as a URL means, where gRPC would take 443."""
+    scheme, sep, rest = url.partition("://")
+    tls = GRPC_SCHEMES.get(scheme.lower())
+    if not sep or tls is None:
+        return url, False
+    target = rest.removesuffix("/")
+    default = _DEFAULT_PORTS.get(scheme.lower())
+    with contextlib.suppress(ValueError):  # a bad port: gRPC reports it
+        if default is not None and urlsplit(url).port is None:
+            target = f"{target}:{default}"
+    return target, tls
+
+
+def _grpc_url(url: str, where: str) -> None:
+    """Check a grpc provider's `url`: ``host[:port]``, or a URL of one of
+    :data:`GRPC_SCHEMES` with a host, a port or none, and no path (gRPC
+    names the service itself); else ConfigError naming `where`. gRPC would
+    take most of these and fail every sync with a message about its own
+    parsing (``Misformatted domain name``)."""
+    form = "host:port, or a grpc://, grpcs://, http:// or https:// URL with a host and port"
+    scheme, sep, _ = url.partition("://")
+    if sep and scheme.lower() not in GRPC_SCHEMES:
+        raise ConfigError(f"{where}: expected {form}, got {redact_url(url)!r}")
+    parts = _split(url if sep else f"//{url}", url, where)
+    if not parts.hostname:
+        raise ConfigError(f"{where}: expected {form}, got {redact_url(url)!r}")
+    _check_host(parts, url, where)
+    if parts.path not in ("", "/") or "?" in url or "#" in url:
+        raise ConfigError(
+            f"{where}: a gRPC provider's url has no path (the sync call is "
+            f"/tero.policy.v1.PolicyService/Sync on the server), got {redact_url(url)!r}"
+        )
 
 
 _POLL_SECS = {text: number_reader(0.01, 86_400, text=text) for text in (False, True)}
@@ -196,8 +253,9 @@ _TLS = {text: flag_reader(text) for text in (False, True)}
 @dataclass(frozen=True)
 class ProviderConfig:
     """One policy provider. `path` for file providers; `url` for http (the
-    sync endpoint URL) and grpc (``host:port``, or ``grpcs://host:port`` /
-    ``tls: true`` for TLS)."""
+    sync endpoint URL) and grpc (``host:port``, or a URL: ``grpc://`` or
+    ``http://`` plaintext, ``grpcs://`` or ``https://`` TLS, as does
+    ``tls: true``)."""
 
     type: ProviderType
     id: str
@@ -276,8 +334,8 @@ def _header_value(raw: Any, where: str, expand: bool) -> str:
 
 def _sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
     """A policy server's address: an http(s) URL for http, ``host:port`` or
-    ``grpc(s)://host:port`` for grpc. Credentials in it would not be sent
-    (``headers`` carry them), so they are refused."""
+    a URL without path for grpc (:func:`grpc_target`). Credentials in it
+    would not be sent (``headers`` carry them), so they are refused."""
     url = _string(raw, where, expand)
     if kind == "http":
         if not url.startswith(("http://", "https://")):
@@ -285,6 +343,8 @@ def _sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
                 f"{where}: expected an http:// or https:// URL, got {redact_url(url)!r}"
             )
         http_url(url, where, "http(s)://host[:port]/path")
+    else:
+        _grpc_url(url, where)
     if has_userinfo(url):
         raise ConfigError(
             f"{where}: credentials in the URL would not be sent: give them in headers "

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sluice.logs import redact_url
-from sluice.providers.config import DEFAULT_MAX_RESPONSE_BYTES
+from sluice.providers.config import DEFAULT_MAX_RESPONSE_BYTES, grpc_target
 from sluice.providers.sync import SYNC_METHOD, SyncError, SyncResult, SyncTransport, read_response
 from sluice.providers.wire import policy_pb2 as pb
 
@@ -37,10 +37,8 @@ class GrpcSyncTransport(SyncTransport):
         import grpc
 
         self._grpc = grpc
-        for scheme in ("grpcs://", "grpc://"):
-            if target.startswith(scheme):
-                tls = tls or scheme == "grpcs://"
-                target = target[len(scheme) :]
+        target, tls_scheme = grpc_target(target)
+        tls = tls or tls_scheme
         self.target = target
         self.shown = redact_url(target)
         """The target as messages show it: no credentials."""
