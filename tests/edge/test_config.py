@@ -356,6 +356,27 @@ def test_addresses_and_upstream_urls_must_have_a_hosts_form(tmp_path: Path) -> N
         assert " level=error " in line and problem in line, line
 
 
+def test_an_upstream_url_with_port_0_is_refused(tmp_path: Path) -> None:
+    """No server listens on port 0: such a config passed validate, and every
+    request forwarded there then failed."""
+    urls = {
+        "upstream_url": "http://127.0.0.1:0",
+        "logs_url": "https://h:0/prefix",
+        "metrics_url": "http://[::1]:00",
+        "api_url": "https://h:0",
+    }
+    path = config_file(tmp_path, urls)
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [
+        *(
+            f"{path}: {key}: port 0 cannot be connected to (1-65535), got {url!r}"
+            for key, url in urls.items()
+        ),
+        "sluice-edge: the config does not load",
+    ]
+
+
 def test_host_names_and_ip_addresses_pass(tmp_path: Path) -> None:
     plan = valid_plan(
         tmp_path,

@@ -78,6 +78,7 @@ def test_credentials_in_a_url_are_refused_without_showing_them(kind: str, url: s
     ("url", "problem"),
     [
         ("http://h:99999/v1/policy/sync", "Port out of range 0-65535"),
+        ("http://h:0/v1/policy/sync", "port 0 cannot be connected to (1-65535)"),
         ("http://h:x/v1/policy/sync", "Port could not be cast to integer value as 'x'"),
         ("http://[zzz]/v1/policy/sync", "'zzz' does not appear to be an IPv4 or IPv6 address"),
         ("http://exa mple/v1/policy/sync", "spaces and control characters are not allowed"),
@@ -127,6 +128,8 @@ def test_a_grpc_url_with_a_path_is_refused(url: str) -> None:
     ("url", "problem"),
     [
         ("h:99999", "Port out of range 0-65535"),
+        ("h:0", "port 0 cannot be connected to (1-65535)"),
+        ("https://h:0", "port 0 cannot be connected to (1-65535)"),
         ("http://h:x", "Port could not be cast to integer value as 'x'"),
         ("grpc://10.0.0.256:4317", "'10.0.0.256' is not an IP address or a host name"),
     ],

@@ -177,15 +177,17 @@ def http_url(url: str, where: str, form: str) -> SplitResult:
 def _split(url: str, written: str, where: str) -> SplitResult:
     """`url` split, or ConfigError naming `where` and showing `written` (what
     the config holds, redacted) when it holds a space or a control character
-    or its port or bracketed host is not one."""
+    or its port (0 too) or bracketed host is not one."""
     shown = redact_url(written)
     if not url.isprintable() or any(c.isspace() for c in url):
         raise ConfigError(f"{where}: spaces and control characters are not allowed, got {shown!r}")
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - validates the port
+        port = parts.port
     except ValueError as problem:  # the port, or a bracketed host that is not IPv6
         raise ConfigError(f"{where}: {problem}, got {shown!r}") from None
+    if port == 0:  # no server listens there: every connection would be refused
+        raise ConfigError(f"{where}: port 0 cannot be connected to (1-65535), got {shown!r}")
     return parts
 
 
