@@ -356,6 +356,29 @@ def test_addresses_and_upstream_urls_must_have_a_hosts_form(tmp_path: Path) -> N
         assert " level=error " in line and problem in line, line
 
 
+def test_every_problem_of_the_provider_list_is_reported(tmp_path: Path) -> None:
+    """As every other key's (the README: every problem on its own line); the
+    list's first problem alone was reported, hiding the others."""
+    providers = [
+        {"type": "grpc", "url": "dns:///h:4317", "poll_interval_secs": 0},
+        {"type": "file", "pth": "p.json"},
+        {"type": "http", "url": "http://h/v1/policy/sync", "encoding": "xml"},
+    ]
+    path = config_file(tmp_path, {"upstream_url": "http://h:0", "policy_providers": providers})
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [
+        f"{path}: upstream_url: port 0 cannot be connected to (1-65535), got 'http://h:0'",
+        f"{path}: policy_providers[0].url: expected host:port, or a grpc://, grpcs://, http:// "
+        "or https:// URL with a host and port, got 'dns:///h:4317'",
+        f"{path}: policy_providers[0].poll_interval_secs: expected a number from 0.01 to 86400, "
+        "got 0",
+        f"{path}: policy_providers[1].pth: unknown key (did you mean 'path'?)",
+        f"{path}: policy_providers[2].encoding: expected 'json' or 'protobuf', got 'xml'",
+        "sluice-edge: the config does not load",
+    ]
+
+
 def test_an_upstream_url_with_port_0_is_refused(tmp_path: Path) -> None:
     """No server listens on port 0: such a config passed validate, and every
     request forwarded there then failed."""

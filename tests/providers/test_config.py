@@ -400,8 +400,40 @@ def test_an_unknown_key_names_the_nearest_valid_one() -> None:
         f"{WHERE}[0].zzz: unknown key (valid keys: id, path, poll_interval_secs, type)"
     )
     assert error_of([{"type": "fiel", "path": "p.json", "urll": 5}]) == (
-        f"{WHERE}[0].urll: unknown key (did you mean 'url'?)"
+        f"{WHERE}[0].urll: unknown key (did you mean 'url'?)\n"
+        f"{WHERE}[0].type: unknown provider type 'fiel' (expected file, http or grpc)"
     )
+
+
+def test_every_problem_of_every_entry_is_reported() -> None:
+    """One line each, as the rest of Edge's config: the first problem alone
+    hid the others until it was fixed."""
+    raw = [
+        {"type": "file", "id": "local", "path": "a.json"},
+        {"type": "http", "url": "ftp://h/sync", "poll_interval_secs": 0, "encoding": "xml"},
+        {"type": "file", "id": "local", "path": "b.json"},
+        {"type": "grpc", "url": "h:0", "timeout_secs": -1, "tls": "yes", "pollinterval": 5},
+        {"type": "grpc", "url": "h:1", "headers": [{"name": "a b", "value": "v"}, {"nme": "X"}]},
+        {"type": "grpc", "urll": "h:1"},
+        {"type": "ftp", "url": "h:1"},
+        "file",
+    ]
+    assert error_of(raw).splitlines() == [
+        f"{WHERE}[1].url: expected an http:// or https:// URL, got 'ftp://h/sync'",
+        f"{WHERE}[1].poll_interval_secs: expected a number from 0.01 to 86400, got 0",
+        f"{WHERE}[1].encoding: expected 'json' or 'protobuf', got 'xml'",
+        f"{WHERE}[2].id: duplicate provider id 'local'",
+        f"{WHERE}[3].pollinterval: unknown key (did you mean 'poll_interval_secs'?)",
+        f"{WHERE}[3].url: port 0 cannot be connected to (1-65535), got 'h:0'",
+        f"{WHERE}[3].timeout_secs: expected a number from 0.01 to 3600, got -1",
+        f"{WHERE}[3].tls: expected true or false, got 'yes'",
+        f"{WHERE}[4].headers[0].name: expected a header name (letters, digits and "
+        "!#$%&'*+-.^_`|~), got 'a b'",
+        f"{WHERE}[4].headers[1].nme: unknown key (did you mean 'name'?)",
+        f"{WHERE}[5].urll: unknown key (did you mean 'url'?)",
+        f"{WHERE}[6].type: unknown provider type 'ftp' (expected file, http or grpc)",
+        f"{WHERE}[7]: expected an object, got 'file'",
+    ]
 
 
 @pytest.mark.parametrize(

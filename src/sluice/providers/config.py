@@ -385,9 +385,13 @@ def parse_provider(
     text: bool = False,
 ) -> ProviderConfig:
     """Validate one provider entry; `where` prefixes error messages
-    (e.g. ``config.json: policy_providers[0]``). A relative file `path` or
-    ``ca_file`` is taken relative to `base_dir` (the config file's folder,
-    or the collector's working directory) when given.
+    (e.g. ``config.json: policy_providers[0]``). Every problem of the entry
+    is reported, one line each, in one :class:`ConfigError`; a missing
+    ``path`` or ``url`` only when no key is unknown (a misspelt one is the
+    usual reason it is missing), and nothing past a missing or unknown
+    ``type``, which gives the other keys their meaning.
+    A relative file `path` or ``ca_file`` is taken relative to `base_dir`
+    (the config file's folder, or the collector's working directory) when given.
     `expand`: replace ``${NAME}`` in string values (False when the caller's
     config format has expanded them already, as the collector's does).
     `text`: a number or boolean may be given as text, as a ``${NAME}`` in a
@@ -395,6 +399,7 @@ def parse_provider(
     types what the collector's expansion fills itself."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected an object, got {shown(raw)}")
+    problems: list[str] = []
     kind = raw.get("type")
     known = KEYS_OF.get(kind, KEYS) if isinstance(kind, str) else KEYS
     for key in raw:
@@ -404,85 +409,135 @@ def parse_provider(
             problem = f"not a key of {kind} providers ({_nearest(key, known)})"
         else:
             problem = unknown_key(str(key), known)
-        raise ConfigError(f"{where}.{key}: {problem}")
+        problems.append(f"{where}.{key}: {problem}")
+    unknown = bool(problems)
     if kind is None:
-        raise ConfigError(f"{where}.type: required (file, http or grpc)")
-    if kind not in PROVIDER_TYPES:
-        raise ConfigError(
+        problems.append(f"{where}.type: required (file, http or grpc)")
+    elif kind not in PROVIDER_TYPES:
+        problems.append(
             f"{where}.type: unknown provider type {shown(kind)} (expected file, http or grpc)"
         )
-    pid = _string(raw.get("id", f"{kind}-{index}"), f"{where}.id", expand)
-    if not pid.strip():
-        raise ConfigError(f"{where}.id: expected a non-empty string, got {shown(pid)}")
-    values: dict[str, Any] = {"type": kind, "id": pid}
+    if kind not in PROVIDER_TYPES:
+        raise ConfigError("\n".join(problems))
+    values: dict[str, Any] = {"type": kind}
+
+    def take(key: str, read: Callable[[], Any]) -> None:
+        try:
+            values[key] = read()
+        except ConfigError as problem:
+            problems.append(str(problem))
+
+    def identifier() -> str:
+        pid = _string(raw.get("id", f"{kind}-{index}"), f"{where}.id", expand)
+        if not pid.strip():
+            raise ConfigError(f"{where}.id: expected a non-empty string, got {shown(pid)}")
+        return pid
+
+    take("id", identifier)
     # An empty path or url (an unset ${VAR:-} too) is a missing one: it would
     # read the working directory or dial nothing at every poll.
-    if kind == "file":
-        path = _string(raw["path"], f"{where}.path", expand) if "path" in raw else ""
-        if not path:
-            raise ConfigError(f"{where}: 'path' is required for a file provider")
-        values["path"] = path
-    else:
-        if "url" not in raw or _string(raw["url"], f"{where}.url", expand) == "":
-            raise ConfigError(f"{where}: 'url' is required for a {kind} provider")
-        values["url"] = _sync_url(raw["url"], f"{where}.url", kind, expand)
-    values["poll_interval_secs"] = _POLL_SECS[text](
-        raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs"
+    located = "path" if kind == "file" else "url"
+    try:
+        value = _string(raw[located], f"{where}.{located}", expand) if located in raw else ""
+        if value and kind != "file":
+            value = _sync_url(value, f"{where}.url", kind, expand=False)  # expanded already
+        if value:
+            values[located] = value
+        elif not unknown:
+            problems.append(f"{where}: {located!r} is required for a {kind} provider")
+    except ConfigError as problem:
+        problems.append(str(problem))
+    take(
+        "poll_interval_secs",
+        lambda: _POLL_SECS[text](
+            raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs"
+        ),
     )
-    headers = raw.get("headers", [])
-    if not isinstance(headers, list):
-        raise ConfigError(f"{where}.headers: expected a list of {{name, value}} objects")
-    parsed = []
-    for i, header in enumerate(headers):
-        at = f"{where}.headers[{i}]"
-        if not isinstance(header, Mapping):
-            raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
-        # Unknown keys first: a misspelt 'value' is the usual reason one is missing.
-        for key in header:
-            if key not in HEADER_KEYS:
-                raise ConfigError(f"{at}.{key}: {unknown_key(str(key), HEADER_KEYS)}")
-        if "name" not in header or "value" not in header:
-            raise ConfigError(f"{at}: expected an object with 'name' and 'value'")
-        parsed.append(
-            (
-                _header_name(header["name"], f"{at}.name", expand),
-                _header_value(header["value"], f"{at}.value", expand),
-            )
-        )
-    values["headers"] = tuple(parsed)
-    encoding = raw.get("encoding", "json")
-    if encoding not in ("json", "protobuf"):
-        raise ConfigError(f"{where}.encoding: expected 'json' or 'protobuf', got {shown(encoding)}")
-    values["encoding"] = encoding
-    values["timeout_secs"] = _TIMEOUT_SECS[text](
-        raw.get("timeout_secs", 10), f"{where}.timeout_secs"
+    take("headers", lambda: _headers(raw.get("headers", []), f"{where}.headers", expand))
+    take("encoding", lambda: _encoding(raw.get("encoding", "json"), f"{where}.encoding"))
+    take(
+        "timeout_secs",
+        lambda: _TIMEOUT_SECS[text](raw.get("timeout_secs", 10), f"{where}.timeout_secs"),
     )
-    values["max_response_bytes"] = _RESPONSE_BYTES[text](
-        raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES), f"{where}.max_response_bytes"
+    take(
+        "max_response_bytes",
+        lambda: _RESPONSE_BYTES[text](
+            raw.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
+            f"{where}.max_response_bytes",
+        ),
     )
-    values["tls"] = _TLS[text](raw.get("tls", False), f"{where}.tls")
+    take("tls", lambda: _TLS[text](raw.get("tls", False), f"{where}.tls"))
     if "ca_file" in raw:
-        values["ca_file"] = _ca_file(raw["ca_file"], f"{where}.ca_file", expand, base_dir)
+        take("ca_file", lambda: _ca_file(raw["ca_file"], f"{where}.ca_file", expand, base_dir))
+    if problems:
+        raise ConfigError("\n".join(problems))
     config = ProviderConfig(**values)
     return config.under(base_dir) if base_dir is not None else config
+
+
+def _headers(raw: Any, where: str, expand: bool) -> tuple[tuple[str, str], ...]:
+    """A provider's ``headers``; every bad header reported (one line each)."""
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected a list of {{name, value}} objects")
+    problems: list[str] = []
+    parsed = []
+    for i, header in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(header, Mapping):
+            problems.append(f"{at}: expected an object with 'name' and 'value'")
+            continue
+        # Unknown keys first: a misspelt 'value' is the usual reason one is missing.
+        unknown = [
+            f"{at}.{key}: {unknown_key(str(key), HEADER_KEYS)}"
+            for key in header
+            if key not in HEADER_KEYS
+        ]
+        if unknown or "name" not in header or "value" not in header:
+            problems.extend(unknown or [f"{at}: expected an object with 'name' and 'value'"])
+            continue
+        try:
+            parsed.append(
+                (
+                    _header_name(header["name"], f"{at}.name", expand),
+                    _header_value(header["value"], f"{at}.value", expand),
+                )
+            )
+        except ConfigError as problem:
+            problems.append(str(problem))
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return tuple(parsed)
+
+
+def _encoding(raw: Any, where: str) -> str:
+    if raw not in ("json", "protobuf"):
+        raise ConfigError(f"{where}: expected 'json' or 'protobuf', got {shown(raw)}")
+    return str(raw)
 
 
 def parse_providers(
     raw: Any, where: str, base_dir: Path | None = None, expand: bool = True, text: bool = False
 ) -> list[ProviderConfig]:
-    """A ``policy_providers`` list; provider ids must be unique. `expand` and
-    `text`: as in :func:`parse_provider`."""
+    """A ``policy_providers`` list; provider ids must be unique. Every
+    problem of every entry is reported, one line each, in one
+    :class:`ConfigError`. `expand` and `text`: as in :func:`parse_provider`."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: expected a list of providers")
-    providers = [
-        parse_provider(item, f"{where}[{i}]", i, base_dir, expand, text)
-        for i, item in enumerate(raw)
-    ]
+    problems: list[str] = []
+    providers: list[ProviderConfig] = []
     seen: set[str] = set()
-    for i, provider in enumerate(providers):
+    for i, item in enumerate(raw):
+        try:
+            provider = parse_provider(item, f"{where}[{i}]", i, base_dir, expand, text)
+        except ConfigError as problem:
+            problems.append(str(problem))
+            continue
         if provider.id in seen:
-            raise duplicate_id(where, i, provider.id)
+            problems.append(str(duplicate_id(where, i, provider.id)))
         seen.add(provider.id)
+        providers.append(provider)
+    if problems:
+        raise ConfigError("\n".join(problems))
     return providers

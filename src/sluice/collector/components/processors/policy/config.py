@@ -11,7 +11,7 @@ from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.confmap.decode import AsWritten, plain, shallow
 from sluice.confexpand import Expanded
 from sluice.providers import ConfigError, ProviderConfig, parse_providers
-from sluice.providers.config import HEADER_KEYS, TEXT_KEYS, duplicate_id, parse_provider
+from sluice.providers.config import HEADER_KEYS, TEXT_KEYS
 
 KEY = "providers"
 
@@ -40,17 +40,10 @@ class PolicyConfig(ComponentConfig):
         if not isinstance(self.providers, list):
             yield KEY, "expected a list of providers"
             return
-        # Each entry checked on its own, so that every bad entry is reported.
-        seen: set[str] = set()
-        for index, entry in enumerate(self.providers):
-            try:
-                config = parse_provider(entry, f"{KEY}[{index}]", index, Path.cwd(), expand=False)
-            except ConfigError as problem:
-                yield _problem(str(problem))
-                continue
-            if config.id in seen:
-                yield _problem(str(duplicate_id(KEY, index, config.id)))
-            seen.add(config.id)
+        try:
+            self.provider_configs()
+        except ConfigError as problem:  # one line per problem, of every entry
+            yield from map(_problem, str(problem).splitlines())
 
 
 def _problem(message: str) -> Problem:
