@@ -298,6 +298,35 @@ def test_bad_headers_name_the_field(headers: Any, field: str) -> None:
     assert "X-Other: b" not in message  # a value may be a secret: never shown
 
 
+@pytest.mark.parametrize(
+    ("header", "problem"),
+    [
+        (
+            {"name": "X!Y", "value": "v"},
+            "policy_providers[0].headers[0].name: a gRPC metadata key holds only letters,"
+            " digits and -_., got 'X!Y'",
+        ),
+        (
+            {"name": "X-Tenant", "value": "équipe"},
+            "policy_providers[0].headers[0].value: a gRPC metadata value is printable ASCII",
+        ),
+    ],
+)
+def test_a_grpc_header_must_be_valid_metadata(header: dict[str, str], problem: str) -> None:
+    """An HTTP header grpcio cannot send as metadata would fail every sync."""
+    message = error_of([{"type": "grpc", "url": "h:1", "headers": [header]}])
+    assert message.startswith(f"config.json: {problem}"), message
+    assert "équipe" not in message  # a value may be a secret: never shown
+    http = [{"type": "http", "url": "http://h/v1/policy/sync", "headers": [header]}]
+    assert parse_providers(http, WHERE)[0].headers
+
+
+def test_a_bin_grpc_header_may_hold_any_text() -> None:
+    headers = [{"name": "X-Tenant-Bin", "value": "équipe"}]
+    [config] = parse_providers([{"type": "grpc", "url": "h:1", "headers": headers}], WHERE)
+    assert config.headers == (("X-Tenant-Bin", "équipe"),)
+
+
 def test_duplicate_provider_ids_are_rejected() -> None:
     message = error_of(
         [

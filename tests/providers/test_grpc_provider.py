@@ -96,6 +96,28 @@ def test_the_authorization_metadata_is_accepted(
     assert provider.recommended_interval == 30.0
 
 
+def test_a_bin_metadata_value_goes_as_its_bytes(
+    served: Served, closing: list[RemoteProvider]
+) -> None:
+    """grpcio takes only bytes for a ``-bin`` key: a text value failed every sync."""
+    config = parse_provider(
+        {
+            "type": "grpc",
+            "url": served.server.grpc_target,
+            "headers": [
+                {"name": "Authorization", "value": f"Bearer {TOKEN}"},
+                {"name": "X-Tenant-Bin", "value": "équipe"},
+            ],
+        },
+        "config.json: policy_providers[0]",
+        0,
+    )
+    provider = RemoteProvider(config, PolicyRegistry())
+    closing.append(provider)
+    assert provider.sync() is True, provider.last_error
+    assert [p.id for p in provider.registry.owned_by(provider.config.id)] == ["drop-x"]
+
+
 @pytest.mark.parametrize("scheme", ["http://", "grpc://", ""])
 def test_an_http_url_is_a_plaintext_target(
     served: Served, closing: list[RemoteProvider], scheme: str

@@ -323,6 +323,26 @@ def _header_name(raw: Any, where: str, expand: bool) -> str:
     return name
 
 
+_GRPC_KEY = re.compile(r"[0-9a-z_.\-]+")
+"""A gRPC metadata key, once lowercased (what grpc-go and grpcio send)."""
+_GRPC_TEXT = re.compile(r"[\x20-\x7e]*")
+"""A gRPC metadata value of a key not ending in ``-bin``: printable ASCII."""
+
+
+def _grpc_metadata(name: str, value: str, where: str) -> None:
+    """What a ``grpc`` provider's header must also be to go as metadata
+    (else every sync would fail); the value is never shown."""
+    key = name.lower()
+    if not _GRPC_KEY.fullmatch(key):
+        raise ConfigError(
+            f"{where}.name: a gRPC metadata key holds only letters, digits and -_., got {name!r}"
+        )
+    if not key.endswith("-bin") and not _GRPC_TEXT.fullmatch(value):
+        raise ConfigError(
+            f"{where}.value: a gRPC metadata value is printable ASCII (or name the key '...-bin')"
+        )
+
+
 def _header_value(raw: Any, where: str, expand: bool) -> str:
     """A header value, checked here rather than at every sync; never shown
     in the message (it is often a secret)."""
@@ -453,7 +473,10 @@ def parse_provider(
             raw.get("poll_interval_secs", DEFAULT_POLL_SECS[kind]), f"{where}.poll_interval_secs"
         ),
     )
-    take("headers", lambda: _headers(raw.get("headers", []), f"{where}.headers", expand))
+    take(
+        "headers",
+        lambda: _headers(raw.get("headers", []), f"{where}.headers", expand, kind == "grpc"),
+    )
     take("encoding", lambda: _encoding(raw.get("encoding", "json"), f"{where}.encoding"))
     take(
         "timeout_secs",
@@ -475,8 +498,9 @@ def parse_provider(
     return config.under(base_dir) if base_dir is not None else config
 
 
-def _headers(raw: Any, where: str, expand: bool) -> tuple[tuple[str, str], ...]:
-    """A provider's ``headers``; every bad header reported (one line each)."""
+def _headers(raw: Any, where: str, expand: bool, grpc: bool) -> tuple[tuple[str, str], ...]:
+    """A provider's ``headers`` (gRPC metadata when `grpc`); every bad header
+    reported (one line each)."""
     if not isinstance(raw, list):
         raise ConfigError(f"{where}: expected a list of {{name, value}} objects")
     problems: list[str] = []
@@ -496,12 +520,11 @@ def _headers(raw: Any, where: str, expand: bool) -> tuple[tuple[str, str], ...]:
             problems.extend(unknown or [f"{at}: expected an object with 'name' and 'value'"])
             continue
         try:
-            parsed.append(
-                (
-                    _header_name(header["name"], f"{at}.name", expand),
-                    _header_value(header["value"], f"{at}.value", expand),
-                )
-            )
+            name = _header_name(header["name"], f"{at}.name", expand)
+            value = _header_value(header["value"], f"{at}.value", expand)
+            if grpc:
+                _grpc_metadata(name, value, at)
+            parsed.append((name, value))
         except ConfigError as problem:
             problems.append(str(problem))
     if problems:

@@ -42,7 +42,11 @@ class GrpcSyncTransport(SyncTransport):
         self.target = target
         self.shown = redact_url(target)
         """The target as messages show it: no credentials."""
-        self.metadata = tuple((name.lower(), value) for name, value in headers)
+        # A "-bin" key's value goes as its bytes (grpcio takes only bytes there).
+        self.metadata = tuple(
+            (key, value.encode() if key.endswith("-bin") else value)
+            for key, value in ((name.lower(), value) for name, value in headers)
+        )
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         longest = max(100, round(reconnect_within * 1000))
