@@ -36,12 +36,21 @@ def catches_sigint(pid: int) -> bool | None:
     ids=["collector", "edge", "sluice"],
 )
 def test_ctrl_c_while_loading_ends_the_program_quietly(command: list[str]) -> None:
-    process = subprocess.Popen(
-        [str(BIN / command[0]), *command[1:]],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    # exec gives the program SIGINT's default action unless this process
+    # ignores it. No preexec_fn: Python code in a child forked from a process
+    # with threads (a pytest-xdist worker's) can deadlock before the exec.
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            [str(BIN / command[0]), *command[1:]],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         # Python's own handler comes first; the command then sets the
         # default action while it imports the program: interrupt it there.
