@@ -18,7 +18,6 @@ import asyncio
 import gzip
 import json
 import logging
-import re
 import sys
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -42,6 +41,12 @@ from sluice.collector.metricreaders import (
 )
 from sluice.collector.rpc_status import status_error_text
 from sluice.gostrconv import quoted
+from sluice.transport.header_rules import (
+    valid_header_name,
+    valid_header_value,
+    valid_metadata_key,
+    valid_metadata_value,
+)
 from sluice.transport.http_client import UpstreamError, UpstreamPool
 
 log = logging.getLogger("sluice.collector.telemetry")
@@ -105,26 +110,18 @@ class OtlpHttpExporter:
         self.pool.close()
 
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-"""A header name (RFC 9110 5.1: a token)."""
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-"""What a header value cannot hold (control characters but tab)."""
-
-
 def _header_problem(header: tuple[str, str]) -> str | None:
     """Go's ``net/http`` error for a request with `header` (the value
     never shown), or None."""
     name, value = header
-    if not _TOKEN.fullmatch(name):
+    if not valid_header_name(name):
         return f"net/http: invalid header field name {quoted(name)}"
-    if _CONTROL.search(value):
+    if not valid_header_value(value):
         canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
         return f"net/http: invalid header field value for {quoted(canonical)}"
     return None
 
 
-_METADATA_KEY = re.compile(r"[0-9a-z\-_.]+")
-_PRINTABLE = re.compile(r"[\x20-\x7e]*")
 INTERNAL = 13
 """The gRPC status of a call grpc-go refuses to make."""
 
@@ -135,9 +132,9 @@ def _metadata_problem(pair: tuple[str, str]) -> str | None:
     key, value = pair
     if not key:
         return "there is an empty key in the header"
-    if not _METADATA_KEY.fullmatch(key):
+    if not valid_metadata_key(key):
         return f"header key {quoted(key)} contains illegal characters not in [0-9a-z-_.]"
-    if not key.endswith("-bin") and not _PRINTABLE.fullmatch(value):
+    if not valid_metadata_value(key, value):
         return f"header key {quoted(key)} contains value with non-printable ASCII characters"
     return None
 

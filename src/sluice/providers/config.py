@@ -19,6 +19,12 @@ from urllib.parse import SplitResult, urlsplit
 
 from sluice.confexpand import Unresolved, expand_text
 from sluice.logs import has_userinfo, redact_url
+from sluice.transport.header_rules import (
+    valid_header_name,
+    valid_header_value,
+    valid_metadata_key,
+    valid_metadata_value,
+)
 
 ProviderType = Literal["file", "http", "grpc"]
 PROVIDER_TYPES: tuple[ProviderType, ...] = ("file", "http", "grpc")
@@ -308,36 +314,24 @@ def _string(raw: Any, where: str, expand: bool) -> str:
     return expand_env(raw, where) if expand else raw
 
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-"""A header name (RFC 9110 5.1: a token)."""
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-"""What a header value cannot hold (RFC 9110 5.5: control characters but tab)."""
-
-
 def _header_name(raw: Any, where: str, expand: bool) -> str:
     name = _string(raw, where, expand)
-    if not _TOKEN.fullmatch(name):
+    if not valid_header_name(name):
         raise ConfigError(
             f"{where}: expected a header name (letters, digits and !#$%&'*+-.^_`|~), got {name!r}"
         )
     return name
 
 
-_GRPC_KEY = re.compile(r"[0-9a-z_.\-]+")
-"""A gRPC metadata key, once lowercased (what grpc-go and grpcio send)."""
-_GRPC_TEXT = re.compile(r"[\x20-\x7e]*")
-"""A gRPC metadata value of a key not ending in ``-bin``: printable ASCII."""
-
-
 def _grpc_metadata(name: str, value: str, where: str) -> None:
     """What a ``grpc`` provider's header must also be to go as metadata
     (else every sync would fail); the value is never shown."""
     key = name.lower()
-    if not _GRPC_KEY.fullmatch(key):
+    if not valid_metadata_key(key):
         raise ConfigError(
             f"{where}.name: a gRPC metadata key holds only letters, digits and -_., got {name!r}"
         )
-    if not key.endswith("-bin") and not _GRPC_TEXT.fullmatch(value):
+    if not valid_metadata_value(key, value):
         raise ConfigError(
             f"{where}.value: a gRPC metadata value is printable ASCII (or name the key '...-bin')"
         )
@@ -347,7 +341,7 @@ def _header_value(raw: Any, where: str, expand: bool) -> str:
     """A header value, checked here rather than at every sync; never shown
     in the message (it is often a secret)."""
     value = _string(raw, where, expand)
-    if _CONTROL.search(value):
+    if not valid_header_value(value):
         raise ConfigError(
             f"{where}: a header value cannot hold a line break or another control character"
         )
