@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 import re
+import signal
 import socket
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +34,14 @@ from sluice.collector.service import Service, ShutdownError
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
 from tests.collector.components.grpc_sink import GrpcSink
-from tests.collector.helpers import CollectorProcess, free_port, post_one_log, run_cli
+from tests.collector.helpers import (
+    BIN,
+    READY,
+    CollectorProcess,
+    free_port,
+    post_one_log,
+    run_cli,
+)
 from tests.edge.helpers import Upstream
 
 
@@ -495,3 +505,45 @@ def test_metadata_grpc_cannot_carry_fails_each_push_as_grpc_go_refuses_it(
         error = asyncio.run(last_push())
         assert sink.wait_for(1, timeout=0.3) == []
     assert error == f"failed to upload metrics: rpc error: code = Internal desc = {problem}"
+
+
+def test_a_console_reader_whose_stdout_nobody_reads_does_not_stall_the_collector(
+    tmp_path: Path,
+) -> None:
+    """Upstream's console exporter writes from the SDK reader's own
+    goroutine: a stdout pipe nobody reads stops the pushes, not the
+    receivers. Here the pipe fills within a few pushes, and the OTLP
+    receiver still answers, and the collector still stops on SIGTERM."""
+    http_port = free_port()
+    reader = {"periodic": {"interval": 10, "timeout": 200, "exporter": {"console": {}}}}
+    config_path = tmp_path / "collector.yaml"
+    config_path.write_text(json.dumps(_config(reader, http_port)))
+    stderr_path = tmp_path / "collector.stderr"
+    unread, stdout = os.pipe()
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(
+            [str(BIN / "sluice-collector"), "--config", str(config_path)],
+            stdout=stdout,
+            stderr=stderr,
+        )
+    os.close(stdout)
+    try:
+        deadline = time.monotonic() + 30
+        while READY not in stderr_path.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, stderr_path.read_text()
+            time.sleep(0.02)
+        post_one_log(http_port)
+        time.sleep(1.0)  # a hundred pushes: far more than a pipe holds
+        for _ in range(3):
+            post_one_log(http_port)
+        assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        process.wait(15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(unread)
+    log = stderr_path.read_text()
+    assert "Shutdown complete." in log, log
+    assert "failed to upload metrics: context deadline exceeded" in log

@@ -15,10 +15,13 @@ a push is not retried within its interval.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import logging
+import os
 import sys
+import threading
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any, Protocol
@@ -190,16 +193,66 @@ class OtlpGrpcExporter:
 
 class ConsoleExporter:
     """Prints each collection on stdout as indented JSON, in the shape of
-    upstream's ``stdoutmetric`` (the SDK's ``metricdata`` structures)."""
+    upstream's ``stdoutmetric`` (the SDK's ``metricdata`` structures).
+
+    As upstream's, which writes from the SDK reader's own goroutine, a
+    stdout nobody reads stops the pushes and nothing else: each collection
+    is written by a thread of its own, one at a time (a push waits for the
+    previous write, within the reader's ``timeout``), so the event loop
+    never blocks on the pipe and at most one collection is held."""
+
+    def __init__(self) -> None:
+        self._writing: asyncio.Future[None] | None = None
+        """The write in progress (or last done)."""
 
     async def export(self, request: ExportMetricsServiceRequest) -> None:
-        for resource_metrics in request.resource_metrics:
-            text = json.dumps(console_json(resource_metrics), indent=2)
-            sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        text = "".join(
+            json.dumps(console_json(resource_metrics), indent=2) + "\n"
+            for resource_metrics in request.resource_metrics
+        )
+        if self._writing is not None:
+            # a timeout cancels the waits, never the write itself
+            await asyncio.wait({self._writing})
+        loop = asyncio.get_running_loop()
+        self._writing = written = loop.create_future()
+        written.add_done_callback(lambda done: done.exception())  # seen, if nobody waits
+        writer = threading.Thread(
+            target=_write_stdout, args=(text.encode(), loop, written), daemon=True
+        )
+        writer.start()
+        await asyncio.shield(written)
 
     async def close(self) -> None:
         return None
+
+
+def _write_stdout(data: bytes, loop: asyncio.AbstractEventLoop, written: Any) -> None:
+    """Write `data` to stdout (its file descriptor: no lock of Python's is
+    held while the write blocks, so the interpreter can still exit), then
+    settle `written` on `loop`."""
+    problem: BaseException | None = None
+    try:
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file (replaced in-process)
+            sys.stdout.write(data.decode())
+            sys.stdout.flush()
+        else:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+    except OSError as failed:
+        problem = RuntimeError(f"write /dev/stdout: {(failed.strerror or str(failed)).lower()}")
+
+    def settle() -> None:
+        if not written.done():
+            if problem is None:
+                written.set_result(None)
+            else:
+                written.set_exception(problem)
+
+    with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+        loop.call_soon_threadsafe(settle)
 
 
 def make_exporter(config: MetricExporter, agent: str) -> tuple[Exporter, str]:
