@@ -547,3 +547,55 @@ def test_a_console_reader_whose_stdout_nobody_reads_does_not_stall_the_collector
     log = stderr_path.read_text()
     assert "Shutdown complete." in log, log
     assert "failed to upload metrics: context deadline exceeded" in log
+
+
+class _TimedExporter:
+    """Records when each push starts; push n takes ``durations[n]`` seconds."""
+
+    def __init__(self, durations: list[float]):
+        self.durations = durations
+        self.starts: list[float] = []
+
+    async def export(self, request: ExportMetricsServiceRequest) -> None:
+        self.starts.append(time.monotonic())
+        pushed = len(self.starts)
+        await asyncio.sleep(self.durations[pushed - 1] if pushed <= len(self.durations) else 0)
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("durations", "expected"),
+    [
+        # pushes that take half the interval do not push the next one back
+        ([0.1, 0.1, 0.1, 0.1], [0.2, 0.4, 0.6, 0.8]),
+        # a push that outlasts the interval: the ticks it missed make one
+        # push as soon as it ends, then the pushes keep to the ticks
+        ([0.5, 0.0, 0.0, 0.0], [0.2, 0.7, 0.8, 1.0]),
+    ],
+)
+def test_pushes_keep_to_the_interval_as_the_sdk_readers_ticker(
+    durations: list[float], expected: list[float]
+) -> None:
+    """The SDK's PeriodicReader pushes on a ``time.Ticker`` of ``interval``
+    (sdk/metric periodic_reader.go run): the time a push takes does not
+    delay the next, and ticks missed while a push ran (a Go ticker's
+    channel holds one) make a single push right after it."""
+    exporter = _TimedExporter(durations)
+
+    async def run() -> float:
+        registry = ServiceTelemetry().registry
+        config = PeriodicReader(MetricExporter(console={}), interval=200, timeout=1000)
+        reader = PeriodicMetricReader(config, registry, {}, "a")
+        reader.exporter = exporter
+        began = time.monotonic()
+        reader.start()
+        while len(exporter.starts) < len(durations):
+            await asyncio.sleep(0.01)
+        await reader.shutdown()
+        return began
+
+    began = asyncio.run(run())
+    starts = [round(start - began, 2) for start in exporter.starts[: len(durations)]]
+    assert starts == pytest.approx(expected, abs=0.07)

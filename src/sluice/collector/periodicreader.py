@@ -288,9 +288,21 @@ class PeriodicMetricReader:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
+        """Push on a ticker, as the SDK's reader (a Go ``time.Ticker``):
+        every ``interval`` from the start, however long a push takes; the
+        ticks a push outlasts make one push as soon as it ends (a ticker's
+        channel holds one tick), and the pushes then keep to the ticks."""
+        loop = asyncio.get_running_loop()
+        interval = self.config.interval_secs
+        tick = loop.time() + interval
         while True:
-            await asyncio.sleep(self.config.interval_secs)
+            await asyncio.sleep(tick - loop.time())
             await self.push()
+            now = loop.time()
+            if tick + interval <= now:  # missed: the held tick, at once
+                tick += interval * ((now - tick) // interval)
+                continue
+            tick += interval
 
     async def push(self, timeout: float | None = None) -> str | None:
         """Collect and export once, within the reader's ``timeout`` (or
