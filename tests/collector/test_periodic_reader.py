@@ -599,3 +599,24 @@ def test_pushes_keep_to_the_interval_as_the_sdk_readers_ticker(
     began = asyncio.run(run())
     starts = [round(start - began, 2) for start in exporter.starts[: len(durations)]]
     assert starts == pytest.approx(expected, abs=0.07)
+
+
+def test_the_last_push_failing_is_only_the_shutdowns_error(tmp_path: Path) -> None:
+    """As upstream's service.Shutdown: "Shutdown complete." is logged once
+    pipelines and extensions have stopped, then the meter provider shuts
+    down (each reader's last push); a last push that fails is not reported
+    on its own (the SDK reader's Shutdown returns it) but is the error the
+    collector exits with."""
+    http_port, closed = free_port(), free_port()
+    otlp = {"protocol": "http/protobuf", "endpoint": f"http://127.0.0.1:{closed}"}
+    reader = {"periodic": {"exporter": {"otlp": otlp}}}
+    collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
+    assert collector.terminate() == 1
+    lines = collector.stderr().splitlines()
+    order = [
+        next(i for i, line in enumerate(lines) if text in line)
+        for text in ("Starting shutdown...", "Shutdown complete.", "run finished with error")
+    ]
+    assert order == sorted(order), lines
+    (failed,) = [line for line in lines if "failed to upload metrics" in line]
+    assert "failed to shutdown meter provider: failed to upload metrics: Post" in failed

@@ -297,7 +297,9 @@ class PeriodicMetricReader:
         tick = loop.time() + interval
         while True:
             await asyncio.sleep(tick - loop.time())
-            await self.push()
+            error = await self.push()
+            if error is not None:
+                log.error("%s", error)
             now = loop.time()
             if tick + interval <= now:  # missed: the held tick, at once
                 tick += interval * ((now - tick) // interval)
@@ -306,7 +308,7 @@ class PeriodicMetricReader:
 
     async def push(self, timeout: float | None = None) -> str | None:
         """Collect and export once, within the reader's ``timeout`` (or
-        `timeout` seconds when shorter); the error (logged), or None."""
+        `timeout` seconds when shorter); the error, or None."""
         limit = (
             self.config.timeout_secs if timeout is None else min(timeout, self.config.timeout_secs)
         )
@@ -319,13 +321,13 @@ class PeriodicMetricReader:
             error = f"failed to upload metrics: {failed}"
         else:
             return None
-        log.error("%s", error)
         return error
 
     async def shutdown(self, timeout: float | None = None) -> str | None:
         """Stop pushing, push a last time (within `timeout` seconds, what is
         left of the service's shutdown) and close the exporter; the last
-        push's error, or None."""
+        push's error (not logged: as the SDK reader's Shutdown, it is
+        returned), or None."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
