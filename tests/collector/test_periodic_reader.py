@@ -33,7 +33,7 @@ from sluice.collector.periodicreader import PeriodicMetricReader
 from sluice.collector.service import Service, ShutdownError
 from sluice.collector.telemetry import ServiceTelemetry
 from sluice.policy import Signal
-from tests.collector.components.grpc_sink import GrpcSink
+from tests.collector.components.grpc_sink import Answer, GrpcSink
 from tests.collector.helpers import (
     BIN,
     READY,
@@ -42,7 +42,7 @@ from tests.collector.helpers import (
     post_one_log,
     run_cli,
 )
-from tests.edge.helpers import Upstream
+from tests.edge.helpers import Reply, Upstream
 
 
 def _config(reader: dict[str, Any], http_port: int) -> dict[str, Any]:
@@ -620,3 +620,34 @@ def test_the_last_push_failing_is_only_the_shutdowns_error(tmp_path: Path) -> No
     assert order == sorted(order), lines
     (failed,) = [line for line in lines if "failed to upload metrics" in line]
     assert "failed to shutdown meter provider: failed to upload metrics: Post" in failed
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc/protobuf"])
+@pytest.mark.parametrize(("timeout", "fails"), [(0, False), (-1, False), (None, True)])
+def test_an_otlp_timeout_of_0_or_less_sets_no_limit_per_request(
+    monkeypatch: pytest.MonkeyPatch, protocol: str, timeout: int | None, fails: bool
+) -> None:
+    """contrib config hands an OTLP ``timeout`` to the exporter as it is,
+    and otlpmetrichttp (Go's http.Client Timeout) and otlpmetricgrpc
+    (exportContext) set no deadline for 0 or less: only the reader's
+    ``timeout`` bounds the push. Without a ``timeout`` the exporters'
+    default applies (shortened here so that the test is quick)."""
+    monkeypatch.setattr("sluice.collector.metricreaders.DEFAULT_OTLP_TIMEOUT_MS", 200)
+
+    async def last_push(endpoint: str) -> str | None:
+        otlp = OtlpMetric(protocol=protocol, endpoint=endpoint, timeout=timeout)
+        config = PeriodicReader(MetricExporter(otlp=otlp), timeout=3000)
+        registry = ServiceTelemetry().registry
+        return await PeriodicMetricReader(config, registry, {}, "a").shutdown()
+
+    if protocol == "http/protobuf":
+        upstream = Upstream()
+        upstream.respond = Reply(delay=0.6)
+        try:
+            failed = asyncio.run(last_push(upstream.url))
+        finally:
+            upstream.stop()
+    else:
+        with GrpcSink(respond=Answer(delay=0.6)) as sink:
+            failed = asyncio.run(last_push(sink.endpoint))
+    assert (failed is not None) == fails, failed

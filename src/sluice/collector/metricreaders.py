@@ -74,6 +74,15 @@ class OtlpMetric:
     timeout: int | None = None
     """Milliseconds per request (default :data:`DEFAULT_OTLP_TIMEOUT_MS`)."""
 
+    @property
+    def timeout_secs(self) -> float | None:
+        """The limit per request; None (0 or less given) for none, as the
+        OTLP exporters set no deadline then (only the reader's bounds a
+        push)."""
+        if self.timeout is None:
+            return DEFAULT_OTLP_TIMEOUT_MS / 1000
+        return self.timeout / 1000 if self.timeout > 0 else None
+
 
 @dataclass
 class MetricExporter:

@@ -34,9 +34,7 @@ from prometheus_client import CollectorRegistry
 
 from sluice.collector.metricdata import MetricsView
 from sluice.collector.metricreaders import (
-    DEFAULT_OTLP_TIMEOUT_MS,
     GRPC_PROTOBUF,
-    MetricExporter,
     OtlpMetric,
     PeriodicReader,
     endpoint_url,
@@ -72,13 +70,14 @@ class OtlpHttpExporter:
     """POSTs each collection to ``<endpoint>`` (its path, or ``/v1/metrics``
     when it has none), as upstream's ``otlpmetrichttp``."""
 
-    def __init__(self, config: OtlpMetric, agent: str):
+    def __init__(self, config: OtlpMetric, agent: str, push_secs: float):
+        """`push_secs`: the reader's limit per push, which is the limit per
+        request too when `config` sets none."""
         url = endpoint_url(config.endpoint) if config.endpoint else DEFAULT_HTTP_ENDPOINT
         origin, path = url_parts(url)
         self.path = path or METRICS_PATH
         self.url = origin + self.path
-        timeout = config.timeout if config.timeout and config.timeout > 0 else None
-        self.pool = UpstreamPool(origin, (timeout or DEFAULT_OTLP_TIMEOUT_MS) / 1000)
+        self.pool = UpstreamPool(origin, config.timeout_secs or push_secs)
         self.gzip = config.compression == "gzip"
         headers = {"Content-Type": "application/x-protobuf", "User-Agent": agent}
         if self.gzip:
@@ -173,8 +172,7 @@ class OtlpGrpcExporter:
         self.metadata = tuple(
             (key, value.encode() if key.endswith("-bin") else value) for key, value in metadata
         )
-        timeout = config.timeout if config.timeout and config.timeout > 0 else None
-        self.timeout = (timeout or DEFAULT_OTLP_TIMEOUT_MS) / 1000
+        self.timeout = config.timeout_secs
 
     async def export(self, request: ExportMetricsServiceRequest) -> None:
         if self.refused is not None:
@@ -255,17 +253,17 @@ def _write_stdout(data: bytes, loop: asyncio.AbstractEventLoop, written: Any) ->
         loop.call_soon_threadsafe(settle)
 
 
-def make_exporter(config: MetricExporter, agent: str) -> tuple[Exporter, str]:
+def make_exporter(config: PeriodicReader, agent: str) -> tuple[Exporter, str]:
     """The exporter a valid reader's config names (console first, as
     upstream), and its temporality preference."""
-    if config.console is not None:
+    if config.exporter.console is not None:
         return ConsoleExporter(), "cumulative"
-    otlp = config.otlp
+    otlp = config.exporter.otlp
     assert otlp is not None  # checked when the service started (reader_problem)
     preference = otlp.temporality_preference or "cumulative"
     if otlp.protocol == GRPC_PROTOBUF:
         return OtlpGrpcExporter(otlp, agent), preference
-    return OtlpHttpExporter(otlp, agent), preference
+    return OtlpHttpExporter(otlp, agent, config.timeout_secs), preference
 
 
 class PeriodicMetricReader:
@@ -280,7 +278,7 @@ class PeriodicMetricReader:
         agent: str,
     ):
         self.config = config
-        self.exporter, preference = make_exporter(config.exporter, agent)
+        self.exporter, preference = make_exporter(config, agent)
         self.view = MetricsView(registry, resource, preference)
         self._task: asyncio.Task[None] | None = None
 
