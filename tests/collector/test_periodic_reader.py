@@ -26,6 +26,7 @@ from prometheus_client import Counter
 
 from sluice import __version__
 from sluice.collector import cli
+from sluice.collector.components.processors.batch.telemetry import BatchTelemetry
 from sluice.collector.factories import Factories
 from sluice.collector.metricdata import MetricsView
 from sluice.collector.metricreaders import MetricExporter, OtlpMetric, PeriodicReader
@@ -651,3 +652,33 @@ def test_an_otlp_timeout_of_0_or_less_sets_no_limit_per_request(
         with GrpcSink(respond=Answer(delay=0.6)) as sink:
             failed = asyncio.run(last_push(sink.endpoint))
     assert (failed is not None) == fails, failed
+
+
+def test_histogram_points_carry_min_and_max_as_the_sdk_sends_them() -> None:
+    """The SDK's explicit bucket histograms record min and max (sdk/metric
+    aggregate histogram.go, NoMinMax off): over all the values with
+    cumulative temporality, over those since the previous collection with
+    delta."""
+    telemetry = ServiceTelemetry()
+    series = BatchTelemetry(telemetry.registry).instance("batch", lambda: 0)
+    cumulative = MetricsView(telemetry.registry, {})
+    delta = MetricsView(telemetry.registry, {}, "delta")
+
+    def point(view: MetricsView) -> Any:
+        _, metric = _metric(view.collect(), "otelcol_processor_batch_batch_send_size")
+        (found,) = metric.histogram.data_points
+        return found
+
+    for items in (30, 7, 120):
+        series.sent(items, by_timeout=True)
+    first = point(cumulative)
+    assert (first.HasField("min"), first.HasField("max")) == (True, True)
+    assert (first.min, first.max, first.count) == (7, 120, 3)
+    first = point(delta)
+    assert (first.min, first.max, first.count) == (7, 120, 3)
+    for items in (40, 60):
+        series.sent(items, by_timeout=False)
+    second = point(cumulative)
+    assert (second.min, second.max, second.count) == (7, 120, 5)
+    second = point(delta)
+    assert (second.min, second.max, second.count) == (40, 60, 2)

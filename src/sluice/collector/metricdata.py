@@ -13,7 +13,9 @@ As the SDK, a series appears once it has data; with delta temporality a
 synchronous instrument's series is left out of a collection when nothing
 was added to it since the previous one (a 0 added to it cannot be told
 apart here), and an observable counter's always reports its change.
-Histograms carry no min or max (the registry keeps none).
+Histogram points carry min and max, as the SDK's, when the histogram keeps
+them (:class:`sluice.collector.telemetry.ExtremaHistogram`, as the batch
+processor's does).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import Metric
+
+from sluice.collector.telemetry import Extrema
 
 RECEIVER_SCOPE = "go.opentelemetry.io/collector/receiver/receiverhelper"
 EXPORTER_SCOPE = "go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -163,7 +167,7 @@ class MetricsView:
             metric = metrics_pb2.Metric(
                 name=instrument.name, description=family.documentation, unit=instrument.unit
             )
-            if not self._fill(metric, instrument, family.name, family.samples, now):
+            if not self._fill(metric, instrument, family, now):
                 continue
             scope = scopes.get(instrument.scope)
             if scope is None:
@@ -173,15 +177,15 @@ class MetricsView:
         self._previous_ns = now
         return request
 
-    def _fill(
-        self, metric: Any, instrument: Instrument, family: str, samples: Iterable[Any], now: int
-    ) -> bool:
-        """Add the points of the Prometheus `family` to `metric`; False when
-        it has none."""
+    def _fill(self, metric: Any, instrument: Instrument, collected: Metric, now: int) -> bool:
+        """Add the points of the Prometheus family `collected` to `metric`;
+        False when it has none."""
         delta = _is_delta(instrument.kind, self.preference)
         start = self._previous_ns if delta else self.started_ns
+        family, samples = collected.name, collected.samples
         if instrument.kind == HISTOGRAM:
-            return self._fill_histogram(metric, instrument, samples, now, start, delta)
+            extrema = getattr(collected, "extrema", {})
+            return self._fill_histogram(metric, instrument, samples, extrema, now, start, delta)
         if instrument.kind == GAUGE:
             points = metric.gauge.data_points
         else:
@@ -213,10 +217,13 @@ class MetricsView:
         metric: Any,
         instrument: Instrument,
         samples: Iterable[Any],
+        extrema: Mapping[tuple[tuple[str, str], ...], Extrema],
         now: int,
         start: int,
         delta: bool,
     ) -> bool:
+        """`extrema`: each series's, when the family keeps them
+        (:class:`sluice.collector.telemetry.ExtremaHistogram`)."""
         series: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
         for sample in samples:
             labels = tuple(sorted((k, v) for k, v in sample.labels.items() if k != "le"))
@@ -251,4 +258,8 @@ class MetricsView:
                 bucket_counts=[int(c) for c in counts],
             )
             point.attributes.extend(_attributes(dict(labels)))
+            kept = extrema.get(labels)
+            bounds = None if kept is None else kept.take(self) if delta else kept.overall()
+            if bounds is not None:
+                point.min, point.max = bounds
         return len(metric.histogram.data_points) > 0

@@ -10,11 +10,21 @@ none are listed before traffic.
 
 from __future__ import annotations
 
+import math
 import uuid
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+)
+from prometheus_client.metrics_core import Metric
 
 from sluice.collector.procmetrics import ProcessMetrics
 from sluice.policy import Signal
@@ -99,6 +109,62 @@ class ExporterMetrics:
     sent: dict[Signal, Series]
     send_failed: dict[Signal, Series]
     enqueue_failed: dict[Signal, Series]
+
+
+class Extrema:
+    """The least and greatest value a histogram series observed: since it
+    began, and since each delta reader's previous collection."""
+
+    def __init__(self) -> None:
+        self.low = math.inf
+        self.high = -math.inf
+        self._since: weakref.WeakKeyDictionary[object, list[float]] = weakref.WeakKeyDictionary()
+
+    def add(self, value: float) -> None:
+        self.low = min(self.low, value)
+        self.high = max(self.high, value)
+        for since in self._since.values():
+            since[0] = min(since[0], value)
+            since[1] = max(since[1], value)
+
+    def overall(self) -> tuple[float, float] | None:
+        return None if self.low > self.high else (self.low, self.high)
+
+    def take(self, reader: object) -> tuple[float, float] | None:
+        """Those since `reader`'s previous take (since the series began at
+        its first), and start again for it."""
+        since = self._since.get(reader)
+        found = self.overall() if since is None else (since[0], since[1])
+        self._since[reader] = [math.inf, -math.inf]
+        return None if found is None or found[0] > found[1] else found
+
+
+class ExtremaHistogram(Histogram):
+    """A histogram whose series also keep their :class:`Extrema`, as the
+    SDK's explicit bucket histograms do (Prometheus shows none); each
+    collected family has them in ``extrema``, by its series's sorted
+    label pairs."""
+
+    def _metric_init(self) -> None:
+        super()._metric_init()
+        self.extrema = Extrema()
+
+    def observe(self, amount: float, exemplar: dict[str, str] | None = None) -> None:
+        super().observe(amount, exemplar)
+        self.extrema.add(amount)
+
+    def collect(self) -> Iterable[Metric]:
+        collected = super().collect()
+        children = self._metrics.items() if self._labelnames else [((), self)]
+        extrema = {
+            tuple(sorted(zip(self._labelnames, values, strict=True))): cast(
+                ExtremaHistogram, child
+            ).extrema
+            for values, child in children
+        }
+        for metric in collected:
+            metric.extrema = extrema  # type: ignore[attr-defined]
+        return collected
 
 
 class ServiceTelemetry:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from sluice.collector.component import Settings
+from sluice.collector.telemetry import ExtremaHistogram
 
 SEND_SIZE_BUCKETS = (
     *(10, 25, 50, 75, 100, 250, 500, 750, 1000),
@@ -35,7 +36,7 @@ class BatchTelemetry:
             ["processor"],
             registry=registry,
         )
-        self.send_size = Histogram(
+        self.send_size = ExtremaHistogram(
             "otelcol_processor_batch_batch_send_size",
             "Number of units in the batch",
             ["processor"],
