@@ -13,7 +13,9 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -547,7 +549,7 @@ def test_a_console_reader_whose_stdout_nobody_reads_does_not_stall_the_collector
         os.close(unread)
     log = stderr_path.read_text()
     assert "Shutdown complete." in log, log
-    assert "failed to upload metrics: context deadline exceeded" in log
+    assert re.search(r"(?m)^\S+ \S+ context deadline exceeded$", log), log
 
 
 class _TimedExporter:
@@ -682,3 +684,31 @@ def test_histogram_points_carry_min_and_max_as_the_sdk_sends_them() -> None:
     assert (second.min, second.max, second.count) == (7, 120, 5)
     second = point(delta)
     assert (second.min, second.max, second.count) == (40, 60, 2)
+
+
+def test_a_console_push_that_times_out_fails_without_the_otlp_exporters_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``failed to upload metrics:`` is the OTLP exporters' wrapping of
+    their upload errors (otlpmetrichttp and otlpmetricgrpc exporter.go);
+    the console exporter (stdoutmetric) returns its errors as they are."""
+    release = threading.Event()
+
+    class Stuck:
+        def write(self, text: str) -> int:
+            release.wait(5)
+            return len(text)
+
+        def flush(self) -> None:
+            return None
+
+    monkeypatch.setattr(sys, "stdout", Stuck())
+
+    async def last_push() -> str | None:
+        config = PeriodicReader(MetricExporter(console={}), timeout=200)
+        return await PeriodicMetricReader(config, ServiceTelemetry().registry, {}, "a").shutdown()
+
+    try:
+        assert asyncio.run(last_push()) == "context deadline exceeded"
+    finally:
+        release.set()

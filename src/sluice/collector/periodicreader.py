@@ -57,9 +57,14 @@ DEFAULT_HTTP_ENDPOINT = "https://localhost:4318"
 DEFAULT_GRPC_ENDPOINT = "https://localhost:4317"
 """Where upstream's OTLP exporters send without an ``endpoint`` (over TLS)."""
 EXPORT_METHOD = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+UPLOAD_FAILED = "failed to upload metrics: "
 
 
 class Exporter(Protocol):
+    failure: str
+    """What this exporter's errors begin with (upstream's OTLP exporters
+    wrap theirs in ``failed to upload metrics: ``, the console one does not)."""
+
     async def export(self, request: ExportMetricsServiceRequest) -> None:
         """Send one collection; raises an Exception whose text says why it failed."""
 
@@ -69,6 +74,8 @@ class Exporter(Protocol):
 class OtlpHttpExporter:
     """POSTs each collection to ``<endpoint>`` (its path, or ``/v1/metrics``
     when it has none), as upstream's ``otlpmetrichttp``."""
+
+    failure = UPLOAD_FAILED
 
     def __init__(self, config: OtlpMetric, agent: str, push_secs: float):
         """`push_secs`: the reader's limit per push, which is the limit per
@@ -146,6 +153,8 @@ class OtlpGrpcExporter:
     over TLS for an ``https://`` endpoint (``certificate`` the CA file),
     plain otherwise."""
 
+    failure = UPLOAD_FAILED
+
     def __init__(self, config: OtlpMetric, agent: str):
         import grpc
 
@@ -198,6 +207,8 @@ class ConsoleExporter:
     is written by a thread of its own, one at a time (a push waits for the
     previous write, within the reader's ``timeout``), so the event loop
     never blocks on the pipe and at most one collection is held."""
+
+    failure = ""
 
     def __init__(self) -> None:
         self._writing: asyncio.Future[None] | None = None
@@ -314,9 +325,9 @@ class PeriodicMetricReader:
             async with asyncio.timeout(limit):
                 await self.exporter.export(self.view.collect())
         except TimeoutError:
-            error = "failed to upload metrics: context deadline exceeded"
+            error = f"{self.exporter.failure}context deadline exceeded"
         except Exception as failed:
-            error = f"failed to upload metrics: {failed}"
+            error = f"{self.exporter.failure}{failed}"
         else:
             return None
         return error
