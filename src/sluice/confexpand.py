@@ -26,14 +26,18 @@ number).
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from sluice.gostrconv import quoted
 
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+$")
@@ -116,17 +120,68 @@ FETCH_TIMEOUT = 30.0
 """Seconds an ``http``/``https`` reference or config source may take."""
 
 
+_HOST_SYMBOLS = frozenset("-_.~!$&'()*+,;=:[]<>\"")
+"""The ASCII symbols Go's url parser takes in a host name (besides letters,
+digits and ``%`` escapes)."""
+
+
+def _parse_problem(uri: str) -> str | None:
+    """What Go's ``url.ParseRequestURI`` refuses in `uri`, in its words (the
+    http providers check every URI with it before a request); None when it
+    parses. Covers what Python's client would otherwise refuse with its
+    own error: a control character, a host character, a port."""
+    if any(ord(c) < 0x20 or c == "\x7f" for c in uri):
+        return "net/url: invalid control character in URL"
+    rest = uri.partition(":")[2].partition("?")[0]
+    if not rest.startswith("//"):
+        return None
+    host = rest[2:].partition("/")[0].rpartition("@")[2]
+    if host.startswith("["):
+        return None  # an IPv6 literal: left to the client
+    colon = host.rfind(":")
+    if colon >= 0:
+        port = host[colon + 1 :]
+        if not port.isascii() or not (port.isdigit() or not port):
+            return f"invalid port {quoted(host[colon:])} after host"
+    for c in host:
+        if c.isascii() and not c.isalnum() and c != "%" and c not in _HOST_SYMBOLS:
+            return f"invalid character {quoted(c)} in host name"
+    return None
+
+
+_URL_SAFE = "".join(chr(c) for c in range(0x21, 0x7F))
+"""Every printable ASCII character but the space, kept as written in a path or query."""
+
+
+def _escaped(uri: str) -> str:
+    """`uri` with a space or a non-ASCII character in its path or query
+    percent-encoded, as Go's client sends them (Python's refuses them)."""
+    scheme, _, rest = uri.partition(":")
+    authority = ""
+    if rest.startswith("//"):
+        cut = len(rest)
+        for mark in "/?":
+            at = rest.find(mark, 2)
+            if at >= 0:
+                cut = min(cut, at)
+        authority, rest = rest[:cut], rest[cut:]
+    return f"{scheme}:{authority}{urllib.parse.quote(rest, safe=_URL_SAFE)}"
+
+
 def fetch(uri: str) -> str:
     """``${https://...}`` (or ``--config https://...``): the body of a GET
     answered 200, as text; raises :class:`Unresolved` with upstream's words."""
+    problem = _parse_problem(uri)
+    if problem is not None:
+        raise Unresolved(f"invalid uri {quoted(uri)}: parse {quoted(uri)}: {problem}")
     try:
-        with urllib.request.urlopen(uri, timeout=FETCH_TIMEOUT) as answer:
+        with urllib.request.urlopen(_escaped(uri), timeout=FETCH_TIMEOUT) as answer:
             body: bytes = answer.read()
     except urllib.error.HTTPError as refused:
         raise Unresolved(
             f'failed to load resource from uri "{uri}". status code: {refused.code}'
         ) from None
-    except (OSError, ValueError) as problem:
+    except (OSError, ValueError, http.client.HTTPException) as problem:
         reason = getattr(problem, "reason", None) or problem
         raise Unresolved(
             f'unable to download the file via HTTP GET for uri "{uri}": {reason}'

@@ -902,6 +902,41 @@ def test_configs_and_sections_may_come_over_http(tmp_path: Path, served: str) ->
     ]
 
 
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://exa mple/c.yaml", 'invalid character " " in host name'),
+        ("http://a|b/c.yaml", 'invalid character "|" in host name'),
+        ("http://127.0.0.1:4x/c.yaml", 'invalid port ":4x" after host'),
+        ("http://127.0.0.1/c\t.yaml", "net/url: invalid control character in URL"),
+    ],
+)
+def test_a_url_that_does_not_parse_is_named_as_upstreams_provider_names_it(
+    url: str, reason: str
+) -> None:
+    """As upstream's http(s) providers, which check a URL with Go's
+    url.ParseRequestURI before any request: a config problem in Go's words,
+    never a traceback (an 'exa mple' host stopped the program with one)."""
+    ways = [([url], [], f"--config {url}: ")]
+    if "\t" not in url:  # YAML takes no tab there
+        ways.append((["yaml:receivers: {}"], ["exporters=${" + url + "}"], "exporters: "))
+    for configs, sets, where in ways:
+        _, problems = cli.load(configs, sets, Factories.load())
+        shown = url.replace("\t", "\\t")  # as Go's %q
+        assert len(problems) == 1
+        assert problems[0].endswith(f'{where}invalid uri "{shown}": parse "{shown}": {reason}')
+
+
+def test_a_space_in_a_urls_path_is_escaped_as_gos_client_escapes_it(
+    tmp_path: Path, served: str
+) -> None:
+    """Go's url parser takes a space in the path and its client sends it as
+    %20; the request was refused before it was sent."""
+    _write(tmp_path, _config(), "my collector.yaml")
+    config, problems = cli.load([f"{served}/my collector.yaml"], [], Factories.load())
+    assert problems == [] and config is not None
+
+
 def _loaded(text: str) -> tuple[Any, list[str]]:
     """The config from a file holding `text`, or its problems without the file's name."""
     with tempfile.TemporaryDirectory() as directory:
