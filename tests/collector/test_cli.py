@@ -1198,6 +1198,27 @@ def test_telemetry_sections_refuse_unknown_keys_and_wrong_types(section: str, pr
     assert problem in _problem(text)
 
 
+def test_an_expanded_resource_attribute_is_its_yaml_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """service::telemetry::resource is a map[string]*string upstream: a
+    pointer is not a string kind, so confmap's useExpandValue hands it the
+    YAML value of a ``${...}``, not its text; a number from the environment
+    is refused as a number written in the file is, text and null pass."""
+    monkeypatch.setenv("SLUICE_TEST_ID", "12345")
+    monkeypatch.setenv("SLUICE_TEST_NAME", "edge-1")
+    monkeypatch.setenv("SLUICE_TEST_NONE", "")
+    section = "    resource: {a: '${env:SLUICE_TEST_NAME}', b: '${env:SLUICE_TEST_NONE}'}\n"
+    config, problems = _loaded(_config().replace("  telemetry:\n", "  telemetry:\n" + section))
+    assert problems == [] and config is not None
+    assert config.telemetry.resource == {"a": "edge-1", "b": None}
+    section = "    resource: {id: '${env:SLUICE_TEST_ID}'}\n"
+    assert _problem(_config().replace("  telemetry:\n", "  telemetry:\n" + section)) == (
+        "service::telemetry::resource::id: 'resource[id]' expected type 'string', "
+        "got unconvertible type 'int', value: '12345'"
+    )
+
+
 README_CONFIG = """\
 receivers:
   otlp:

@@ -21,7 +21,8 @@ for a list item, ``[key]`` for a map entry).
 
 A value that was exactly one ``${...}`` (:class:`~sluice.confexpand.Expanded`)
 is read as the text it stood for where the field holds text, and as its
-YAML value elsewhere (an expanded ``100`` fills both a text and a number
+YAML value elsewhere (an optional field, a pointer in Go, included: a
+``str | None`` takes the YAML value, and a number is refused) (an expanded ``100`` fills both a text and a number
 field; one that expands to nothing is the field type's zero); a list of
 text (``list[str]``) also takes one comma-separated string, as upstream's
 decoder does.
@@ -436,6 +437,10 @@ def _value(hint: Any, value: Any, path: str, name: str, problems: Problems, curr
             current = inner()  # present, even as null: enabled with defaults
         if shallow(value) is None:  # a pointer stays as it was
             return current
+        if isinstance(value, Expanded):
+            # A pointer is not a string kind: useExpandValue gives it the
+            # YAML value of a ${...}, even where it points to text.
+            value = value.value
         return _value(inner, value, path, name, problems, current)
     if hint == AsWritten:
         return value
