@@ -356,6 +356,20 @@ def test_addresses_and_upstream_urls_must_have_a_hosts_form(tmp_path: Path) -> N
         assert " level=error " in line and problem in line, line
 
 
+def test_a_grpc_provider_url_without_a_port_is_a_config_error(tmp_path: Path) -> None:
+    """gRPC would dial port 443, where a plaintext grpc:// server seldom is;
+    only http(s):// URLs have a default port (README, Policy providers)."""
+    providers = [{"type": "grpc", "url": "grpc://127.0.0.1"}]
+    path = config_file(tmp_path, {"upstream_url": "http://h:1", "policy_providers": providers})
+    checked = run_edge("validate", str(path))
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines() == [
+        f"{path}: policy_providers[0].url: a port is required (only http:// and https:// "
+        "URLs have a default: 80, 443), got 'grpc://127.0.0.1'",
+        "sluice-edge: the config does not load",
+    ]
+
+
 def test_every_problem_of_the_provider_list_is_reported(tmp_path: Path) -> None:
     """As every other key's (the README: every problem on its own line); the
     list's first problem alone was reported, hiding the others."""

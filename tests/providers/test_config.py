@@ -138,6 +138,16 @@ def test_a_grpc_url_that_cannot_be_used_names_the_field(url: str, problem: str) 
     assert error_of([{"type": "grpc", "url": url}]) == f"{WHERE}[0].url: {problem}, got {url!r}"
 
 
+@pytest.mark.parametrize("url", ["grpc://h", "grpcs://h/", "h", "GRPC://[::1]"])
+def test_a_grpc_url_without_a_port_is_refused(url: str) -> None:
+    """Only http:// and https:// have a default port (80, 443); gRPC took
+    these as port 443, which a plaintext server is seldom on."""
+    assert error_of([{"type": "grpc", "url": url}]) == (
+        f"{WHERE}[0].url: a port is required (only http:// and https:// URLs "
+        f"have a default: 80, 443), got {url!r}"
+    )
+
+
 @pytest.mark.parametrize(
     ("url", "target", "tls"),
     [
@@ -149,6 +159,7 @@ def test_a_grpc_url_that_cannot_be_used_names_the_field(url: str, problem: str) 
         ("HTTPS://h:4317", "h:4317", True),
         ("http://h", "h:80", False),
         ("https://h/", "h:443", True),
+        ("https://h:", "h:443", True),
     ],
 )
 def test_a_grpc_url_is_a_target_and_whether_it_is_tls(url: str, target: str, tls: bool) -> None:

@@ -215,7 +215,8 @@ def grpc_target(url: str) -> tuple[str, bool]:
     """A grpc provider's `url` as a gRPC channel target (``host:port``) and
     whether the URL asks for TLS. ``host:port`` is taken as it is (TLS only
     with ``tls: true``); an ``http://`` or ``https://`` URL without a port
-    has its scheme's (80, 443), as a URL means, where gRPC would take 443."""
+    has its scheme's (80, 443), as a URL means, where gRPC would take 443
+    (the other forms need a port: :func:`_grpc_url`)."""
     scheme, sep, rest = url.partition("://")
     tls = GRPC_SCHEMES.get(scheme.lower())
     if not sep or tls is None:
@@ -224,13 +225,14 @@ def grpc_target(url: str) -> tuple[str, bool]:
     default = _DEFAULT_PORTS.get(scheme.lower())
     with contextlib.suppress(ValueError):  # a bad port: gRPC reports it
         if default is not None and urlsplit(url).port is None:
-            target = f"{target}:{default}"
+            target = f"{target.removesuffix(':')}:{default}"  # "https://h:" too
     return target, tls
 
 
 def _grpc_url(url: str, where: str) -> None:
-    """Check a grpc provider's `url`: ``host[:port]``, or a URL of one of
-    :data:`GRPC_SCHEMES` with a host, a port or none, and no path (gRPC
+    """Check a grpc provider's `url`: ``host:port``, or a URL of one of
+    :data:`GRPC_SCHEMES` with a host, a port (none only for ``http://`` and
+    ``https://``, which have a default), and no path (gRPC
     names the service itself); else ConfigError naming `where`. gRPC would
     take most of these and fail every sync with a message about its own
     parsing (``Misformatted domain name``)."""
@@ -246,6 +248,12 @@ def _grpc_url(url: str, where: str) -> None:
         raise ConfigError(
             f"{where}: a gRPC provider's url has no path (the sync call is "
             f"/tero.policy.v1.PolicyService/Sync on the server), got {redact_url(url)!r}"
+        )
+    if parts.port is None and not (sep and scheme.lower() in _DEFAULT_PORTS):
+        # gRPC would dial 443, a port a plaintext grpc:// server is seldom on.
+        raise ConfigError(
+            f"{where}: a port is required (only http:// and https:// URLs have a "
+            f"default: 80, 443), got {redact_url(url)!r}"
         )
 
 

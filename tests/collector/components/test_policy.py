@@ -190,6 +190,10 @@ def test_config_problems_name_the_provider_key() -> None:
         "'ftp://policies.example.com/sync'"
     ]
     assert load("config_empty.yaml")[1] == ["providers: at least one policy provider is required"]
+    assert load("config_grpc_no_port.yaml")[1] == [  # as in Edge, not gRPC's port 443
+        "providers[0]::url: a port is required (only http:// and https:// URLs have a "
+        "default: 80, 443), got 'grpc://policies.example.com'"
+    ]
     assert load("config_many_problems.yaml")[1] == [  # every problem, not the first one only
         "providers[0]: 'path' is required for a file provider",
         "providers[1]::url: expected an http:// or https:// URL, got "
