@@ -27,7 +27,13 @@ from sluice.logs import redact_url
 from sluice.policy import PolicySnapshot, Signal
 from sluice.policy.cache import CompileCache
 from sluice.providers import Provider, make_providers, parse_providers
-from sluice.providers.config import ConfigError, ProviderConfig, ProviderType, expand_env
+from sluice.providers.config import (
+    ConfigError,
+    ProviderConfig,
+    ProviderType,
+    expand_env,
+    sync_url,
+)
 from sluice.providers.file import PolicyFileError, log_report, read_policy_file
 from sluice.providers.registry import PolicyRegistry
 from sluice.providers.remote import RemoteProvider
@@ -53,15 +59,22 @@ def _headers(raw: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(headers)
 
 
-def _synced_snapshot(args: argparse.Namespace) -> tuple[PolicySnapshot, RemoteProvider]:
+def _sync_config(args: argparse.Namespace) -> ProviderConfig:
+    """The policy server of ``--server`` or ``--grpc``, its URL checked as a
+    provider's ``url`` in a config file is (a wrong one failed only at the
+    sync, or was dialled at another port)."""
     kind: ProviderType = "grpc" if args.grpc else "http"
-    config = ProviderConfig(
-        type=kind,
-        id="sync",
-        url=args.grpc or args.server,
-        headers=_headers(args.header),
-        timeout_secs=args.timeout,
+    option = "--grpc" if args.grpc else "--server"
+    try:
+        url = sync_url(args.grpc or args.server, option, kind, expand=False)
+    except ConfigError as problem:
+        raise UsageError(str(problem)) from None
+    return ProviderConfig(
+        type=kind, id="sync", url=url, headers=_headers(args.header), timeout_secs=args.timeout
     )
+
+
+def _synced_snapshot(config: ProviderConfig) -> tuple[PolicySnapshot, RemoteProvider]:
     provider = RemoteProvider(config, PolicyRegistry(cache=CompileCache.default()))
     if not provider.sync(full_sync=True):
         raise InputError(f"policy sync with {redact_url(config.url)} failed: {provider.last_error}")
@@ -97,6 +110,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     sources = [bool(args.policies), bool(args.server), bool(args.grpc), bool(args.config)]
     if sum(sources) != 1:
         raise UsageError("eval needs exactly one of --policies, --server, --grpc or --config")
+    server = _sync_config(args) if args.server or args.grpc else None
     # One batch, then exit: nothing it builds (policies, the whole input
     # document) becomes garbage before the end, so the cyclic collector
     # would only walk it again and again (more than half of the run on
@@ -110,8 +124,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         snapshot = PolicySnapshot.compile(report.policies, cache=cache)
     elif args.config:
         snapshot, providers = _configured_snapshot(args.config)
-    else:
-        snapshot, remote = _synced_snapshot(args)
+    elif server is not None:
+        snapshot, remote = _synced_snapshot(server)
         providers = [remote]
     source = read_json_file(args.input)
     signal = SIGNALS[args.signal] if args.signal else detect_signal(source.document)

@@ -324,3 +324,37 @@ def test_eval_names_an_output_it_cannot_write(tmp_path: Path, which: str) -> Non
     assert done.returncode == 1
     assert done.stderr.startswith(f"sluice: error: {paths[which]}: cannot write: ")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "url", "problem"),
+    [
+        (
+            "--grpc",
+            "grpc://127.0.0.1",
+            "a port is required (only http:// and https:// URLs have a default: 80, 443)",
+        ),
+        (
+            "--grpc",
+            "dns:///h:4317",
+            "expected host:port, or a grpc://, grpcs://, http:// or https:// URL with a host "
+            "and port",
+        ),
+        (
+            "--grpc",
+            "127.0.0.1:1/sync",
+            "a gRPC provider's url has no path (the sync call is "
+            "/tero.policy.v1.PolicyService/Sync on the server)",
+        ),
+        ("--server", "ftp://h/v1/policy/sync", "expected an http:// or https:// URL"),
+        ("--server", "http://h:0/v1/policy/sync", "port 0 cannot be connected to (1-65535)"),
+    ],
+)
+def test_eval_checks_a_server_url_at_start_as_a_provider_url(
+    tmp_path: Path, option: str, url: str, problem: str
+) -> None:
+    """With the words a config file's provider ``url`` gets, before any sync
+    or input is read; these failed only at the sync (grpc://h dialled port 443)."""
+    proc = sluice("eval", option, url, "--input", str(tmp_path / "nope.json"), "--output", "o.json")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == f"sluice: error: {option}: {problem}, got {url!r}"

@@ -356,7 +356,7 @@ def _header_value(raw: Any, where: str, expand: bool) -> str:
     return value
 
 
-def _sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
+def sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
     """A policy server's address: an http(s) URL for http, ``host:port`` or
     a URL without path for grpc (:func:`grpc_target`). Credentials in it
     would not be sent (``headers`` carry them), so they are refused."""
@@ -462,7 +462,7 @@ def parse_provider(
     try:
         value = _string(raw[located], f"{where}.{located}", expand) if located in raw else ""
         if value and kind != "file":
-            value = _sync_url(value, f"{where}.url", kind, expand=False)  # expanded already
+            value = sync_url(value, f"{where}.url", kind, expand=False)  # expanded already
         if value:
             values[located] = value
         elif not unknown:
