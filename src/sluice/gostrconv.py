@@ -1,9 +1,13 @@
 """What Sluice needs of Go's ``strconv``: quoting text (``strconv.Quote`` and
 ``%#q``, and the ``time`` package's own quoting) for error messages that must
 read as upstream's Go components write them, and reading a boolean
-(``strconv.ParseBool``) or an integer (``strconv.Atoi``)."""
+(``strconv.ParseBool``), an integer (``strconv.Atoi``) or a double
+(``strconv.ParseFloat``)."""
 
 from __future__ import annotations
+
+import math
+import re
 
 _BOOLS = {
     **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
@@ -29,6 +33,37 @@ def atoi(text: str) -> int:
     if not -_INT64 <= value < _INT64:
         raise ValueError(f"strconv.Atoi: parsing {quoted(text)}: value out of range")
     return value
+
+
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_HEX_DIGITS = r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
+_GO_DECIMAL = re.compile(
+    rf"[+-]?(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+)
+_GO_HEX = re.compile(
+    rf"[+-]?0[xX](?:(?:_?[0-9a-fA-F])+(?:\.(?:{_HEX_DIGITS})?)?|\.{_HEX_DIGITS})[pP][+-]?{_DIGITS}"
+)
+_GO_SPECIAL = re.compile(r"[+-]?inf(?:inity)?|nan", re.IGNORECASE)
+
+
+def parse_float(text: str) -> float | None:
+    """`text` as Go's ``strconv.ParseFloat(text, 64)`` reads it, None where
+    it fails: a decimal or a hex mantissa with a binary exponent, with
+    underscores between digits (after ``0x`` too), or Inf, Infinity (either
+    signed) or NaN in any case; no space, no other digits than ASCII ones,
+    and nothing past the largest double (``ErrRange``). Python's ``float``
+    reads the decimal and special forms alike once they are checked."""
+    if _GO_SPECIAL.fullmatch(text):
+        return float(text)
+    if _GO_DECIMAL.fullmatch(text):
+        number = float(text)
+        return None if math.isinf(number) else number
+    if _GO_HEX.fullmatch(text):
+        try:
+            return float.fromhex(text.replace("_", ""))
+        except OverflowError:
+            return None
+    return None
 
 
 _SHORT_ESCAPES = {

@@ -76,3 +76,46 @@ def test_an_int_past_the_double_range_is_no_number() -> None:
     huge = {"key": "n", "value": {"intValue": "9" * 400}}
     assert not matches(Signal.LOG, {"gt": 0}, huge)
     assert matches(Signal.LOG, {"gt": 0, "negate": True}, huge)
+
+
+@pytest.mark.parametrize(
+    ("variant", "text", "number"),
+    [
+        # What pdata reads: Go's strconv.ParseInt(s, 10, 64) for an intValue,
+        # strconv.ParseFloat(s, 64) for a doubleValue.
+        ("intValue", "+5", True),
+        ("intValue", "-05", True),
+        ("intValue", str(-(2**63)), True),
+        ("doubleValue", "0x1p-2", True),
+        ("doubleValue", "1_0.5", True),
+        ("doubleValue", "Infinity", True),
+        # What it refuses, and Python's int() and float() took.
+        ("intValue", " 5", False),
+        ("intValue", "5\n", False),
+        ("intValue", "1_000", False),
+        ("intValue", "\u0665", False),  # ARABIC-INDIC DIGIT FIVE
+        ("intValue", str(2**63), False),
+        ("doubleValue", " 1.5", False),
+        ("doubleValue", "\u0661.5", False),
+        ("doubleValue", "+nan", False),
+        ("doubleValue", "1e400", False),
+    ],
+)
+def test_a_number_in_a_string_is_one_as_pdata_reads_it(
+    variant: str, text: str, number: bool
+) -> None:
+    """POLICY.md 2.1: an intValue is a JSON number or a decimal string (an
+    int64); what upstream's OTLP JSON reader refuses is a value without a
+    number, as an intValue of another JSON type is (the record is kept and
+    evaluated, never dropped for it)."""
+    value = {"key": "n", "value": {variant: text}}
+    assert (
+        matches(Signal.LOG, {"gte": -1e308 if variant == "doubleValue" else -(2**63)}, value)
+        is number
+    )
+    assert matches(Signal.LOG, {"exists": True}, value)
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1])
+def test_an_int_past_int64_is_no_number(value: int) -> None:
+    assert not matches(Signal.LOG, {"gte": -(2**63)}, {"key": "n", "value": {"intValue": value}})

@@ -52,6 +52,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from sluice.goencoding import std_base64
+from sluice.gostrconv import parse_float
 from sluice.policy import Signal, native
 from sluice.telemetry import jsonbody
 from sluice.telemetry.otlp_raw import LeanLogsRequest
@@ -402,7 +403,7 @@ def _float_reader(where: str) -> Convert:
             except OverflowError:
                 parsed = math.inf
         elif type(value) is str:
-            parsed = _go_float(value)
+            parsed = parse_float(value)
         if parsed is None:
             raise ValueError(f"{where}: expected a number, got {_kind(value)}")
         if type(value) is not str and math.isinf(parsed):
@@ -412,37 +413,6 @@ def _float_reader(where: str) -> Convert:
         return parsed
 
     return number
-
-
-_DIGITS = r"[0-9](?:_?[0-9])*"
-_HEX_DIGITS = r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"
-_GO_DECIMAL = re.compile(
-    rf"[+-]?(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
-)
-_GO_HEX = re.compile(
-    rf"[+-]?0[xX](?:(?:_?[0-9a-fA-F])+(?:\.(?:{_HEX_DIGITS})?)?|\.{_HEX_DIGITS})[pP][+-]?{_DIGITS}"
-)
-_GO_SPECIAL = re.compile(r"[+-]?inf(?:inity)?|nan", re.IGNORECASE)
-
-
-def _go_float(text: str) -> float | None:
-    """`text` as Go's ``strconv.ParseFloat(text, 64)`` reads it, None where
-    it fails: a decimal or a hex mantissa with a binary exponent, with
-    underscores between digits (after ``0x`` too), or Inf, Infinity (either
-    signed) or NaN in any case; no space, no other digits than ASCII ones,
-    and nothing past the largest double (``ErrRange``). Python's ``float``
-    reads the decimal and special forms alike once they are checked."""
-    if _GO_SPECIAL.fullmatch(text):
-        return float(text)
-    if _GO_DECIMAL.fullmatch(text):
-        number = float(text)
-        return None if math.isinf(number) else number
-    if _GO_HEX.fullmatch(text):
-        try:
-            return float.fromhex(text.replace("_", ""))
-        except OverflowError:
-            return None
-    return None
 
 
 def _bool_reader(where: str) -> Convert:

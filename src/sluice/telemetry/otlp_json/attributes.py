@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+from sluice.gostrconv import atoi, parse_float
 from sluice.policy.view import PRESENT, MalformedRecord, Scan, Value
 from sluice.telemetry.otlp_json.fields import ScanValue
 
 JsonObj = dict[str, Any]
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def typed_any(av: Any) -> Value:
@@ -26,22 +30,27 @@ def typed_any(av: Any) -> Value:
     if "boolValue" in av:
         flag = av["boolValue"]
         return flag if isinstance(flag, bool) else PRESENT
+    # Numbers in strings are read as upstream's OTLP JSON reader (pdata)
+    # reads them, with Go's strconv; what it refuses has no typed value.
     if "intValue" in av:
         raw = av["intValue"]
-        if isinstance(raw, bool) or not isinstance(raw, int | str):
-            return PRESENT
-        try:
-            return int(raw)
-        except ValueError:  # not decimal digits, or more digits than int() takes
-            return PRESENT
+        if raw.__class__ is str:
+            try:
+                return atoi(raw)
+            except ValueError:  # not decimal digits, or past int64
+                return PRESENT
+        return raw if raw.__class__ is int and _INT64_MIN <= raw <= _INT64_MAX else PRESENT
     if "doubleValue" in av:
         raw = av["doubleValue"]
-        if isinstance(raw, bool) or not isinstance(raw, int | float | str):
-            return PRESENT
-        try:
-            return float(raw)
-        except (ValueError, OverflowError):  # a word, or an integer past the double range
-            return PRESENT
+        number: float | None = None
+        if raw.__class__ is str:
+            number = parse_float(raw)
+        elif raw.__class__ is float:
+            number = raw
+        elif raw.__class__ is int:
+            with contextlib.suppress(OverflowError):  # past the double range
+                number = float(raw)
+        return PRESENT if number is None else number
     if "bytesValue" in av:
         try:
             return base64.b64decode(av["bytesValue"])
