@@ -28,9 +28,11 @@ from sluice.policy import PolicySnapshot, Signal
 from sluice.policy.cache import CompileCache
 from sluice.providers import Provider, make_providers, parse_providers
 from sluice.providers.config import (
+    TIMEOUT_SECS,
     ConfigError,
     ProviderConfig,
     ProviderType,
+    check_header,
     expand_env,
     sync_url,
 )
@@ -49,29 +51,35 @@ class UsageError(Exception):
     """Arguments that cannot work together; printed as an error, exit 2."""
 
 
-def _headers(raw: list[str]) -> tuple[tuple[str, str], ...]:
+def _headers(raw: list[str], grpc: bool) -> tuple[tuple[str, str], ...]:
+    """The ``--header`` options, checked as a provider's ``headers`` are."""
     headers = []
     for item in raw:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
             raise UsageError(f"--header {item!r}: expected 'Name: value'")
-        headers.append((name.strip(), expand_env(value.strip(), "--header")))
+        name, value = name.strip(), expand_env(value.strip(), "--header")
+        try:
+            check_header(name, value, "--header", f"--header {name!r}", grpc)
+        except ConfigError as problem:
+            raise UsageError(str(problem)) from None
+        headers.append((name, value))
     return tuple(headers)
 
 
 def _sync_config(args: argparse.Namespace) -> ProviderConfig:
-    """The policy server of ``--server`` or ``--grpc``, its URL checked as a
-    provider's ``url`` in a config file is (a wrong one failed only at the
-    sync, or was dialled at another port)."""
+    """The policy server of ``--server`` or ``--grpc``, its URL, headers and
+    timeout checked as a provider's in a config file are (a wrong one failed
+    only at the sync, or was dialled at another port)."""
     kind: ProviderType = "grpc" if args.grpc else "http"
     option = "--grpc" if args.grpc else "--server"
     try:
         url = sync_url(args.grpc or args.server, option, kind, expand=False)
+        timeout = TIMEOUT_SECS[False](args.timeout, "--timeout")
     except ConfigError as problem:
         raise UsageError(str(problem)) from None
-    return ProviderConfig(
-        type=kind, id="sync", url=url, headers=_headers(args.header), timeout_secs=args.timeout
-    )
+    headers = _headers(args.header, grpc=args.grpc is not None)
+    return ProviderConfig(type=kind, id="sync", url=url, headers=headers, timeout_secs=timeout)
 
 
 def _synced_snapshot(config: ProviderConfig) -> tuple[PolicySnapshot, RemoteProvider]:

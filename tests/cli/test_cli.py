@@ -358,3 +358,51 @@ def test_eval_checks_a_server_url_at_start_as_a_provider_url(
     proc = sluice("eval", option, url, "--input", str(tmp_path / "nope.json"), "--output", "o.json")
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == f"sluice: error: {option}: {problem}, got {url!r}"
+
+
+@pytest.mark.parametrize(
+    ("option", "url", "extra", "problem"),
+    [
+        (
+            "--grpc",
+            "127.0.0.1:1",
+            ["--header", "X!Y: v"],
+            "--header: a gRPC metadata key holds only letters, digits and -_., got 'X!Y'",
+        ),
+        (
+            "--grpc",
+            "127.0.0.1:1",
+            ["--header", "X-Key: caf\u00e9"],
+            "--header 'X-Key': a gRPC metadata value is printable ASCII (or name the key "
+            "'...-bin')",
+        ),
+        (
+            "--server",
+            "http://127.0.0.1:1/v1/policy/sync",
+            ["--header", "X Y: v"],
+            "--header: expected a header name (letters, digits and !#$%&'*+-.^_`|~), got 'X Y'",
+        ),
+        (
+            "--server",
+            "http://127.0.0.1:1/v1/policy/sync",
+            ["--timeout", "0"],
+            "--timeout: expected a number from 0.01 to 3600, got 0.0",
+        ),
+        (
+            "--grpc",
+            "127.0.0.1:1",
+            ["--timeout", "nan"],
+            "--timeout: expected a number from 0.01 to 3600, got NaN",
+        ),
+    ],
+)
+def test_eval_checks_sync_headers_and_timeout_at_start_as_a_provider_s(
+    tmp_path: Path, option: str, url: str, extra: list[str], problem: str
+) -> None:
+    """A provider's rules for ``headers`` and ``timeout_secs``; these failed
+    every sync (gRPC: 'Invalid metadata'), a timeout of 0 or NaN at once."""
+    proc = sluice(
+        "eval", option, url, *extra, "--input", str(tmp_path / "in.json"), "--output", "o.json"
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == f"sluice: error: {problem}"

@@ -258,7 +258,7 @@ def _grpc_url(url: str, where: str) -> None:
 
 
 _POLL_SECS = {text: number_reader(0.01, 86_400, text=text) for text in (False, True)}
-_TIMEOUT_SECS = {text: number_reader(0.01, 3_600, text=text) for text in (False, True)}
+TIMEOUT_SECS = {text: number_reader(0.01, 3_600, text=text) for text in (False, True)}
 _RESPONSE_BYTES = {
     text: integer_reader(1024, MAX_RESPONSE_BYTES, text=text) for text in (False, True)
 }
@@ -322,38 +322,28 @@ def _string(raw: Any, where: str, expand: bool) -> str:
     return expand_env(raw, where) if expand else raw
 
 
-def _header_name(raw: Any, where: str, expand: bool) -> str:
-    name = _string(raw, where, expand)
+def check_header(name: str, value: str, name_at: str, value_at: str, grpc: bool) -> None:
+    """Raise ConfigError naming `name_at` or `value_at` unless `name` and
+    `value` can go as a request header (gRPC metadata when `grpc`), which
+    every sync would otherwise fail on; the value is never shown (it is
+    often a secret)."""
     if not valid_header_name(name):
         raise ConfigError(
-            f"{where}: expected a header name (letters, digits and !#$%&'*+-.^_`|~), got {name!r}"
+            f"{name_at}: expected a header name (letters, digits and !#$%&'*+-.^_`|~), got {name!r}"
         )
-    return name
-
-
-def _grpc_metadata(name: str, value: str, where: str) -> None:
-    """What a ``grpc`` provider's header must also be to go as metadata
-    (else every sync would fail); the value is never shown."""
-    key = name.lower()
-    if not valid_metadata_key(key):
-        raise ConfigError(
-            f"{where}.name: a gRPC metadata key holds only letters, digits and -_., got {name!r}"
-        )
-    if not valid_metadata_value(key, value):
-        raise ConfigError(
-            f"{where}.value: a gRPC metadata value is printable ASCII (or name the key '...-bin')"
-        )
-
-
-def _header_value(raw: Any, where: str, expand: bool) -> str:
-    """A header value, checked here rather than at every sync; never shown
-    in the message (it is often a secret)."""
-    value = _string(raw, where, expand)
     if not valid_header_value(value):
         raise ConfigError(
-            f"{where}: a header value cannot hold a line break or another control character"
+            f"{value_at}: a header value cannot hold a line break or another control character"
         )
-    return value
+    key = name.lower()
+    if grpc and not valid_metadata_key(key):
+        raise ConfigError(
+            f"{name_at}: a gRPC metadata key holds only letters, digits and -_., got {name!r}"
+        )
+    if grpc and not valid_metadata_value(key, value):
+        raise ConfigError(
+            f"{value_at}: a gRPC metadata value is printable ASCII (or name the key '...-bin')"
+        )
 
 
 def sync_url(raw: Any, where: str, kind: str, expand: bool) -> str:
@@ -482,7 +472,7 @@ def parse_provider(
     take("encoding", lambda: _encoding(raw.get("encoding", "json"), f"{where}.encoding"))
     take(
         "timeout_secs",
-        lambda: _TIMEOUT_SECS[text](raw.get("timeout_secs", 10), f"{where}.timeout_secs"),
+        lambda: TIMEOUT_SECS[text](raw.get("timeout_secs", 10), f"{where}.timeout_secs"),
     )
     take(
         "max_response_bytes",
@@ -522,10 +512,9 @@ def _headers(raw: Any, where: str, expand: bool, grpc: bool) -> tuple[tuple[str,
             problems.extend(unknown or [f"{at}: expected an object with 'name' and 'value'"])
             continue
         try:
-            name = _header_name(header["name"], f"{at}.name", expand)
-            value = _header_value(header["value"], f"{at}.value", expand)
-            if grpc:
-                _grpc_metadata(name, value, at)
+            name = _string(header["name"], f"{at}.name", expand)
+            value = _string(header["value"], f"{at}.value", expand)
+            check_header(name, value, f"{at}.name", f"{at}.value", grpc)
             parsed.append((name, value))
         except ConfigError as problem:
             problems.append(str(problem))
