@@ -114,12 +114,19 @@ def test_initial_fields_are_on_every_log_line(tmp_path: Path) -> None:
     assert all((e["team"], e["shard"]) == ("core", 3) for e in entries), entries
 
 
-def test_logs_processors_are_reported_as_not_supported_and_ignored(tmp_path: Path) -> None:
-    """Upstream exports its own log through service::telemetry::logs::processors
-    (an OTel SDK logger provider, a batch processor and an OTLP exporter);
-    Sluice does not, and says so at start instead of dropping them unseen."""
+@pytest.mark.parametrize(
+    ("signal", "exported", "level"),
+    [("logs", "log is", ""), ("traces", "traces are", "      level: basic\n")],
+)
+def test_telemetry_processors_are_reported_as_not_supported_and_ignored(
+    tmp_path: Path, signal: str, exported: str, level: str
+) -> None:
+    """Upstream exports its own log and traces through
+    service::telemetry::<signal>::processors (OTel SDK providers, a batch
+    processor and an OTLP exporter); Sluice does not, and says so at start
+    instead of dropping them unseen."""
     processors = (
-        "    logs:\n      processors:\n        - batch:\n            exporter:\n"
+        f"    {signal}:\n{level}      processors:\n        - batch:\n            exporter:\n"
         "              otlp: {protocol: http/protobuf, endpoint: 'http://127.0.0.1:1'}\n"
     )
     text = _config().replace("    metrics:\n", f"{processors}    metrics:\n")
@@ -128,12 +135,26 @@ def test_logs_processors_are_reported_as_not_supported_and_ignored(tmp_path: Pat
     (warning,) = [line for line in collector.stderr().splitlines() if "processors" in line]
     assert "level=warn" in warning
     assert (
-        "msg=\"service::telemetry::logs::processors is not supported: the collector's own"
-        ' log is not exported, the 1 configured processor is ignored"'
+        f"msg=\"service::telemetry::{signal}::processors is not supported: the collector's own"
+        f' {exported} not exported, the 1 configured processor is ignored"'
     ) in warning
     quiet = CollectorProcess(tmp_path / "none", _config()).wait_ready()
     quiet.terminate()
     assert "processors" not in quiet.stderr()
+
+
+def test_traces_processors_at_level_none_are_not_reported(tmp_path: Path) -> None:
+    """With traces::level none upstream builds no tracer provider, so its
+    processors are never used: nothing to warn about."""
+    processors = (
+        "    traces:\n      level: none\n      processors:\n        - batch:\n"
+        "            exporter:\n"
+        "              otlp: {protocol: http/protobuf, endpoint: 'http://127.0.0.1:1'}\n"
+    )
+    text = _config().replace("    metrics:\n", f"{processors}    metrics:\n")
+    collector = CollectorProcess(tmp_path, text).wait_ready()
+    assert collector.terminate() == 0
+    assert "processors" not in collector.stderr()
 
 
 def test_an_output_path_that_cannot_be_opened_stops_the_collector(tmp_path: Path) -> None:

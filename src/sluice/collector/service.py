@@ -129,17 +129,12 @@ class Service:
         ):
             # upstream's config takes any name; its tracer provider does not
             raise StartError("failed to create tracer provider: unsupported trace propagator")
-        processors = self.config.telemetry.logs.processors
-        if processors:
-            # Upstream tees its log into an OTel SDK logger provider built
-            # from them (batch or simple processors, OTLP or console
-            # exporters); Sluice has none, and says so rather than drop them.
-            count = f"{len(processors)} configured processor{'s' if len(processors) > 1 else ''}"
-            log.warning(
-                "service::telemetry::logs::processors is not supported: the collector's own"
-                f" log is not exported, the {count} {'are' if len(processors) > 1 else 'is'}"
-                " ignored"
-            )
+        # Upstream exports its own log and traces through OTel SDK providers
+        # built from these (batch or simple processors, OTLP or console
+        # exporters); Sluice has neither, and says so rather than drop them.
+        _unsupported_processors("logs", "log is", self.config.telemetry.logs.processors)
+        if traces.level.lower() != "none":  # upstream builds no tracer provider then
+            _unsupported_processors("traces", "traces are", traces.processors)
         log.info("Setting up own telemetry...")
         metrics = self.config.telemetry.metrics
         unservable = meter_provider_problem(metrics)
@@ -443,3 +438,15 @@ async def _next_config(signals: asyncio.Queue[int], reload: Reload | None) -> Co
 def _signal_name(signum: int) -> str:
     """A signal as Go prints it (``hangup``, ``terminated``, ``interrupt``)."""
     return (signal.strsignal(signum) or signal.Signals(signum).name).lower()
+
+
+def _unsupported_processors(signal: str, exported: str, processors: list[object]) -> None:
+    """Warn that ``service::telemetry::<signal>::processors`` is ignored."""
+    if not processors:
+        return
+    many = len(processors) > 1
+    log.warning(
+        f"service::telemetry::{signal}::processors is not supported: the collector's own"
+        f" {exported} not exported, the {len(processors)} configured"
+        f" processor{'s are' if many else ' is'} ignored"
+    )
