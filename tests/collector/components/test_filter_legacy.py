@@ -51,6 +51,17 @@ def problems_of(raw: Any) -> list[str]:
     return problems.lines
 
 
+def metric_problems(raw: Any) -> list[str]:
+    """Load problems, then those of creating it for metrics."""
+    problems = Problems()
+    config = decode(FilterConfig, raw, "", problems)
+    for key, message in config.validate():
+        problems.add(key, message)
+    for key, message in FACTORY.signal_problems(config, Signal.METRIC):
+        problems.add(key, message)
+    return problems.lines
+
+
 def create(raw: Any, signal: Signal, telemetry: ServiceTelemetry | None = None) -> tuple[Any, Sink]:
     problems = Problems()
     config = decode(FilterConfig, raw, "", problems)
@@ -299,9 +310,8 @@ INVALID = {
     "filter/spans_log_property": [
         "spans::include: log_bodies should not be specified for trace spans"
     ],
-    "filter/metrics": [
-        "metrics::exclude: the legacy include/exclude matching is not supported by Sluice's "
-        "filter processor for metrics; write it as OTTL conditions (metrics.metric)"
+    "filter/metrics_mix": [
+        "cannot use ottl conditions and include/exclude for metrics at the same time"
     ],
 }
 
@@ -330,15 +340,12 @@ def test_upstreams_invalid_testdata_is_refused() -> None:
 
 
 def test_upstreams_readme_examples_validate_in_their_pipelines(tmp_path: Path) -> None:
-    """The log examples load in a logs pipeline. Upstream's own span example
-    has ``match_type: regex``, which upstream refuses too; ``filter/1`` is
-    legacy metric matching, which Sluice refuses."""
+    """The log examples load in a logs pipeline, ``filter/1`` (legacy metric
+    matching) in a metrics pipeline. Upstream's own span example has
+    ``match_type: regex``, which upstream refuses too."""
     found = processors("readme.yaml")
-    assert problems_of(found.pop("filter/1")) == [
-        f"metrics::{key}: the legacy include/exclude matching is not supported by Sluice's "
-        "filter processor for metrics; write it as OTTL conditions (metrics.metric)"
-        for key in ("include", "exclude")
-    ]
+    assert metric_problems(found["filter/1"]) == []
+    found.pop("filter/1")
     logs = [p for p in found if p != "filter"]
     assert len(logs) == 6
     collector = {
@@ -495,3 +502,192 @@ def test_spans_include_exclude_as_the_attributes_processors_selection() -> None:
         )
         == 3
     )
+
+
+# -- legacy metric matching ------------------------------------------------------
+
+METRIC_NAMES = [
+    "full_name_match",
+    "not_exact_string_match",
+    "prefix/test/match",
+    "prefix_test_match",
+    "prefixprefix/test/match",
+    "test/match/suffix",
+    "test_match_suffix",
+    "test/match/suffixsuffix",
+    "test/contains/match",
+    "test_contains_match",
+    "random",
+    "full/name/match",
+    "full_name_match",
+    "not_exact_string_match",
+]
+"""Upstream's metrics_test.go inMetricNames; each metric has two points."""
+REGEXP_KEPT = [
+    "full_name_match",
+    "prefix/test/match",
+    "prefix_test_match",
+    "prefixprefix/test/match",
+    "test/match/suffix",
+    "test_match_suffix",
+    "test/match/suffixsuffix",
+    "test/contains/match",
+    "test_contains_match",
+    "full/name/match",
+    "full_name_match",
+]
+
+
+def metrics_request(*resources: tuple[dict[str, str], list[str]]) -> Any:
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    request = ExportMetricsServiceRequest()
+    for attributes, names in resources:
+        resource = request.resource_metrics.add()
+        add_attributes(resource.resource.attributes, list(attributes.items()))
+        scope = resource.scope_metrics.add()
+        for name in names:
+            metric = scope.metrics.add(name=name)
+            metric.gauge.data_points.add(as_int=1)
+            metric.gauge.data_points.add(as_int=2)
+    return request
+
+
+def kept_names(sink: Sink) -> list[list[str]]:
+    return [
+        [m.name for sm in rm.scope_metrics for m in sm.metrics]
+        for batch in sink.received
+        for rm in batch.resource_metrics
+    ]
+
+
+@pytest.mark.parametrize("name", ["config_strict.yaml", "config_regexp.yaml"])
+def test_upstreams_legacy_metric_testdata_loads(name: str) -> None:
+    for processor, raw in processors(name).items():
+        assert metric_problems(raw or {}) == [], processor
+
+
+@pytest.mark.parametrize(
+    ("processor", "kept"),
+    [
+        ("filter/include", REGEXP_KEPT),
+        ("filter/unlimitedcache", REGEXP_KEPT),
+        ("filter/exclude", ["not_exact_string_match", "random", "not_exact_string_match"]),
+        ("filter/limitedcache", ["not_exact_string_match", "random", "not_exact_string_match"]),
+    ],
+)
+def test_legacy_metric_names_keep_what_upstream_keeps(processor: str, kept: list[str]) -> None:
+    """Upstream's metrics_test.go includeFilter / excludeFilter cases."""
+    telemetry = ServiceTelemetry()
+    filter_, sink = create(processors("config_regexp.yaml")[processor], Signal.METRIC, telemetry)
+    run(filter_, metrics_request(({"attr1": "attr1/val1"}, METRIC_NAMES)))
+    assert kept_names(sink) == [kept]
+    dropped = telemetry.registry.get_sample_value(
+        "otelcol_processor_filter_datapoints_filtered_total", {"filter": "filter"}
+    )
+    assert dropped == 2 * (len(METRIC_NAMES) - len(kept))
+
+
+def test_legacy_metric_strict_include_then_exclude() -> None:
+    filter_, sink = create(processors("config_strict.yaml")["filter/includeexclude"], Signal.METRIC)
+    run(filter_, metrics_request(({}, ["hello_world", "hello/world", "other"])))
+    assert kept_names(sink) == [["hello/world"]]
+
+
+def test_legacy_metric_resource_attributes_decide_resources_on_their_own() -> None:
+    """A resource lacking include's resource_attributes is dropped whole; one
+    holding exclude's too, whatever its metrics' names; an include without
+    names keeps every metric of the resources it keeps (upstream's
+    includeWithRegexResourceAttributesOnly, excludeWithRegexResourceAttributes)."""
+    raw = {
+        "metrics": {
+            "include": {
+                "match_type": "regexp",
+                "resource_attributes": [{"key": "attr1", "value": "(attr1/val1|attr1/val2)"}],
+            },
+            "exclude": {
+                "match_type": "strict",
+                "metric_names": ["random"],
+                "resource_attributes": [{"key": "drop"}],
+            },
+        }
+    }
+    telemetry = ServiceTelemetry()
+    filter_, sink = create(raw, Signal.METRIC, telemetry)
+    run(
+        filter_,
+        metrics_request(
+            ({"attr1": "attr1/val1"}, ["a", "random"]),
+            ({"attr1": "attr1/val3"}, ["b"]),
+            ({"attr1": "attr1/val2", "drop": "x"}, ["c"]),
+            ({"attr1": "attr1/val2"}, ["d"]),
+        ),
+    )
+    assert kept_names(sink) == [["a"], ["d"]]
+    dropped = telemetry.registry.get_sample_value(
+        "otelcol_processor_filter_datapoints_filtered_total", {"filter": "filter"}
+    )
+    assert dropped == 2 * 3
+
+
+def test_an_empty_legacy_metric_include_passes_metrics_untouched() -> None:
+    """Upstream's emptyFilterInclude: no names and no resource attributes
+    build no matcher, so nothing is filtered (nor counted)."""
+    telemetry = ServiceTelemetry()
+    filter_, sink = create(
+        processors("config_strict.yaml")["filter/empty"], Signal.METRIC, telemetry
+    )
+    request = metrics_request(({}, ["a", "b"]))
+    run(filter_, request)
+    assert kept_names(sink) == [["a", "b"]]
+    assert (
+        telemetry.registry.get_sample_value(
+            "otelcol_processor_filter_datapoints_filtered_total", {"filter": "filter"}
+        )
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("properties", "problem"),
+    [
+        (
+            {"include": {"metric_names": ["a"]}},
+            "metrics::include: unrecognized match_type: '', valid types are: [regexp strict]",
+        ),
+        (
+            {"exclude": {"match_type": "regexp", "metric_names": ["(a"]}},
+            "metrics::exclude: error parsing regexp: missing closing ): `(a`",
+        ),
+        (
+            {
+                "include": {"match_type": "strict", "metric_names": ["(a"]},
+                "exclude": {"match_type": "regexp", "resource_attributes": [{"key": ""}]},
+            },
+            "metrics::exclude: can't have empty key in the list of attributes",
+        ),
+        (
+            {"include": {"match_type": "expr", "expressions": ['HasLabel("a")']}},
+            "metrics::include: match_type expr (the expr language) is not supported by Sluice's "
+            "filter processor; write the expressions as OTTL conditions (metrics.datapoint)",
+        ),
+    ],
+)
+def test_legacy_metric_errors_are_upstreams(properties: dict[str, Any], problem: str) -> None:
+    assert metric_problems({"metrics": properties}) == [problem]
+
+
+def test_upstreams_expr_testdata_loads_and_only_expressions_are_refused() -> None:
+    """The config loads (upstream's Validate checks no expression); a
+    metrics pipeline can use the expr match type without expressions (no
+    matcher, as upstream), and refuses expressions, which Sluice does not
+    evaluate."""
+    found = processors("config_expr.yaml")
+    for raw in found.values():
+        assert problems_of(raw) == []
+    assert metric_problems(found.pop("filter/empty")) == []
+    for processor, raw in found.items():
+        where = "exclude" if processor == "filter/exclude" else "include"
+        assert [line.split(": ", 1)[0] for line in metric_problems(raw)] == [f"metrics::{where}"]

@@ -7,6 +7,7 @@ from sluice.collector.internal.filtermatch.config import (
     AttributeMatch,
     LibraryMatch,
     MatchProperties,
+    MetricMatchProperties,
     RegexpOptions,
     SeverityNumberMatch,
 )
@@ -17,15 +18,21 @@ from sluice.collector.internal.filtermatch.selection import (
     every,
     selection_problems,
 )
-from sluice.collector.internal.filtermatch.sets import MatchConfigError, StringSet
+from sluice.collector.internal.filtermatch.sets import (
+    AttributesMatcher,
+    MatchConfigError,
+    StringSet,
+)
 
 __all__ = [
     "AttributeMatch",
+    "AttributesMatcher",
     "Chooser",
     "LibraryMatch",
     "LogFields",
     "MatchConfigError",
     "MatchProperties",
+    "MetricMatchProperties",
     "RegexpOptions",
     "Selection",
     "SeverityNumberMatch",

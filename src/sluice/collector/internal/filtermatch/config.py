@@ -77,6 +77,21 @@ class MatchProperties:
     libraries: list[LibraryMatch] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class MetricMatchProperties:
+    """The filter processor's ``metrics.include`` / ``metrics.exclude``
+    (upstream's ``filterconfig.MetricMatchProperties``): metrics named in
+    ``metric_names`` (or, with ``match_type: expr``, that ``expressions``
+    match) and resources holding every ``resource_attributes`` entry, each
+    decided on its own."""
+
+    match_type: Annotated[str, GoType("filterconfig.MetricMatchType")] = ""
+    regexp: Annotated[RegexpOptions | None, NIL_POINTER] = None
+    metric_names: list[str] = field(default_factory=list)
+    expressions: list[str] = field(default_factory=list)
+    resource_attributes: list[AttributeMatch] = field(default_factory=list)
+
+
 SPAN_KINDS = (
     "SPAN_KIND_UNSPECIFIED",
     "SPAN_KIND_INTERNAL",

@@ -6,21 +6,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 
 from sluice.collector.component import ComponentConfig, Problem
 from sluice.collector.confmap.decode import NIL_POINTER, GoType
 from sluice.collector.internal.filtermatch import (
     AttributeMatch,
     MatchProperties,
+    MetricMatchProperties,
+    RegexpOptions,
     SeverityNumberMatch,
 )
 from sluice.ottl import DATAPOINT, LOG, METRIC, PROPAGATE, SPAN, SPAN_EVENT, Context, check
 
 ERROR_MODES = ("ignore", "propagate", "silent")
-LEGACY = (
-    "the legacy include/exclude matching is not supported by Sluice's filter processor "
-    "for metrics; write it as OTTL conditions ({where})"
+EXPR = (
+    "match_type expr (the expr language) is not supported by Sluice's filter processor; "
+    "write the expressions as OTTL conditions (metrics.datapoint)"
 )
 SEVERITIES: dict[str, int] = {}
 """``severity_number.min``'s names (upper-cased) and numbers, as upstream's:
@@ -114,9 +116,15 @@ class MetricFilters:
     datapoint: list[str] | None = None
     """Drop a data point when any condition is true (data point context); a
     metric left with no data points is dropped."""
-    include: Any = None
-    exclude: Any = None
-    regexp: Any = None
+    include: Annotated[MetricMatchProperties | None, NIL_POINTER] = None
+    """Keep only the metrics that match (legacy): a resource must hold its
+    ``resource_attributes``, a metric match its ``metric_names``."""
+    exclude: Annotated[MetricMatchProperties | None, NIL_POINTER] = None
+    """Drop the resources holding its ``resource_attributes`` and the
+    metrics its ``metric_names`` match (legacy)."""
+    regexp: Annotated[RegexpOptions | None, NIL_POINTER] = None
+    """Read and not used, as upstream (``include.regexp`` / ``exclude.regexp``
+    configure the patterns)."""
 
     def has_conditions(self) -> bool:
         """A condition list is written (even empty)."""
@@ -199,11 +207,7 @@ class FilterConfig(ComponentConfig):
         return None
 
     def _legacy(self) -> Iterator[Problem]:
-        """Upstream's check of ``severity_number.min``; Sluice's refusal of
-        legacy metric matching."""
-        for key in ("include", "exclude", "regexp"):
-            if getattr(self.metrics, key) is not None:
-                yield f"metrics::{key}", LEGACY.format(where="metrics.metric")
+        """Upstream's check of ``severity_number.min``."""
         for key in ("include", "exclude"):
             properties: LogMatchProperties | None = getattr(self.logs, key)
             severity = properties.severity_number if properties is not None else None

@@ -33,9 +33,15 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
     def create(
         self, settings: Settings, config: FilterConfig, signal: Signal, next_: Consumer
     ) -> Processor:
-        from sluice.collector.components.processors.filter.legacy import legacy_matcher
+        from sluice.collector.components.processors.filter.legacy import (
+            legacy_matcher,
+            metric_skip,
+        )
         from sluice.collector.components.processors.filter.logs import LogFilter
-        from sluice.collector.components.processors.filter.metrics import MetricFilter
+        from sluice.collector.components.processors.filter.metrics import (
+            LegacyMetricFilter,
+            MetricFilter,
+        )
         from sluice.collector.components.processors.filter.processor import (
             FilteredCounters,
             FilterProcessor,
@@ -79,6 +85,10 @@ class FilterProcessorFactory(ProcessorFactory[FilterConfig]):
             ]
             if any(s is not None for s in sequences):
                 walker = MetricFilter(*sequences)
+            else:
+                skip = metric_skip(config)
+                if skip is not None:
+                    walker = LegacyMetricFilter(skip)
         else:
             spans: Matcher | None = compiled(SPAN, config.traces.span)
             if not config.traces.has_conditions():

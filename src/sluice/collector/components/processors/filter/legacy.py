@@ -1,6 +1,8 @@
 """Upstream's legacy matching (``logs.include`` / ``logs.exclude``,
 ``spans.include`` / ``spans.exclude``: its ``filterlog`` and ``filterspan``
-skip expressions) on the shared :mod:`~sluice.collector.internal.filtermatch`.
+skip expressions; ``metrics.include`` / ``metrics.exclude``: its
+``filtermetric`` name matcher and resource expression) on the shared
+:mod:`~sluice.collector.internal.filtermatch`.
 
 An item is dropped when it does not match ``include`` (if given) or matches
 ``exclude``: exactly the items the attributes processor's
@@ -20,17 +22,22 @@ attributes (each ``KeyValue`` parsed) only when attributes are matched.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
 from sluice.collector.component import Problem
-from sluice.collector.components.processors.filter.config import FilterConfig
+from sluice.collector.components.processors.filter.config import EXPR, FilterConfig
+from sluice.collector.internal.attrmap import AttributeMap
 from sluice.collector.internal.filtermatch import (
+    AttributesMatcher,
     LogFields,
+    MatchConfigError,
     MatchProperties,
+    MetricMatchProperties,
     Selection,
+    StringSet,
     every,
     selection_problems,
 )
@@ -111,9 +118,101 @@ def log_properties(config: FilterConfig) -> tuple[MatchProperties | None, MatchP
     )
 
 
+class MetricSkip:
+    """Upstream's legacy metric matching, two skip expressions decided on
+    their own: a resource is dropped when it lacks ``include``'s
+    ``resource_attributes`` or holds ``exclude``'s; then a metric is dropped
+    when ``include``'s ``metric_names`` do not match its name or
+    ``exclude``'s do. A property set without resource attributes (or
+    without names) tests nothing on that level.
+
+    Raises :class:`MetricMatchError` with upstream's error, built in its
+    order: resources of include, of exclude, then names of include, of
+    exclude."""
+
+    def __init__(
+        self, include: MetricMatchProperties | None, exclude: MetricMatchProperties | None
+    ):
+        self.keep_resources = _built("include", _resource_matcher, include)
+        self.drop_resources = _built("exclude", _resource_matcher, exclude)
+        self.keep_names = _built("include", _name_set, include)
+        self.drop_names = _built("exclude", _name_set, exclude)
+        self.tests_resources = self.keep_resources is not None or self.drop_resources is not None
+        self.tests_metrics = self.keep_names is not None or self.drop_names is not None
+
+    def skips_resource(self, resource: Any) -> bool:
+        attributes = AttributeMap(resource.attributes)
+        if self.keep_resources is not None and not self.keep_resources.matches(attributes):
+            return True
+        return self.drop_resources is not None and self.drop_resources.matches(attributes)
+
+    def skips_metric(self, metric: Any) -> bool:
+        name = metric.name
+        if self.keep_names is not None and not self.keep_names.matches(name):
+            return True
+        return self.drop_names is not None and self.drop_names.matches(name)
+
+
+class MetricMatchError(MatchConfigError):
+    """A legacy metric property set upstream does not build; `where` is
+    ``include`` or ``exclude``."""
+
+    def __init__(self, where: str, problem: MatchConfigError):
+        super().__init__(str(problem))
+        self.where = where
+
+
+T = TypeVar("T")
+
+
+def _built(
+    where: str,
+    build: Callable[[MetricMatchProperties | None], T],
+    mp: MetricMatchProperties | None,
+) -> T:
+    try:
+        return build(mp)
+    except MatchConfigError as bad:
+        raise MetricMatchError(where, bad) from None
+
+
+def _resource_matcher(mp: MetricMatchProperties | None) -> AttributesMatcher | None:
+    if mp is None or not mp.resource_attributes:
+        return None
+    return AttributesMatcher(mp.resource_attributes, mp.match_type, mp.regexp)
+
+
+def _name_set(mp: MetricMatchProperties | None) -> StringSet | None:
+    if mp is None:
+        return None
+    if mp.match_type == "expr":
+        if mp.expressions:
+            raise MatchConfigError(EXPR)
+        return None  # upstream has no matcher without expressions
+    if not mp.metric_names:
+        return None
+    return StringSet(mp.metric_names, mp.match_type, mp.regexp)
+
+
+def metric_skip(config: FilterConfig) -> MetricSkip | None:
+    """The legacy metric matching; None when it tests nothing (the
+    processor then passes metrics untouched, as upstream)."""
+    metrics = config.metrics
+    if metrics.has_conditions():
+        return None
+    skip = MetricSkip(metrics.include, metrics.exclude)
+    return skip if skip.tests_resources or skip.tests_metrics else None
+
+
 def legacy_problems(config: FilterConfig, signal: Signal) -> list[Problem]:
     """What upstream refuses when it builds the legacy matching for a
     pipeline of `signal` (its wording: logs' errors are wrapped)."""
+    if signal is Signal.METRIC and not config.metrics.has_conditions():
+        try:
+            MetricSkip(config.metrics.include, config.metrics.exclude)
+        except MetricMatchError as bad:
+            return [(f"metrics::{bad.where}", str(bad))]
+        return []
     if signal is Signal.LOG and config.logs.log_record is None:
         return [
             (f"logs::{where}", f"failed to build skip matcher: {message}")

@@ -1,12 +1,14 @@
 """Filtering metric requests: metrics against ``metrics.metric``, then the
 data points of each kept metric against ``metrics.datapoint``; a metric
 left without data points is dropped, then emptied scopes and resources.
-Items counted are data points, as upstream."""
+Or the legacy ``metrics.include`` / ``metrics.exclude``. Items counted are
+data points, as upstream."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sluice.collector.components.processors.filter.legacy import MetricSkip
 from sluice.collector.components.processors.filter.processor import Matcher
 from sluice.ottl import DataPointItem, MetricItem
 from sluice.policy import Signal
@@ -68,3 +70,38 @@ class MetricFilter:
                 drop.append(index)
         for index in reversed(drop):
             del points[index]
+
+
+def _points(metric: Any) -> int:
+    kind = metric.WhichOneof("data")
+    return len(getattr(metric, kind).data_points) if kind else 0
+
+
+class LegacyMetricFilter:
+    """``metrics.include`` / ``metrics.exclude`` (upstream's skip expressions):
+    a resource its resource part skips is dropped whole, then each metric
+    its name part skips; emptied scopes and resources are removed."""
+
+    def __init__(self, skip: MetricSkip):
+        self.skip = skip
+
+    def apply(self, batch: Any) -> int:
+        """Drop skipped resources and metrics in place; the number of data
+        points dropped."""
+        skip = self.skip
+        dropped = 0
+        for resource in batch.resource_metrics:
+            scopes = resource.scope_metrics
+            if skip.tests_resources and skip.skips_resource(resource.resource):
+                dropped += sum(_points(m) for scope in scopes for m in scope.metrics)
+                del scopes[:]
+                continue
+            if not skip.tests_metrics:
+                continue
+            for scope in scopes:
+                metrics = scope.metrics
+                drop = [i for i, metric in enumerate(metrics) if skip.skips_metric(metric)]
+                dropped += sum(_points(metrics[i]) for i in drop)
+                VIEW.remove_records(scope, drop)
+        VIEW.prune(batch)
+        return dropped
