@@ -181,8 +181,11 @@ def fetch(uri: str) -> str:
         raise Unresolved(
             f'failed to load resource from uri "{uri}". status code: {refused.code}'
         ) from None
-    except (OSError, ValueError, http.client.HTTPException) as problem:
+    except (OSError, ValueError, OverflowError, http.client.HTTPException) as problem:
         reason = getattr(problem, "reason", None) or problem
+        if isinstance(problem, OverflowError):
+            # digits past a C long as the port: Go's parser takes them, its dial refuses them
+            reason = "invalid port"
         raise Unresolved(
             f'unable to download the file via HTTP GET for uri "{uri}": {reason}'
         ) from None

@@ -948,6 +948,21 @@ def test_a_url_that_does_not_parse_is_named_as_upstreams_provider_names_it(
         assert problems[0].endswith(f'{where}invalid uri "{shown}": parse "{shown}": {reason}')
 
 
+@pytest.mark.parametrize("port", ["99999999999999999999", "18446744073709551617"])
+def test_a_port_past_any_port_is_a_download_problem_not_a_traceback(port: str) -> None:
+    """Go's url.ParseRequestURI takes any digits as a port, and its client
+    then fails to dial (``invalid port``); Python's socket raised an
+    OverflowError for a port past a C long, which stopped the collector
+    with a traceback."""
+    url = f"http://127.0.0.1:{port}/c.yaml"
+    ways = [([url], [], f"--config {url}: ")]
+    ways.append((["yaml:receivers: {}"], ["exporters=${" + url + "}"], "exporters: "))
+    for configs, sets, where in ways:
+        _, problems = cli.load(configs, sets, Factories.load())
+        assert len(problems) == 1
+        assert f'{where}unable to download the file via HTTP GET for uri "{url}": ' in problems[0]
+
+
 def test_a_space_in_a_urls_path_is_escaped_as_gos_client_escapes_it(
     tmp_path: Path, served: str
 ) -> None:
