@@ -712,3 +712,24 @@ def test_a_console_push_that_times_out_fails_without_the_otlp_exporters_words(
         assert asyncio.run(last_push()) == "context deadline exceeded"
     finally:
         release.set()
+
+
+def test_a_console_push_without_a_stdout_fails_at_once_as_a_closed_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python has no ``sys.stdout`` (None) when the collector starts with its
+    stdout closed; Go's stdoutmetric then fails each write with ``bad file
+    descriptor``. The writer thread raised instead, leaving the write never
+    settled, so every later push waited out the reader's whole timeout."""
+    monkeypatch.setattr(sys, "stdout", None)
+
+    async def pushes() -> tuple[list[str | None], float]:
+        config = PeriodicReader(MetricExporter(console={}), timeout=3000)
+        reader = PeriodicMetricReader(config, ServiceTelemetry().registry, {}, "a")
+        began = time.monotonic()
+        errors = [await reader.push(), await reader.shutdown()]
+        return errors, time.monotonic() - began
+
+    errors, took = asyncio.run(pushes())
+    assert errors == ["write /dev/stdout: bad file descriptor"] * 2
+    assert took < 2

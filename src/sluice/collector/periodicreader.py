@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gzip
 import json
 import logging
@@ -240,18 +241,23 @@ def _write_stdout(data: bytes, loop: asyncio.AbstractEventLoop, written: Any) ->
     held while the write blocks, so the interpreter can still exit), then
     settle `written` on `loop`."""
     problem: BaseException | None = None
+    stdout = sys.stdout
     try:
+        if stdout is None:  # Python's when fd 1 was closed at start: Go's write fails so
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
         try:
-            fd = sys.stdout.fileno()
+            fd = stdout.fileno()
         except (AttributeError, OSError, ValueError):  # not a file (replaced in-process)
-            sys.stdout.write(data.decode())
-            sys.stdout.flush()
+            stdout.write(data.decode())
+            stdout.flush()
         else:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
     except OSError as failed:
         problem = RuntimeError(f"write /dev/stdout: {(failed.strerror or str(failed)).lower()}")
+    except Exception as failed:  # settled all the same: a push never waits on it for nothing
+        problem = failed
 
     def settle() -> None:
         if not written.done():
