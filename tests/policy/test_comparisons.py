@@ -119,3 +119,17 @@ def test_a_number_in_a_string_is_one_as_pdata_reads_it(
 @pytest.mark.parametrize("value", [2**63, -(2**63) - 1])
 def test_an_int_past_int64_is_no_number(value: int) -> None:
     assert not matches(Signal.LOG, {"gte": -(2**63)}, {"key": "n", "value": {"intValue": value}})
+
+
+@pytest.mark.parametrize(
+    ("value", "condition"),
+    [(float("inf"), {"gte": -1e308}), (float("-inf"), {"lte": 1e308})],
+)
+def test_a_double_number_past_the_double_range_is_no_number(
+    value: float, condition: dict[str, Any]
+) -> None:
+    """``"doubleValue": 1e400`` reads as infinity here (Python's json), where
+    pdata's reader (jsoniter, strconv.ParseFloat: ErrRange) refuses it, as
+    it does ``"1e400"`` in a string and an integer past the double range:
+    no number, as those."""
+    assert not matches(Signal.LOG, condition, {"key": "n", "value": {"doubleValue": value}})

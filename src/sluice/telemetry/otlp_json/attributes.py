@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,7 +47,8 @@ def typed_any(av: Any) -> Value:
         if raw.__class__ is str:
             number = parse_float(raw)
         elif raw.__class__ is float:
-            number = raw
+            # an infinity is a number past the double range (1e400), which pdata refuses
+            number = raw if math.isfinite(raw) or math.isnan(raw) else None
         elif raw.__class__ is int:
             with contextlib.suppress(OverflowError):  # past the double range
                 number = float(raw)
