@@ -41,16 +41,14 @@ def id_bytes(raw: Any) -> bytes | None:
 
 
 def enum_name(raw: Any, prefix: str, names: Sequence[str]) -> str | None:
-    """Short lowercase name of an OTLP enum given as name or number (None for 0/unknown)."""
-    if isinstance(raw, str):
-        if raw.isdecimal():
-            raw = int(raw)
-        elif raw.startswith(prefix):
-            name = raw[len(prefix) :].lower()
-            return name if name in names else None
-        else:
-            return None
-    if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw < len(names) + 1:
+    """Short lowercase name of an OTLP enum given as its proto name or a JSON
+    number (None for 0/unknown). As pdata's ``ReadEnumValue``, a string is
+    only looked up among the names, spelt exactly: a number in a string
+    ("2") is an unknown name, not a number."""
+    if raw.__class__ is str:
+        name = raw[len(prefix) :].lower() if raw.startswith(prefix) else ""
+        return name if name in names and raw == prefix + name.upper() else None
+    if raw.__class__ is int and 0 < raw < len(names) + 1:
         return names[raw - 1]
     return None
 
