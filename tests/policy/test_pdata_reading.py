@@ -94,3 +94,22 @@ def test_aggregation_temporality_is_an_enum_name_or_a_json_number(
     metric = {"name": "m", "sum": {"aggregationTemporality": temporality, "dataPoints": []}}
     assert matches(Signal.METRIC, {"aggregation_temporality": "delta"}, metric) is delta
     assert matches(Signal.METRIC, {"metric_type": "sum"}, metric)
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        ("AQID", True),
+        ("AQID\r\n", True),  # Go's decoder skips line breaks
+        # Go's base64.StdEncoding refuses what Python's lenient decoder took.
+        ("A QID", False),
+        ("A!QID", False),
+        ("AQID=", False),
+        ("AQ==AQID", False),
+    ],
+)
+def test_bytes_value_is_standard_base64_as_go_reads_it(text: str, data: bool) -> None:
+    record = {"attributes": [{"key": "b", "value": {"bytesValue": text}}]}
+    equals = {"log_attribute": "b", "equals": {"bytes_value": "AQID"}}
+    assert matches(Signal.LOG, equals, record) is data
+    assert matches(Signal.LOG, {"log_attribute": "b", "exists": True}, record)

@@ -4,13 +4,12 @@ edits transforms make. Only a key's first entry counts."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import math
 from collections.abc import Sequence
 from typing import Any
 
+from sluice.goencoding import std_base64
 from sluice.gostrconv import atoi, parse_float
 from sluice.policy.view import PRESENT, MalformedRecord, Scan, Value
 from sluice.telemetry.otlp_json.fields import ScanValue
@@ -54,10 +53,13 @@ def typed_any(av: Any) -> Value:
                 number = float(raw)
         return PRESENT if number is None else number
     if "bytesValue" in av:
-        try:
-            return base64.b64decode(av["bytesValue"])
-        except (TypeError, ValueError, binascii.Error):
-            return PRESENT
+        raw = av["bytesValue"]
+        if raw.__class__ is str:
+            try:
+                return std_base64(raw)  # as pdata: Go's strict StdEncoding
+            except ValueError:
+                return PRESENT
+        return PRESENT
     return PRESENT
 
 
