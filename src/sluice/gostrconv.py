@@ -25,7 +25,9 @@ _INT64 = 1 << 63
 
 def atoi(text: str) -> int:
     """Go's ``strconv.Atoi`` (a 64-bit int): decimal digits after an
-    optional sign; raises ValueError with Go's words."""
+    optional sign; raises ValueError with Go's words. It reads as
+    ``strconv.ParseInt(text, 10, 64)`` does (no underscores or base
+    prefixes, which only base 0 takes), only its errors name Atoi."""
     digits = text[1:] if text[:1] in "+-" else text
     if not digits or not all("0" <= c <= "9" for c in digits):
         raise ValueError(f"strconv.Atoi: parsing {quoted(text)}: invalid syntax")

@@ -302,7 +302,7 @@ ACTION_CASES: list[
     ),
     (
         "convert-to-int",
-        [{"key": k, "action": "convert", "converted_type": "int"} for k in "abcdefg"],
+        [{"key": k, "action": "convert", "converted_type": "int"} for k in "abcdefghij"],
         [
             ("a", "200"),
             ("b", "+5"),
@@ -311,6 +311,11 @@ ACTION_CASES: list[
             ("e", True),
             ("f", "1e3"),
             ("g", [1]),
+            # strconv.ParseInt in base 10: no underscores or base prefixes
+            # (base 0 only), nothing past int64.
+            ("h", "1_000"),
+            ("i", "0x10"),
+            ("j", "9223372036854775808"),
         ],
         [
             ("a", "Int(200)"),
@@ -320,6 +325,9 @@ ACTION_CASES: list[
             ("e", "Int(1)"),
             ("f", "Str(1e3)"),
             ("g", "Slice([1])"),
+            ("h", "Str(1_000)"),
+            ("i", "Str(0x10)"),
+            ("j", "Str(9223372036854775808)"),
         ],
     ),
     (

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import math
-import re
 import struct
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from sluice.collector.internal.go_text import value_as_string
+from sluice.gostrconv import atoi, parse_float
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -99,71 +99,6 @@ def hash_value(value: AnyValue) -> None:
     value.string_value = hashlib.sha256(data).hexdigest() if data else ""
 
 
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-_GO_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_GO_HEX_FLOAT = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]*(?:\.[0-9a-fA-F]*)?)[pP]([+-]?[0-9]+)")
-_GO_SPECIAL = re.compile(r"([+-]?)(inf|infinity)|(nan)", re.IGNORECASE)
-
-
-def parse_go_int(text: str) -> int | None:
-    """Go's ``strconv.ParseInt(text, 10, 64)``; None where Go returns an error."""
-    if not _GO_INT.fullmatch(text):
-        return None
-    number = int(text)
-    return number if INT64_MIN <= number <= INT64_MAX else None
-
-
-def parse_go_float(text: str) -> float | None:
-    """Go's ``strconv.ParseFloat(text, 64)``; None where Go returns an error
-    (bad syntax, or a finite number beyond float64's range). Underscores may
-    separate digits, as in Go's literals."""
-    special = _GO_SPECIAL.fullmatch(text)
-    if special is not None:
-        if special.group(3):
-            return math.nan
-        return -math.inf if special.group(1) == "-" else math.inf
-    if "_" in text:
-        if not _underscores_ok(text):
-            return None
-        text = text.replace("_", "")
-    if _GO_DECIMAL.fullmatch(text):
-        number = float(text)
-    else:
-        hexadecimal = _GO_HEX_FLOAT.fullmatch(text)
-        if hexadecimal is None or not hexadecimal.group(2).strip("."):
-            return None
-        sign, mantissa, exponent = hexadecimal.groups()
-        try:
-            number = float.fromhex(f"{sign}0x{mantissa}p{exponent}")
-        except OverflowError:
-            return None
-    return None if math.isinf(number) else number
-
-
-def _underscores_ok(text: str) -> bool:
-    """Go's rule for ``_`` in a number: only between digits (or between a
-    base prefix and a digit)."""
-    body = text[1:] if text[:1] in "+-" else text
-    digits = "0123456789"
-    previous = "start"
-    if body[:2].lower() in ("0x", "0b", "0o"):
-        if body[1] in "xX":
-            digits += "abcdefABCDEF"
-        body, previous = body[2:], "digit"
-    for char in body:
-        if char in digits:
-            previous = "digit"
-        elif char == "_":
-            if previous != "digit":
-                return False
-            previous = "_"
-        elif previous == "_":
-            return False
-        else:
-            previous = "other"
-    return previous != "_"
-
-
 def go_int64(number: float) -> int:
     """Go's ``int64(f)`` on amd64: truncation, and the minimum int64 for NaN
     or a value out of range."""
@@ -187,10 +122,10 @@ def convert_value(value: AnyValue, to: str) -> bool:
         elif kind == "bool_value":
             value.int_value = int(value.bool_value)
         elif kind == "string_value":
-            number = parse_go_int(value.string_value)
-            if number is None:
+            try:  # upstream's strconv.ParseInt(s, 10, 64): Atoi's syntax and range
+                value.int_value = atoi(value.string_value)
+            except ValueError:
                 return False
-            value.int_value = number
         else:
             return False
         return True
@@ -199,7 +134,7 @@ def convert_value(value: AnyValue, to: str) -> bool:
     elif kind == "bool_value":
         value.double_value = float(value.bool_value)
     elif kind == "string_value":
-        real = parse_go_float(value.string_value)
+        real = parse_float(value.string_value)
         if real is None:
             return False
         value.double_value = real
