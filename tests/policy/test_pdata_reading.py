@@ -113,3 +113,46 @@ def test_bytes_value_is_standard_base64_as_go_reads_it(text: str, data: bool) ->
     equals = {"log_attribute": "b", "equals": {"bytes_value": "AQID"}}
     assert matches(Signal.LOG, equals, record) is data
     assert matches(Signal.LOG, {"log_attribute": "b", "exists": True}, record)
+
+
+TRACE_ID = "5B8EFFF798038103D269B633813FC60C"
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        (TRACE_ID, True),
+        (TRACE_ID.lower(), True),
+        (f'"{TRACE_ID}"', True),  # pdata's UnmarshalJSON takes the quotes off
+        # What pdata refuses (invalid length for ID, or hex.Decode's error).
+        (TRACE_ID[:16], False),
+        (TRACE_ID + "00", False),
+        (TRACE_ID + "0", False),
+        (f"{TRACE_ID[:8]} {TRACE_ID[9:]}", False),
+        ("zz" + TRACE_ID[2:], False),
+        (TRACE_ID[:30] + "\u0661\u0661", False),
+    ],
+)
+@pytest.mark.parametrize("signal", [Signal.LOG, Signal.TRACE], ids=["log", "trace"])
+def test_a_trace_id_is_read_as_pdata_reads_it(signal: Signal, text: str, read: bool) -> None:
+    """A trace id pdata refuses is no trace id: neither scanned, nor typed."""
+    record = {"traceId": text, "name": "s"}
+    field = "log_field" if signal is Signal.LOG else "trace_field"
+    exact = {field: "trace_id", "exact": TRACE_ID.lower()}
+    assert matches(signal, exact, record) is read
+    assert matches(signal, {field: "trace_id", "regex": "^5b8e"}, record) is read
+    assert matches(signal, {field: "trace_id", "exists": True}, record) is read
+    equals = {field: "trace_id", "equals": {"hex_value": TRACE_ID.lower()}}
+    assert matches(signal, equals, record) is read
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [("00F067AA0BA902B7", True), ("00f067aa0ba902b7" * 2, False), ("00f067aa0ba902", False)],
+)
+def test_a_span_id_is_read_as_pdata_reads_it(text: str, read: bool) -> None:
+    span = {"spanId": text, "parentSpanId": text}
+    for field in ("span_id", "parent_span_id"):
+        assert matches(Signal.TRACE, {"trace_field": field, "exists": True}, span) is read
+        exact = {"trace_field": field, "exact": "00f067aa0ba902b7"}
+        assert matches(Signal.TRACE, exact, span) is read

@@ -55,6 +55,7 @@ from sluice.goencoding import std_base64
 from sluice.gostrconv import parse_float
 from sluice.policy import Signal, native
 from sluice.telemetry import jsonbody
+from sluice.telemetry.otlp_json.fields import pdata_id
 from sluice.telemetry.otlp_raw import LeanLogsRequest
 
 REQUESTS: dict[Signal, Any] = {
@@ -463,46 +464,11 @@ def _id_reader(prefix: str, size: int) -> Convert:
         if type(value) is not str:
             raise ValueError(f"{prefix} expected a hex string, got {_kind(value)}")
         try:
-            return _hex_id(value, size)
+            return pdata_id(value, size)
         except ValueError as problem:
             raise ValueError(f"{prefix}{problem}") from None
 
     return identifier
-
-
-_HEX_BYTES = frozenset(b"0123456789abcdefABCDEF")
-
-
-def _hex_id(text: str, size: int) -> bytes:
-    """An id of `size` bytes as pdata's ``UnmarshalJSON`` of a trace or span
-    id reads the string: without the quotes it may hold, empty as no id, of
-    a length in bytes whose half is `size`, then Go's ``hex.Decode`` (no
-    space), with their errors."""
-    if len(text) == 2 * size and text.isascii() and text.isalnum():
-        # Every id of a well-formed request: ASCII letters and digits only, so
-        # fromhex (which would skip blanks) takes no more than hex.Decode does.
-        try:
-            return bytes.fromhex(text)
-        except ValueError:
-            pass  # a letter past f: worded below
-    data = text.encode("utf-8")
-    if len(data) >= 2 and data[0] == data[-1] == ord('"'):
-        data = data[1:-1]
-    if not data:
-        return b""
-    if len(data) // 2 != size:
-        raise ValueError("invalid length for ID")
-    wrong = next((byte for byte in data if byte not in _HEX_BYTES), None)
-    if wrong is None and len(data) % 2 == 0:
-        return bytes.fromhex(data.decode("ascii"))
-    if wrong is None:
-        problem = "encoding/hex: odd length hex string"
-    else:
-        # Go's %#U: the code point, and the character when it prints.
-        shown = f" '{chr(wrong)}'" if chr(wrong).isprintable() else ""
-        problem = f"encoding/hex: invalid byte: U+{wrong:04X}{shown}"
-    source = data.decode("utf-8", "replace")
-    raise ValueError(f"cannot unmarshal ID from string '{source}': {problem}")
 
 
 def _bytes_reader(where: str) -> Convert:

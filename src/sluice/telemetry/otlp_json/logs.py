@@ -14,7 +14,14 @@ from sluice.telemetry.otlp_json.attributes import (
     typed_any,
     writable,
 )
-from sluice.telemetry.otlp_json.fields import ScanValue, body_value, hex_id, id_bytes, nonempty
+from sluice.telemetry.otlp_json.fields import (
+    ID_SIZES,
+    ScanValue,
+    body_value,
+    hex_id,
+    id_bytes,
+    nonempty,
+)
 from sluice.telemetry.otlp_json.view import Getter, JsonView
 
 
@@ -43,7 +50,8 @@ class JsonLogView(JsonView):
             key = _LOG_SCALARS[name]
             return lambda rec: nonempty(rec.get(key))
         key = _LOG_IDS[name]
-        return lambda rec: hex_id(rec.get(key))
+        size = ID_SIZES[key]
+        return lambda rec: hex_id(rec.get(key), size)
 
     def typed_field(self, ctx: Ctx, name: str) -> Value | None:
         rec = ctx.record
@@ -55,7 +63,8 @@ class JsonLogView(JsonView):
             return None if value == "" else value
         if name in _LOG_SCALARS:
             return nonempty(rec.get(_LOG_SCALARS[name]))
-        return id_bytes(rec.get(_LOG_IDS[name]))
+        key = _LOG_IDS[name]
+        return id_bytes(rec.get(key), ID_SIZES[key])
 
     def set_string(self, ctx: Ctx, selector: Selector, value: str) -> None:
         if not isinstance(ctx.record, dict):

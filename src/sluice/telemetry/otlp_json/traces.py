@@ -7,7 +7,14 @@ from typing import Any, ClassVar
 
 from sluice.policy.model import EVENT_NAME, ID_FIELDS, LINK_TRACE_ID, SPAN_KIND, SPAN_STATUS
 from sluice.policy.view import Ctx, MalformedRecord, Value
-from sluice.telemetry.otlp_json.fields import enum_name, hex_id, id_bytes, member, nonempty
+from sluice.telemetry.otlp_json.fields import (
+    ID_SIZES,
+    enum_name,
+    hex_id,
+    id_bytes,
+    member,
+    nonempty,
+)
 from sluice.telemetry.otlp_json.view import Getter, JsonView
 
 _SPAN_KINDS = ("internal", "server", "client", "producer", "consumer")
@@ -38,7 +45,7 @@ def _link_trace_ids(span: Any) -> list[str]:
         return []
     out = []
     for link in links:
-        hexid = hex_id(link.get("traceId")) if isinstance(link, dict) else None
+        hexid = hex_id(link.get("traceId"), ID_SIZES["traceId"]) if isinstance(link, dict) else None
         if hexid:
             out.append(hexid)
     return out
@@ -59,7 +66,8 @@ class JsonTraceView(JsonView):
             return _span_status
         if name in _SPAN_IDS:
             key = _SPAN_IDS[name]
-            return lambda span: hex_id(span.get(key))
+            size = ID_SIZES[key]
+            return lambda span: hex_id(span.get(key), size)
         key = "traceState" if name == "trace_state" else name
         return lambda span: nonempty(span.get(key))
 
@@ -72,7 +80,8 @@ class JsonTraceView(JsonView):
 
     def typed_field(self, ctx: Ctx, name: str) -> Value | None:
         if name in ID_FIELDS:
-            return id_bytes(ctx.record.get(_SPAN_IDS[name]))
+            key = _SPAN_IDS[name]
+            return id_bytes(ctx.record.get(key), ID_SIZES[key])
         many = self.multi_field(name)
         if many is not None:
             values = many(ctx.record)
@@ -90,4 +99,4 @@ class JsonTraceView(JsonView):
         record["traceState"] = value
 
     def trace_id(self, record: Any) -> bytes:
-        return id_bytes(member(record, "traceId")) or b""
+        return id_bytes(member(record, "traceId"), ID_SIZES["traceId"]) or b""
