@@ -8,6 +8,8 @@ they keep Go's exact shape."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 from datetime import datetime
 from typing import Any
 
@@ -73,3 +75,31 @@ def go_json(value: Any, sort_keys: bool = False) -> bytes:
     in that order, or pass `sort_keys` when every dict is a map."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
     return text.translate(_HTML_SAFE).encode("utf-8", "replace")
+
+
+_NOT_FOUND = frozenset((socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)))
+"""getaddrinfo's answers for a name with no address: Go's ``no such host``."""
+
+
+def go_errno(number: int | None, fallback: str) -> str:
+    """A system error as Go's ``syscall.Errno`` writes it on Linux: the C
+    library's message, first letter lower-cased (``connection refused``)."""
+    if not number or number < 0:
+        return fallback
+    text = os.strerror(number)
+    return text[:1].lower() + text[1:]
+
+
+def go_dial_error(host: str, address: tuple[str, int] | None, cause: OSError) -> str:
+    """What Go's TCP dialer returns when no connection could be made:
+    ``dial tcp 127.0.0.1:4318: connect: connection refused`` for the first
+    resolved `address` (`cause` its failure), or ``dial tcp: lookup <host>:
+    no such host`` when `host` did not resolve (`address` None)."""
+    if address is None:
+        if isinstance(cause, socket.gaierror) and cause.errno in _NOT_FOUND:
+            return f"dial tcp: lookup {host}: no such host"
+        reason = str(cause.strerror or cause)
+        return f"dial tcp: lookup {host}: {reason[:1].lower()}{reason[1:]}"
+    ip, port = address
+    joined = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+    return f"dial tcp {joined}: connect: {go_errno(cause.errno, str(cause))}"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import select
+import socket
 import ssl
 from collections import deque
 from dataclasses import dataclass
@@ -48,6 +49,17 @@ class UpstreamTimeout(UpstreamError):
 
 class UpstreamClosed(UpstreamError):
     """The connection was closed or reset before a byte of an answer arrived."""
+
+
+class UpstreamUnreachable(UpstreamError):
+    """No connection could be made. `address` is the (IP, port) of the
+    first resolved address, whose failure `cause` is (as Go's dialer reports
+    the first address's error); None when the name did not resolve."""
+
+    def __init__(self, message: str, address: tuple[str, int] | None, cause: OSError):
+        super().__init__(message)
+        self.address = address
+        self.cause = cause
 
 
 POOL_IDLE_SECS: Final = 4.0
@@ -263,25 +275,51 @@ class UpstreamPool:
         return (full if query is None else full + "?" + query).encode("latin-1")
 
     async def _connect(self, deadline: float) -> _Connection:
-        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout_at(deadline):
-                _, connection = await loop.create_connection(
-                    _Connection,
-                    self.host,
-                    self.port,
-                    ssl=self.ssl,
-                    server_hostname=self.server_name if self.ssl else None,
-                )
+                return await self._dial()
         except TimeoutError:
             raise UpstreamTimeout(
                 f"cannot connect to upstream {self.host}:{self.port} within {self.timeout:g} s"
             ) from None
+        except ssl.SSLError as problem:
+            raise UpstreamError(self._cannot_connect(problem)) from None
+
+    async def _dial(self) -> _Connection:
+        """A connection to the first resolved address that accepts one, in
+        the resolver's order; raises UpstreamUnreachable naming the first
+        address's failure when none does."""
+        loop = asyncio.get_running_loop()
+        try:
+            addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
         except OSError as problem:
-            raise UpstreamError(
-                f"cannot connect to upstream {self.host}:{self.port}: {problem.strerror or problem}"
-            ) from None
-        return connection
+            raise UpstreamUnreachable(self._cannot_connect(problem), None, problem) from None
+        first: UpstreamUnreachable | None = None
+        for family, _, _, _, sockaddr in addresses:
+            ip, port = str(sockaddr[0]), int(sockaddr[1])
+            try:
+                _, connection = await loop.create_connection(
+                    _Connection,
+                    ip,
+                    port,
+                    family=family,
+                    ssl=self.ssl,
+                    server_hostname=self.server_name if self.ssl else None,
+                )
+            except ssl.SSLError:
+                raise
+            except OSError as problem:
+                if first is None:
+                    first = UpstreamUnreachable(self._cannot_connect(problem), (ip, port), problem)
+                continue
+            return connection
+        if first is None:
+            nothing = OSError(f"no address for {self.host}")
+            first = UpstreamUnreachable(self._cannot_connect(nothing), None, nothing)
+        raise first
+
+    def _cannot_connect(self, problem: OSError) -> str:
+        return f"cannot connect to upstream {self.host}:{self.port}: {problem.strerror or problem}"
 
     def _encode(self, method: str, target: bytes, headers: bytes, body: bytes) -> list[bytes]:
         head = b"%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n" % (

@@ -714,6 +714,27 @@ def test_a_connection_refused_is_retried(sink: Upstream) -> None:
     )
 
 
+def test_a_connection_refused_reads_as_gos_dial_error(sink: Upstream) -> None:
+    """Go's dialer names the address it dialled and the system's error
+    (``dial tcp 127.0.0.1:9009: connect: connection refused``), as
+    upstream's log shows it in the retry's error field."""
+    dead = Upstream()
+    dead.stop()
+    error = str(refusal(sink, Reply(200), endpoint=dead.url))
+    assert error == (
+        f'failed to make an HTTP request: Post "{dead.url}/v1/logs": '
+        f"dial tcp 127.0.0.1:{dead.port}: connect: connection refused"
+    )
+
+
+def test_a_name_that_does_not_resolve_reads_as_gos_lookup_error(sink: Upstream) -> None:
+    error = str(refusal(sink, Reply(200), endpoint="http://nosuchhost.invalid:4318"))
+    assert error == (
+        'failed to make an HTTP request: Post "http://nosuchhost.invalid:4318/v1/logs": '
+        "dial tcp: lookup nosuchhost.invalid: no such host"
+    )
+
+
 def test_without_the_queue_a_permanent_failure_reaches_the_caller(sink: Upstream) -> None:
     sink.respond = Reply(400)
 

@@ -34,6 +34,7 @@ from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
 from sluice.collector.exporterhelper.config import is_header_name
 from sluice.collector.exporterhelper.exporter import USER_AGENT, user_agent
+from sluice.collector.gotext import go_dial_error
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
 from sluice.transport.http_client import (
@@ -41,6 +42,7 @@ from sluice.transport.http_client import (
     UpstreamPool,
     UpstreamResponse,
     UpstreamTimeout,
+    UpstreamUnreachable,
 )
 
 MAX_REDIRECTS = 10
@@ -261,6 +263,10 @@ class OtlpHttpSender(Sender):
                 answer = await route.pool.request("POST", route.path, route.query, sent, payload)
             except UpstreamTimeout:
                 raise _request_failed(route.url, _CLIENT_TIMEOUT) from None
+            except UpstreamUnreachable as failed:
+                # As Go's dialer words it, naming the resolved address.
+                dialled = go_dial_error(route.pool.host, failed.address, failed.cause)
+                raise _request_failed(route.url, dialled) from None
             except UpstreamError as problem:
                 raise _request_failed(route.url, str(problem)) from None
             if 200 <= answer.status <= 299:
