@@ -102,4 +102,18 @@ def go_dial_error(host: str, address: tuple[str, int] | None, cause: OSError) ->
         return f"dial tcp: lookup {host}: {reason[:1].lower()}{reason[1:]}"
     ip, port = address
     joined = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
-    return f"dial tcp {joined}: connect: {go_errno(cause.errno, str(cause))}"
+    return go_connect_error(joined, go_errno(cause.errno, str(cause)))
+
+
+def go_connect_error(address: str, reason: str) -> str:
+    """Go's dialer's error for a connect to `address` (``host:port``, an
+    IPv6 host in brackets) that failed with `reason` (Go's errno text)."""
+    return f"dial tcp {address}: connect: {reason}"
+
+
+_ERRNO_TEXTS = {os.strerror(number): number for number in range(1, 134)}
+
+
+def errno_of(text: str) -> int | None:
+    """The errno whose C library message `text` is (None if none is)."""
+    return _ERRNO_TEXTS.get(text)

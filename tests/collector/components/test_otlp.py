@@ -29,7 +29,7 @@ from sluice.collector.component import (
 )
 from sluice.collector.components.exporters.otlp import FACTORY
 from sluice.collector.components.exporters.otlp.config import KeepaliveSettings, OtlpGrpcConfig
-from sluice.collector.components.exporters.otlp.exporter import classify
+from sluice.collector.components.exporters.otlp.exporter import classify, dial_failure
 from sluice.collector.configauth import AuthConfig
 from sluice.collector.configtls import TLSClientConfig
 from sluice.collector.confmap.decode import Duration, Problems, decode
@@ -716,6 +716,53 @@ def test_a_call_past_its_deadline_reads_as_grpc_gos_context_error(sink: GrpcSink
         "rpc error: code = DeadlineExceeded desc = Deadline Exceeded",
     ]
     assert all(error.retryable for error in errors)
+
+
+def test_a_connection_refused_reads_as_grpc_gos_dial_error(sink: GrpcSink) -> None:
+    """grpc-go fails a call on a channel that cannot connect with its
+    transport's error around Go's dialer's (upstream's log shows
+    'connection error: desc = "transport: Error while dialing: dial tcp
+    127.0.0.1:4317: connect: connection refused"')."""
+    port = sink.port
+    sink.server.stop(None)
+    errors: list[ConsumerError] = []
+
+    async def body(exporter: Exporter) -> None:
+        with pytest.raises(ConsumerError) as failed:
+            await exporter.consumer(Signal.LOG).consume(logs(1))
+        errors.append(failed.value)
+
+    once = dict(
+        retry_on_failure=RetrySettings(enabled=False), sending_queue=QueueSettings(enabled=False)
+    )
+    run(config(sink, endpoint=f"127.0.0.1:{port}", **once), body)
+    assert [str(error) for error in errors] == [
+        "rpc error: code = Unavailable desc = connection error: desc = "
+        f'"transport: Error while dialing: dial tcp 127.0.0.1:{port}: connect: connection refused"'
+    ]
+    assert errors[0].retryable
+
+
+@pytest.mark.parametrize(
+    ("details", "worded"),
+    [
+        (
+            "failed to connect to all addresses; last error: UNKNOWN: ipv6:%5B::1%5D:4317: "
+            "Failed to connect to remote host: Connection refused",
+            'connection error: desc = "transport: Error while dialing: '
+            'dial tcp [::1]:4317: connect: connection refused"',
+        ),
+        (
+            "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.1:4317: "
+            "Failed to connect to remote host: No route to host",
+            'connection error: desc = "transport: Error while dialing: '
+            'dial tcp 10.0.0.1:4317: connect: no route to host"',
+        ),
+        ("busy", "busy"),
+    ],
+)
+def test_grpcios_connect_failures_are_worded_as_grpc_gos(details: str, worded: str) -> None:
+    assert dial_failure(details) == worded
 
 
 def test_partial_success_is_logged(sink: GrpcSink, caplog: pytest.LogCaptureFixture) -> None:

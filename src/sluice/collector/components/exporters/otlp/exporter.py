@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from sluice.collector.component import Host
 from sluice.collector.components.exporters.otlp.config import (
@@ -36,6 +38,7 @@ from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender, partial_success
 from sluice.collector.exporterhelper.exporter import user_agent
 from sluice.collector.exporterhelper.retry import throttled
+from sluice.collector.gotext import errno_of, go_connect_error, go_errno
 from sluice.collector.rpc_status import parse_status, status_error_text
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
@@ -52,6 +55,11 @@ RETRYABLE_CODES = frozenset(
     ("CANCELLED", "DEADLINE_EXCEEDED", "ABORTED", "OUT_OF_RANGE", "UNAVAILABLE", "DATA_LOSS")
 )
 _STATUS_DETAILS = "grpc-status-details-bin"
+_GRPCIO_CONNECT_FAILED = re.compile(
+    r"failed to connect to all addresses; last error: [A-Z_]+: ipv[46]:(?P<address>\S+): "
+    r"Failed to connect to remote host: (?P<reason>[^:]+)"
+)
+"""grpcio's details of a call on a channel whose connect failed."""
 _CONTEXT_DEADLINE = "context deadline exceeded"
 """Go's text of a context whose deadline passed (grpcio says ``Deadline Exceeded``)."""
 _CODES = {
@@ -97,6 +105,21 @@ def channel_options(config: OtlpGrpcConfig, agent: str) -> list[tuple[str, Any]]
             ("grpc.keepalive_permit_without_calls", int(config.keepalive.permit_without_stream)),
         ]
     return channel_arguments(options)
+
+
+def dial_failure(details: str) -> str:
+    """grpcio's `details` of a call on a channel that could not connect
+    (``... ipv4:127.0.0.1:4317: Failed to connect to remote host:
+    Connection refused``) as grpc-go words it: its transport's error around
+    Go's dialer's, ``connection error: desc = "transport: Error while
+    dialing: dial tcp 127.0.0.1:4317: connect: connection refused"``.
+    Other details are returned as they are."""
+    failed = _GRPCIO_CONNECT_FAILED.fullmatch(details)
+    number = errno_of(failed["reason"]) if failed else None
+    if failed is None or number is None:
+        return details
+    dialled = go_connect_error(unquote(failed["address"]), go_errno(number, failed["reason"]))
+    return f'connection error: desc = "transport: Error while dialing: {dialled}"'
 
 
 def classify(code: str, details: str, trailers: Any) -> ExportError:
@@ -244,6 +267,8 @@ class OtlpGrpcSender(Sender):
                     # The call's own deadline passed: grpc-go's status of its
                     # context error (status.FromContextError).
                     details = _CONTEXT_DEADLINE
+                elif code == "UNAVAILABLE":
+                    details = dial_failure(details)
                 raise classify(code, details, failed.trailing_metadata()) from None
             message, rejected = partial_success.from_message(signal, answer)
             partial_success.warn(signal, message, rejected, self.logger)
