@@ -15,7 +15,7 @@ import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar, cast
 
 from sluice.policy import Signal
 
@@ -253,6 +253,21 @@ class Host:
 S = TypeVar("S")
 
 
+ComponentLog: TypeAlias = "logging.Logger | logging.LoggerAdapter[logging.Logger]"
+"""Where a component logs: its logger, or a view of it adding fields."""
+
+
+class WithFields(logging.LoggerAdapter[logging.Logger]):
+    """A logger whose entries carry `fields` before their own (zap's
+    ``With``): the structured fields of ``extra={"fields": ...}``."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        extra = dict(kwargs.get("extra") or {})
+        extra["fields"] = {**(self.extra or {}), **(extra.get("fields") or {})}
+        kwargs["extra"] = extra
+        return msg, kwargs
+
+
 @dataclass
 class Settings:
     """What a factory gets besides the config."""
@@ -269,6 +284,18 @@ class Settings:
     @property
     def logger(self) -> logging.Logger:
         return logging.getLogger(f"sluice.collector.{self.kind.singular}.{self.id}")
+
+    def signal_logger(self, signal: Signal) -> ComponentLog:
+        """The logger of this component for `signal`, whose entries carry
+        upstream's ``kind``, ``data_type`` and ``name`` fields before their
+        own, as the collector's component loggers add them to every entry
+        (service/internal/components/loggers.go)."""
+        fields = {
+            "kind": self.kind.singular,
+            "data_type": SIGNAL_NAMES[signal],
+            "name": str(self.id),
+        }
+        return WithFields(self.logger, fields)
 
     def service_wide(self, key: str, make: Callable[[CollectorRegistry], S]) -> S:
         """The object components of one type share in the service (under

@@ -42,6 +42,7 @@ from tests.collector.components.batches import (
     counter,
     load_config,
     logs,
+    own_fields,
     partial_successes,
     settings,
 )
@@ -519,7 +520,7 @@ def test_reserved_metadata_is_not_sent_and_binary_values_are_bytes(sink: GrpcSin
 def export_failures(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str, object]]]:
     """The message and fields of each error logged."""
     return [
-        (record.getMessage(), dict(getattr(record, "fields", {})))
+        (record.getMessage(), own_fields(record))
         for record in caplog.records
         if record.levelno == logging.ERROR
     ]

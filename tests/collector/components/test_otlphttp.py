@@ -43,6 +43,7 @@ from tests.collector.components.batches import (
     counter,
     load_config,
     logs,
+    own_fields,
     partial_successes,
     settings,
     traces,
@@ -920,12 +921,48 @@ def test_each_attempt_is_logged_at_debug_level(
     with caplog.at_level(logging.DEBUG):
         run(config(sink, sending_queue=WAITED), body)
     preparing = [
-        dict(getattr(record, "fields", {}))
+        own_fields(record)
         for record in caplog.records
         if record.getMessage() == "Preparing to make HTTP request"
     ]
     assert preparing == [{"url": f"{sink.url}/v1/logs"}] * 2
     assert {r.levelno for r in caplog.records if "Preparing" in r.getMessage()} == {logging.DEBUG}
+
+
+def test_entries_carry_the_exporter_loggers_fields_first(
+    sink: Upstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Upstream's exporter logger adds kind, data_type and name to every
+    entry, before the entry's own fields (service/internal/components
+    loggers.go ExporterLogger): a retry reads {"kind": "exporter",
+    "data_type": "traces", "name": "otlphttp/a", "error": ..., "interval": ...}."""
+    sink.respond = iter_replies(Reply(503), Reply(200))
+
+    async def body(exporter: Exporter, _: Settings) -> None:
+        await exporter.consumer(Signal.TRACE).consume(traces(1))
+
+    with caplog.at_level(logging.DEBUG):
+        run(config(sink, sending_queue=WAITED), body, component_id="otlphttp/a")
+    entries = {
+        record.getMessage(): list(getattr(record, "fields", {}))
+        for record in caplog.records
+        if record.name.startswith("sluice.collector.exporter.")
+    }
+    component = ["kind", "data_type", "name"]
+    assert entries == {
+        "Preparing to make HTTP request": [*component, "url"],
+        "Exporting failed. Will retry the request after interval.": [
+            *component,
+            "error",
+            "interval",
+        ],
+    }
+    (retry,) = [r for r in caplog.records if "Will retry" in r.getMessage()]
+    assert [getattr(retry, "fields", {})[key] for key in component] == [
+        "exporter",
+        "traces",
+        "otlphttp/a",
+    ]
 
 
 def test_partial_success_is_logged(sink: Upstream, caplog: pytest.LogCaptureFixture) -> None:
@@ -1154,7 +1191,7 @@ def test_what_is_queued_at_the_shutdown_deadline_is_counted_and_logged(
     assert counter(used, LOG_FAILED, exporter="otlphttp") == 10
     assert counter(used, LOG_ITEMS, exporter="otlphttp") == 0
     dropped = [
-        getattr(r, "fields", {})
+        own_fields(r)
         for r in caplog.records
         if r.getMessage() == "Exporting failed. Dropping data."
     ]

@@ -106,7 +106,7 @@ class SignalExporter(Consumer):
         self.signal = signal
         self.sender = sender
         self.exporter_id = str(settings.id)
-        self.logger = settings.logger
+        self.logger = settings.signal_logger(signal)
         metrics = settings.telemetry.exporter(self.exporter_id)
         self.sent = metrics.sent[signal]
         self.send_failed = metrics.send_failed[signal]

@@ -3,7 +3,6 @@ it accepted the request for but rejected), logged as upstream does."""
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
@@ -13,6 +12,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from sluice.collector.component import ComponentLog
 from sluice.policy import Signal
 
 RESPONSES: dict[Signal, Any] = {
@@ -85,7 +85,7 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
-def warn(signal: Signal, message: str, rejected: int, logger: logging.Logger) -> None:
+def warn(signal: Signal, message: str, rejected: int, logger: ComponentLog) -> None:
     """Log a partial success, if the response reported one: upstream's
     message, with its ``message`` and ``dropped_<items>`` fields."""
     if message or rejected:

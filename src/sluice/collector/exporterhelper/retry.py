@@ -11,11 +11,10 @@ the log line that reports the loss says why.
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 from collections.abc import Awaitable, Callable
 
-from sluice.collector.component import ConsumerError
+from sluice.collector.component import ComponentLog, ConsumerError
 from sluice.collector.exporterhelper.config import RetrySettings
 from sluice.collector.gotext import go_duration
 
@@ -74,7 +73,7 @@ class RetryPolicy:
     def __init__(
         self,
         settings: RetrySettings,
-        logger: logging.Logger,
+        logger: ComponentLog,
         draw: Callable[[], float] = random.random,
     ):
         self.settings = settings

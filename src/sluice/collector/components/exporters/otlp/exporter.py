@@ -16,12 +16,11 @@ grpc is imported when the exporter starts, not at module load (it costs
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from sluice.collector.component import Host
+from sluice.collector.component import Host, Settings
 from sluice.collector.components.exporters.otlp.config import (
     GRPC_COMPRESSIONS,
     SENT_AS_GZIP,
@@ -185,10 +184,12 @@ def sent_metadata(metadata: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str
 
 
 class OtlpGrpcSender(Sender):
-    def __init__(self, config: OtlpGrpcConfig, signals: frozenset[Signal], logger: logging.Logger):
+    def __init__(self, config: OtlpGrpcConfig, signals: frozenset[Signal], settings: Settings):
         self.config = config
         self.signals = signals
-        self.logger = logger
+        self.logger = settings.logger
+        self.loggers = {signal: settings.signal_logger(signal) for signal in signals}
+        """Each signal's, as upstream makes an exporter per signal."""
         configured = tuple((name.lower(), reveal(value)) for name, value in config.headers.items())
         self.unsendable = unsendable_metadata(configured)
         self.metadata = sent_metadata(configured)
@@ -271,7 +272,7 @@ class OtlpGrpcSender(Sender):
                     details = dial_failure(details)
                 raise classify(code, details, failed.trailing_metadata()) from None
             message, rejected = partial_success.from_message(signal, answer)
-            partial_success.warn(signal, message, rejected, self.logger)
+            partial_success.warn(signal, message, rejected, self.loggers[signal])
 
         return attempt
 

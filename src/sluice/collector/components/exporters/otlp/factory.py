@@ -28,7 +28,7 @@ class OtlpGrpcExporterFactory(ExporterFactory[OtlpGrpcConfig]):
         from sluice.collector.components.exporters.otlp.exporter import OtlpGrpcSender
         from sluice.collector.exporterhelper import QueuedRetryExporter
 
-        sender = OtlpGrpcSender(config, signals, settings.logger)
+        sender = OtlpGrpcSender(config, signals, settings)
         # `timeout` is each call's gRPC deadline (DEADLINE_EXCEEDED is retryable).
         return QueuedRetryExporter(
             settings, signals, sender, config.sending_queue, config.retry_on_failure

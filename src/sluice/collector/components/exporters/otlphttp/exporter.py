@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from sluice.collector.component import SIGNAL_NAMES, Host
+from sluice.collector.component import SIGNAL_NAMES, Host, Settings
 from sluice.collector.components.exporters.otlphttp import body, response
 from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.configauth import ClientAuthenticator, client_authenticator
@@ -143,9 +143,10 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 class OtlpHttpSender(Sender):
-    def __init__(self, config: OtlpHttpConfig, signals: frozenset[Signal], logger: logging.Logger):
+    def __init__(self, config: OtlpHttpConfig, signals: frozenset[Signal], settings: Settings):
         self.config = config
-        self.logger = logger
+        self.loggers = {signal: settings.signal_logger(signal) for signal in signals}
+        """Each signal's, as upstream makes an exporter per signal."""
         for signal in signals:
             if not config.signal_url(signal):
                 name = SIGNAL_NAMES[signal]
@@ -243,9 +244,10 @@ class OtlpHttpSender(Sender):
         return _header_block(kept) + _header_block(dict(signed))
 
     async def _post(self, signal: Signal, route: _Route, payload: bytes) -> None:
-        if self.logger.isEnabledFor(logging.DEBUG):  # as upstream, before each request
+        logger = self.loggers[signal]
+        if logger.isEnabledFor(logging.DEBUG):  # as upstream, before each request
             fields = {"url": route.url}
-            self.logger.debug("Preparing to make HTTP request", extra={"fields": fields})
+            logger.debug("Preparing to make HTTP request", extra={"fields": fields})
         if self.unsendable:
             raise _request_failed(route.url, self.unsendable)
         headers, named = self.headers, self.header_names
@@ -270,7 +272,7 @@ class OtlpHttpSender(Sender):
             except UpstreamError as problem:
                 raise _request_failed(route.url, str(problem)) from None
             if 200 <= answer.status <= 299:
-                response.check_partial_success(signal, answer, self.logger)
+                response.check_partial_success(signal, answer, logger)
                 return
             if answer.status not in _REDIRECTS:
                 raise response.failure(route.url, answer)

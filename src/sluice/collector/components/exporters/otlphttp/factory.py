@@ -27,7 +27,7 @@ class OtlpHttpExporterFactory(ExporterFactory[OtlpHttpConfig]):
         from sluice.collector.components.exporters.otlphttp.exporter import OtlpHttpSender
         from sluice.collector.exporterhelper import QueuedRetryExporter
 
-        sender = OtlpHttpSender(config, signals, settings.logger)
+        sender = OtlpHttpSender(config, signals, settings)
         # The HTTP client's timeout covers each request, as upstream (whose
         # exporterhelper timeout is off for otlphttp).
         return QueuedRetryExporter(

@@ -17,11 +17,11 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 
 from google.protobuf.message import DecodeError
 
+from sluice.collector.component import ComponentLog
 from sluice.collector.components.exporters.otlphttp.body import JSON, PROTOBUF
 from sluice.collector.exporterhelper import ExportError, partial_success
 from sluice.collector.exporterhelper.retry import throttled
@@ -88,9 +88,7 @@ def _status_text(response: UpstreamResponse) -> str:
     return f", Message={status.message}, Details={list(status.detail_types)}"
 
 
-def check_partial_success(
-    signal: Signal, response: UpstreamResponse, logger: logging.Logger
-) -> None:
+def check_partial_success(signal: Signal, response: UpstreamResponse, logger: ComponentLog) -> None:
     """Warn about records a 2xx answer says were rejected; raises a
     retryable ExportError when the body does not parse (upstream's ``error
     parsing <kind> response: <why>``). As upstream, the ``Content-Type`` must
