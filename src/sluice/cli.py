@@ -58,8 +58,9 @@ def _headers(raw: list[str], grpc: bool) -> tuple[tuple[str, str], ...]:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
             raise UsageError(f"--header {item!r}: expected 'Name: value'")
-        name, value = name.strip(), expand_env(value.strip(), "--header")
+        name = name.strip()
         try:
+            value = expand_env(value.strip(), "--header")
             check_header(name, value, "--header", f"--header {name!r}", grpc)
         except ConfigError as problem:
             raise UsageError(str(problem)) from None
@@ -78,7 +79,7 @@ def _sync_config(args: argparse.Namespace) -> ProviderConfig:
         timeout = TIMEOUT_SECS[False](args.timeout, "--timeout")
     except ConfigError as problem:
         raise UsageError(str(problem)) from None
-    headers = _headers(args.header, grpc=args.grpc is not None)
+    headers = _headers(args.header, grpc=kind == "grpc")
     return ProviderConfig(type=kind, id="sync", url=url, headers=headers, timeout_secs=timeout)
 
 

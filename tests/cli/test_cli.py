@@ -394,6 +394,13 @@ def test_eval_checks_a_server_url_at_start_as_a_provider_url(
             ["--timeout", "nan"],
             "--timeout: expected a number from 0.01 to 3600, got NaN",
         ),
+        (
+            "--server",
+            "http://127.0.0.1:1/v1/policy/sync",
+            ["--header", "Authorization: Bearer ${env:SLUICE_TEST_UNSET_TOKEN}"],
+            "--header: environment variable SLUICE_TEST_UNSET_TOKEN is not set"
+            " (give a default with ${env:SLUICE_TEST_UNSET_TOKEN:-default})",
+        ),
     ],
 )
 def test_eval_checks_sync_headers_and_timeout_at_start_as_a_provider_s(
