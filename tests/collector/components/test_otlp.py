@@ -694,11 +694,9 @@ def test_the_deadline_is_the_timeout(sink: GrpcSink) -> None:
     assert counter(used, SENT, exporter="otlp") == 1
 
 
-def test_a_call_past_its_deadline_reads_as_grpc_gos_context_error(sink: GrpcSink) -> None:
-    """grpc-go ends a call whose context deadline (the exporter's timeout)
-    passes with status.FromContextError: DeadlineExceeded, 'context
-    deadline exceeded'; a server's own DEADLINE_EXCEEDED keeps its text."""
-    sink.respond = Answer(delay=0.5)
+def one_failure(sink: GrpcSink, **changes: object) -> ConsumerError:
+    """What one export of a log record fails with, sent once (no retry, no
+    queue) by an exporter configured with `changes`."""
     errors: list[ConsumerError] = []
 
     async def body(exporter: Exporter) -> None:
@@ -709,9 +707,19 @@ def test_a_call_past_its_deadline_reads_as_grpc_gos_context_error(sink: GrpcSink
     once = dict(
         retry_on_failure=RetrySettings(enabled=False), sending_queue=QueueSettings(enabled=False)
     )
-    run(config(sink, timeout=Duration(0.1), **once), body)
+    run(config(sink, **once, **changes), body)
+    (error,) = errors
+    return error
+
+
+def test_a_call_past_its_deadline_reads_as_grpc_gos_context_error(sink: GrpcSink) -> None:
+    """grpc-go ends a call whose context deadline (the exporter's timeout)
+    passes with status.FromContextError: DeadlineExceeded, 'context
+    deadline exceeded'; a server's own DEADLINE_EXCEEDED keeps its text."""
+    sink.respond = Answer(delay=0.5)
+    errors = [one_failure(sink, timeout=Duration(0.1))]
     sink.respond = Answer(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
-    run(config(sink, **once), body)
+    errors.append(one_failure(sink))
     assert [str(error) for error in errors] == [
         "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
         "rpc error: code = DeadlineExceeded desc = Deadline Exceeded",
@@ -726,22 +734,12 @@ def test_a_connection_refused_reads_as_grpc_gos_dial_error(sink: GrpcSink) -> No
     127.0.0.1:4317: connect: connection refused"')."""
     port = sink.port
     sink.server.stop(None)
-    errors: list[ConsumerError] = []
-
-    async def body(exporter: Exporter) -> None:
-        with pytest.raises(ConsumerError) as failed:
-            await exporter.consumer(Signal.LOG).consume(logs(1))
-        errors.append(failed.value)
-
-    once = dict(
-        retry_on_failure=RetrySettings(enabled=False), sending_queue=QueueSettings(enabled=False)
-    )
-    run(config(sink, endpoint=f"127.0.0.1:{port}", **once), body)
-    assert [str(error) for error in errors] == [
+    error = one_failure(sink, endpoint=f"127.0.0.1:{port}")
+    assert str(error) == (
         "rpc error: code = Unavailable desc = connection error: desc = "
         f'"transport: Error while dialing: dial tcp 127.0.0.1:{port}: connect: connection refused"'
-    ]
-    assert errors[0].retryable
+    )
+    assert error.retryable
 
 
 @pytest.mark.parametrize(
