@@ -242,7 +242,11 @@ def test_a_failing_push_is_logged_and_the_collector_goes_on(tmp_path: Path) -> N
     reader = {"periodic": {"interval": 50, "exporter": {"otlp": otlp}}}
     collector = CollectorProcess(tmp_path, _config(reader, http_port)).wait_ready()
     try:
-        collector.wait_log(rf"failed to upload metrics: .*127\.0\.0\.1:{closed}")
+        # Go's client names the resolved address as its dialer words it.
+        collector.wait_log(
+            rf'failed to upload metrics: Post \\"http://127\.0\.0\.1:{closed}/v1/metrics\\":'
+            rf" dial tcp 127\.0\.0\.1:{closed}: connect: connection refused"
+        )
         post_one_log(http_port)
         assert collector.process.poll() is None
     finally:

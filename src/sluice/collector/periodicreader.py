@@ -33,6 +33,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from prometheus_client import CollectorRegistry
 
+from sluice.collector.gotext import go_dial_error
 from sluice.collector.metricdata import MetricsView
 from sluice.collector.metricreaders import (
     GRPC_PROTOBUF,
@@ -49,7 +50,7 @@ from sluice.transport.header_rules import (
     valid_metadata_key,
     valid_metadata_value,
 )
-from sluice.transport.http_client import UpstreamError, UpstreamPool
+from sluice.transport.http_client import UpstreamError, UpstreamPool, UpstreamUnreachable
 
 log = logging.getLogger("sluice.collector.telemetry")
 
@@ -105,6 +106,10 @@ class OtlpHttpExporter:
             body = gzip.compress(body)
         try:
             answer = await self.pool.request("POST", self.path, None, self.headers, body)
+        except UpstreamUnreachable as failed:
+            # As Go's dialer words it, naming the resolved address.
+            dialled = go_dial_error(self.pool.host, failed.address, failed.cause)
+            raise RuntimeError(f"Post {json.dumps(self.url)}: {dialled}") from None
         except UpstreamError as failed:
             raise RuntimeError(f"Post {json.dumps(self.url)}: {failed}") from None
         if not 200 <= answer.status < 300:
