@@ -13,6 +13,10 @@ import socket
 from datetime import datetime
 from typing import Any
 
+from sluice.gostrconv import quoted
+from sluice.transport.header_rules import valid_header_name, valid_header_value
+from sluice.transport.http_client import UpstreamError, UpstreamUnreachable
+
 ZERO_TIME = "0001-01-01T00:00:00Z"
 """Go's zero ``time.Time``: what an unset timestamp marshals to."""
 
@@ -117,3 +121,23 @@ _ERRNO_TEXTS = {os.strerror(number): number for number in range(1, 134)}
 def errno_of(text: str) -> int | None:
     """The errno whose C library message `text` is (None if none is)."""
     return _ERRNO_TEXTS.get(text)
+
+
+def go_header_problem(name: str, value: str) -> str | None:
+    """Go's ``net/http`` error for a request carrying the header `name`:
+    `value` (the value never shown), or None when it can be sent."""
+    if not valid_header_name(name):
+        return f"net/http: invalid header field name {quoted(name)}"
+    if not valid_header_value(value):
+        canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+        return f"net/http: invalid header field value for {quoted(canonical)}"
+    return None
+
+
+def go_client_reason(host: str, failed: UpstreamError) -> str:
+    """Why a request to `host` got no answer, as Go's client words it where
+    Sluice knows its words: a connection that could not be made as Go's
+    dialer (:func:`go_dial_error`), anything else as the pool says it."""
+    if isinstance(failed, UpstreamUnreachable):
+        return go_dial_error(host, failed.address, failed.cause)
+    return str(failed)

@@ -33,7 +33,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from prometheus_client import CollectorRegistry
 
-from sluice.collector.gotext import go_dial_error
+from sluice.collector.gotext import go_client_reason, go_header_problem
 from sluice.collector.metricdata import MetricsView
 from sluice.collector.metricreaders import (
     GRPC_PROTOBUF,
@@ -44,13 +44,8 @@ from sluice.collector.metricreaders import (
 )
 from sluice.collector.rpc_status import status_error_text
 from sluice.gostrconv import quoted
-from sluice.transport.header_rules import (
-    valid_header_name,
-    valid_header_value,
-    valid_metadata_key,
-    valid_metadata_value,
-)
-from sluice.transport.http_client import UpstreamError, UpstreamPool, UpstreamUnreachable
+from sluice.transport.header_rules import valid_metadata_key, valid_metadata_value
+from sluice.transport.http_client import UpstreamError, UpstreamPool
 
 log = logging.getLogger("sluice.collector.telemetry")
 
@@ -92,7 +87,7 @@ class OtlpHttpExporter:
         if self.gzip:
             headers["Content-Encoding"] = "gzip"
         headers.update(config.headers)
-        self.refused = next(filter(None, map(_header_problem, headers.items())), None)
+        self.refused = next(filter(None, (go_header_problem(*h) for h in headers.items())), None)
         """Why Go's HTTP client refuses every request with these headers."""
         self.headers = b"".join(
             b"%s: %s\r\n" % (name.encode(), value.encode()) for name, value in headers.items()
@@ -106,12 +101,9 @@ class OtlpHttpExporter:
             body = gzip.compress(body)
         try:
             answer = await self.pool.request("POST", self.path, None, self.headers, body)
-        except UpstreamUnreachable as failed:
-            # As Go's dialer words it, naming the resolved address.
-            dialled = go_dial_error(self.pool.host, failed.address, failed.cause)
-            raise RuntimeError(f"Post {json.dumps(self.url)}: {dialled}") from None
         except UpstreamError as failed:
-            raise RuntimeError(f"Post {json.dumps(self.url)}: {failed}") from None
+            reason = go_client_reason(self.pool.host, failed)
+            raise RuntimeError(f"Post {json.dumps(self.url)}: {reason}") from None
         if not 200 <= answer.status < 300:
             try:
                 phrase = HTTPStatus(answer.status).phrase
@@ -123,18 +115,6 @@ class OtlpHttpExporter:
 
     async def close(self) -> None:
         self.pool.close()
-
-
-def _header_problem(header: tuple[str, str]) -> str | None:
-    """Go's ``net/http`` error for a request with `header` (the value
-    never shown), or None."""
-    name, value = header
-    if not valid_header_name(name):
-        return f"net/http: invalid header field name {quoted(name)}"
-    if not valid_header_value(value):
-        canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
-        return f"net/http: invalid header field value for {quoted(canonical)}"
-    return None
 
 
 INTERNAL = 13

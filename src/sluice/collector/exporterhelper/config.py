@@ -4,15 +4,13 @@ keys, defaults and validation messages: ``sending_queue`` (exporterhelper's
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from sluice.collector.component import Problem
 from sluice.collector.confmap.decode import Duration
-
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+from sluice.transport.header_rules import valid_header_name
 
 
 @dataclass
@@ -107,7 +105,7 @@ class RetrySettings:
 
 def is_header_name(name: str) -> bool:
     """An HTTP token, as a header name must be."""
-    return _TOKEN.fullmatch(name) is not None
+    return valid_header_name(name)
 
 
 def is_header_value(value: str) -> bool:

@@ -32,9 +32,8 @@ from sluice.collector.components.exporters.otlphttp.config import OtlpHttpConfig
 from sluice.collector.configauth import ClientAuthenticator, client_authenticator
 from sluice.collector.confmap.decode import reveal
 from sluice.collector.exporterhelper import Attempt, ExportError, Sender
-from sluice.collector.exporterhelper.config import is_header_name
 from sluice.collector.exporterhelper.exporter import USER_AGENT, user_agent
-from sluice.collector.gotext import go_dial_error
+from sluice.collector.gotext import go_client_reason, go_header_problem
 from sluice.gostrconv import quoted
 from sluice.policy import Signal
 from sluice.transport.http_client import (
@@ -42,7 +41,6 @@ from sluice.transport.http_client import (
     UpstreamPool,
     UpstreamResponse,
     UpstreamTimeout,
-    UpstreamUnreachable,
 )
 
 MAX_REDIRECTS = 10
@@ -76,11 +74,9 @@ def _unsendable(headers: dict[str, str]) -> str | None:
     it words it; None when they can be sent. Upstream loads such a config
     and fails each request, so does Sluice."""
     for name, value in headers.items():
-        if not is_header_name(name):
-            return f"net/http: invalid header field name {quoted(name)}"
-        if any((c < " " and c != "\t") or c == "\x7f" for c in value):
-            canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
-            return f"net/http: invalid header field value for {quoted(canonical)}"
+        problem = go_header_problem(name, value)
+        if problem is not None:
+            return problem
     if not set(headers.get("Host", "")) <= _HOST_CHARS:
         return "http: invalid Host header"
     return None
@@ -265,12 +261,9 @@ class OtlpHttpSender(Sender):
                 answer = await route.pool.request("POST", route.path, route.query, sent, payload)
             except UpstreamTimeout:
                 raise _request_failed(route.url, _CLIENT_TIMEOUT) from None
-            except UpstreamUnreachable as failed:
-                # As Go's dialer words it, naming the resolved address.
-                dialled = go_dial_error(route.pool.host, failed.address, failed.cause)
-                raise _request_failed(route.url, dialled) from None
             except UpstreamError as problem:
-                raise _request_failed(route.url, str(problem)) from None
+                reason = go_client_reason(route.pool.host, problem)
+                raise _request_failed(route.url, reason) from None
             if 200 <= answer.status <= 299:
                 response.check_partial_success(signal, answer, logger)
                 return
