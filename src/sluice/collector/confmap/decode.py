@@ -21,11 +21,12 @@ for a list item, ``[key]`` for a map entry).
 
 A value that was exactly one ``${...}`` (:class:`~sluice.confexpand.Expanded`)
 is read as the text it stood for where the field holds text, and as its
-YAML value elsewhere (an optional field, a pointer in Go, included: a
-``str | None`` takes the YAML value, and a number is refused) (an expanded ``100`` fills both a text and a number
-field; one that expands to nothing is the field type's zero); a list of
-text (``list[str]``) also takes one comma-separated string, as upstream's
-decoder does.
+YAML value elsewhere: an expanded ``100`` fills both a text and a number
+field, and one that expands to nothing is the field type's zero. An
+optional field (a pointer in Go) is not a text field even where it points
+to text: a ``str | None`` takes the YAML value, so a number there is
+refused. A list of text (``list[str]``) also takes one comma-separated
+string, as upstream's decoder does.
 """
 
 from __future__ import annotations
