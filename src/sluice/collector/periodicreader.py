@@ -316,12 +316,10 @@ class PeriodicMetricReader:
             async with asyncio.timeout(limit):
                 await self.exporter.export(self.view.collect())
         except TimeoutError:
-            error = f"{self.exporter.failure}context deadline exceeded"
+            return f"{self.exporter.failure}context deadline exceeded"
         except Exception as failed:
-            error = f"{self.exporter.failure}{failed}"
-        else:
-            return None
-        return error
+            return f"{self.exporter.failure}{failed}"
+        return None
 
     async def shutdown(self, timeout: float | None = None) -> str | None:
         """Stop pushing, push a last time (within `timeout` seconds, what is
